@@ -1,0 +1,3 @@
+from arborparse.cli import main
+
+main()

@@ -1,0 +1,115 @@
+"""The ``arborparse`` command: a thin layer over the Python API.
+
+Exit status: 0 on success, 1 on a user error (one line on stderr), 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from arborparse import __version__
+from arborparse.baselines import BASELINES
+from arborparse.errors import ArborparseError
+from arborparse.eval import LENGTH_BINS, compare, evaluate
+from arborparse.io import read_conllu, write_conllu
+
+FORMAT = click.option("--format", "fmt", type=click.Choice(["auto", "conllu", "conllx"]),
+                      default="auto", show_default=True,
+                      help="Input format; auto goes by suffix, then by content.")
+
+
+class _Group(click.Group):
+    """Turns every ArborparseError into one line on stderr and exit status 1."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except ArborparseError as err:
+            raise click.ClickException(str(err)) from None
+        except BrokenPipeError:
+            sys.stderr.close()
+            sys.exit(1)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="arborparse")
+def cli():
+    """Dependency parsing built on exact inference over trees."""
+
+
+def _table(scores: dict) -> str:
+    keys = ("UAS", "LAS", "UAS_nopunct", "LAS_nopunct", "LAS_full", "LA", "UCM", "LCM",
+            "root_accuracy", "nonproj_accuracy")
+    lines = [f"{'metric':<18}{'score':>8}"]
+    lines += [f"{k:<18}{scores[k]:>8.2f}" for k in keys]
+    lines.append(f"{'words':<18}{scores['words']:>8}")
+    lines.append(f"{'sentences':<18}{scores['sentences']:>8}")
+    lines.append(f"{'nonproj_arcs':<18}{scores['nonproj_arcs']:>8}")
+    lines.append("")
+    lines.append(f"{'arc length':<12}{'gold':>7}{'prec':>8}{'recall':>8}{'F1':>8}")
+    for name in LENGTH_BINS:
+        s = scores["by_length"][name]
+        lines.append(f"{name:<12}{s['gold']:>7}{s['precision']:>8.2f}{s['recall']:>8.2f}"
+                     f"{s['f1']:>8.2f}")
+    lines.append("")
+    lines.append(f"{'deprel':<12}{'gold':>7}{'prec':>8}{'recall':>8}{'F1':>8}")
+    by_count = sorted(scores["by_deprel"].items(), key=lambda kv: (-kv[1]["gold"], kv[0]))
+    for name, s in by_count:
+        lines.append(f"{name:<12}{s['gold']:>7}{s['precision']:>8.2f}{s['recall']:>8.2f}"
+                     f"{s['f1']:>8.2f}")
+    return "\n".join(lines)
+
+
+@cli.command("evaluate")
+@click.argument("gold", type=click.Path(dir_okay=False))
+@click.argument("pred", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@FORMAT
+def evaluate_cmd(gold, pred, as_json, fmt):
+    """Score the trees of PRED against GOLD (UAS, LAS, complete match, analyses)."""
+    scores = evaluate(read_conllu(gold, fmt), read_conllu(pred, fmt))
+    click.echo(json.dumps(scores) if as_json else _table(scores))
+
+
+@cli.command("compare")
+@click.argument("gold", type=click.Path(dir_okay=False))
+@click.argument("a", type=click.Path(dir_okay=False))
+@click.argument("b", type=click.Path(dir_okay=False))
+@click.option("--metric", type=click.Choice(["UAS", "LAS"]), default="UAS", show_default=True)
+@click.option("--samples", type=click.IntRange(100), default=10000, show_default=True,
+              help="Permutations for the paired permutation test.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@FORMAT
+def compare_cmd(gold, a, b, metric, samples, seed, as_json, fmt):
+    """Is system A better than system B? Sign test and paired permutation test."""
+    gold_s = read_conllu(gold, fmt)
+    r = compare(gold_s, read_conllu(a, fmt), read_conllu(b, fmt), metric, samples, seed)
+    if as_json:
+        click.echo(json.dumps(r))
+        return
+    click.echo(f"{metric}: A {r['A']:.2f}  B {r['B']:.2f}  A-B {r['difference']:+.2f}")
+    click.echo(f"sentences where A is better {r['A_better_sentences']}, B is better "
+               f"{r['B_better_sentences']}, ties {r['ties']}")
+    click.echo(f"sign test p = {r['sign_test_p']:.4g}; paired permutation test p = "
+               f"{r['permutation_p']:.4g} ({r['samples']} permutations)")
+
+
+@cli.command("baseline")
+@click.argument("input", type=click.Path(dir_okay=False, allow_dash=True), default="-")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
+              help="Where to write the parsed file (default: stdout).")
+@click.option("--kind", type=click.Choice(sorted(BASELINES)), default="left", show_default=True,
+              help="left: every word attaches to its left neighbour.")
+@FORMAT
+def baseline_cmd(input, output, kind, fmt):
+    """Parse INPUT with a trivial baseline (a floor for every evaluation)."""
+    parse = BASELINES[kind]
+    write_conllu([parse(s) for s in read_conllu(input, fmt)], output)
+
+
+def main():
+    cli(prog_name="arborparse")

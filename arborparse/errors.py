@@ -1,0 +1,19 @@
+"""Errors a user can act on. The command line prints them as one line and exits with 1."""
+
+
+class ArborparseError(Exception):
+    """Base class of every error caused by user input (files, options, models)."""
+
+
+class TreebankFormatError(ArborparseError, ValueError):
+    """A treebank file is malformed, or holds a tree that is not valid for its use.
+
+    The message names the file and the line: ``path:line: what is wrong``.
+    """
+
+    def __init__(self, path, line, message):
+        self.path = str(path)
+        self.line = line
+        self.reason = message
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")

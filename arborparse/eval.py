@@ -1,0 +1,224 @@
+"""Attachment scores, analyses and significance tests.
+
+Definitions follow the CoNLL 2018 UD evaluation on gold tokenization: every
+syntactic word counts (punctuation included, empty nodes and multiword-token lines
+excluded), ``LAS`` compares the universal part of DEPREL (before ``:``). The
+``_nopunct`` scores drop words whose UPOS is PUNCT (CoNLL-U) or whose FORM consists
+only of Unicode punctuation (CoNLL-X, the CoNLL-X shared task rule).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.stats import binomtest
+
+from arborparse.errors import ArborparseError
+from arborparse.io.conllu import Sentence
+
+LENGTH_BINS = ("root", "1", "2", "3-6", ">6")
+
+
+def universal(deprel: str) -> str:
+    """The universal part of a DEPREL: ``nmod:poss`` -> ``nmod``."""
+    return deprel.split(":", 1)[0]
+
+
+def is_punct(sentence: Sentence) -> np.ndarray:
+    """Boolean mask over words 1..n of the words that the ``_nopunct`` scores skip."""
+    if sentence.format == "conllx":
+        return np.array([all(unicodedata.category(ch).startswith("P") for ch in form)
+                         for form in sentence.forms], dtype=bool)
+    return np.array([u == "PUNCT" for u in sentence.upos], dtype=bool)
+
+
+def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> None:
+    """Raise `ArborparseError` unless both files hold the same words, naming the first difference."""
+    for i, (g, p) in enumerate(zip(gold, pred), 1):
+        if g.forms != p.forms:
+            where = next((m for m, (a, b) in enumerate(zip(g.forms, p.forms), 1) if a != b),
+                         min(len(g), len(p)) + 1)
+            raise ArborparseError(
+                f"sentence {i} differs at word {where}: gold {g.path}:{g.line} has "
+                f"{len(g)} words, system {p.path}:{p.line} has {len(p)} "
+                f"(first difference: {_word(g, where)!r} vs {_word(p, where)!r})")
+    if len(gold) != len(pred):
+        raise ArborparseError(f"the gold file has {len(gold)} sentences, "
+                              f"the system file has {len(pred)}")
+
+
+def _word(sentence: Sentence, m: int) -> str:
+    return sentence.forms[m - 1] if m <= len(sentence) else "<end of sentence>"
+
+
+def nonprojective_arcs(heads: np.ndarray) -> np.ndarray:
+    """Boolean mask over words 1..n: is the arc into word m non-projective?
+
+    The arc h -> m is non-projective when some word strictly between h and m is not
+    a descendant of h.
+    """
+    n = len(heads) - 1
+    mask = np.zeros(n, dtype=bool)
+    for m in range(1, n + 1):
+        h = heads[m]
+        if h <= 0:
+            continue
+        for k in range(min(h, m) + 1, max(h, m)):
+            a = k
+            while a > 0 and a != h:
+                a = heads[a]
+            if a != h:
+                mask[m - 1] = True
+                break
+    return mask
+
+
+def _length_bin(heads: np.ndarray) -> np.ndarray:
+    """Index into LENGTH_BINS of each word's arc."""
+    m = np.arange(1, len(heads))
+    length = np.abs(heads[1:] - m)
+    bins = np.where(length <= 2, length, np.where(length <= 6, 3, 4))
+    return np.where(heads[1:] == 0, 0, bins)
+
+
+def _f1(correct_p, total_p, correct_r, total_r):
+    p = 100.0 * correct_p / total_p if total_p else 0.0
+    r = 100.0 * correct_r / total_r if total_r else 0.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
+def sentence_counts(gold: Sequence[Sentence], pred: Sequence[Sentence]):
+    """Per-sentence numbers of words with a correct head and a correct head and label.
+
+    Returns
+    -------
+    words, unlabeled, labeled : ndarray of int, shape (sentences,)
+    """
+    check_aligned(gold, pred)
+    words = np.array([len(g) for g in gold])
+    unlabeled = np.empty(len(gold), dtype=np.int64)
+    labeled = np.empty(len(gold), dtype=np.int64)
+    for i, (g, p) in enumerate(zip(gold, pred)):
+        head_ok = g.heads[1:] == p.heads[1:]
+        label_ok = np.array([universal(a) == universal(b) for a, b in zip(g.deprels, p.deprels)],
+                            dtype=bool)
+        unlabeled[i] = head_ok.sum()
+        labeled[i] = (head_ok & label_ok).sum()
+    return words, unlabeled, labeled
+
+
+def evaluate(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> dict:
+    """Scores of a system's trees against gold trees, all in percent.
+
+    Returns a dict with ``UAS``, ``LAS``, ``LAS_full`` (whole DEPREL), ``UAS_nopunct``,
+    ``LAS_nopunct``, ``LA`` (label accuracy), ``UCM``, ``LCM`` (complete match),
+    ``root_accuracy`` (gold root words predicted as root), ``nonproj_accuracy`` and
+    ``nonproj_arcs`` (gold non-projective arcs with the right head), ``words``,
+    ``sentences``, ``by_deprel`` (precision/recall/F1 of labeled attachment per universal
+    DEPREL) and ``by_length`` (the same for unlabeled attachment by arc length bin).
+    """
+    check_aligned(gold, pred)
+    total = Counter()
+    label_stats = {}
+    length_stats = np.zeros((len(LENGTH_BINS), 4), dtype=np.int64)  # cp, tp, cr, tr
+    for g, p in zip(gold, pred):
+        gh, ph = g.heads[1:], p.heads[1:]
+        glab = [universal(d) for d in g.deprels]
+        plab = [universal(d) for d in p.deprels]
+        head_ok = gh == ph
+        label_ok = np.array([a == b for a, b in zip(glab, plab)], dtype=bool)
+        full_ok = np.array([a == b for a, b in zip(g.deprels, p.deprels)], dtype=bool)
+        both = head_ok & label_ok
+        keep = ~is_punct(g)
+        roots = gh == 0
+        nonproj = nonprojective_arcs(g.heads)
+        total.update(
+            words=len(g), sentences=1, uas=head_ok.sum(), las=both.sum(),
+            las_full=(head_ok & full_ok).sum(), la=label_ok.sum(),
+            np_words=keep.sum(), uas_np=head_ok[keep].sum(), las_np=both[keep].sum(),
+            ucm=head_ok.all(), lcm=both.all(), roots=roots.sum(),
+            root_ok=(roots & (ph == 0)).sum(), nonproj=nonproj.sum(),
+            nonproj_ok=(nonproj & head_ok).sum())
+        for lab_list, is_pred in ((plab, True), (glab, False)):
+            for m, lab in enumerate(lab_list):
+                stats = label_stats.setdefault(lab, [0, 0, 0, 0])
+                k = 0 if is_pred else 2
+                stats[k] += int(both[m])
+                stats[k + 1] += 1
+        gbin, pbin = _length_bin(g.heads), _length_bin(p.heads)
+        np.add.at(length_stats[:, 0], pbin, head_ok)
+        np.add.at(length_stats[:, 1], pbin, 1)
+        np.add.at(length_stats[:, 2], gbin, head_ok)
+        np.add.at(length_stats[:, 3], gbin, 1)
+
+    def pct(a, b):
+        return 100.0 * a / b if b else 0.0
+
+    words, sentences = total["words"], total["sentences"]
+    result = {
+        "UAS": pct(total["uas"], words),
+        "LAS": pct(total["las"], words),
+        "LAS_full": pct(total["las_full"], words),
+        "UAS_nopunct": pct(total["uas_np"], total["np_words"]),
+        "LAS_nopunct": pct(total["las_np"], total["np_words"]),
+        "LA": pct(total["la"], words),
+        "UCM": pct(total["ucm"], sentences),
+        "LCM": pct(total["lcm"], sentences),
+        "root_accuracy": pct(total["root_ok"], total["roots"]),
+        "nonproj_accuracy": pct(total["nonproj_ok"], total["nonproj"]),
+        "nonproj_arcs": int(total["nonproj"]),
+        "words": int(words),
+        "sentences": int(sentences),
+    }
+    result["by_deprel"] = {
+        lab: dict(zip(("precision", "recall", "f1", "gold"), _f1(*s) + (s[3],)))
+        for lab, s in sorted(label_stats.items())}
+    result["by_length"] = {
+        name: dict(zip(("precision", "recall", "f1", "gold"), _f1(*row) + (int(row[3]),)))
+        for name, row in zip(LENGTH_BINS, length_stats.tolist())}
+    return result
+
+
+def compare(gold: Sequence[Sentence], a: Sequence[Sentence], b: Sequence[Sentence],
+            metric: str = "UAS", samples: int = 10000, seed: int = 0) -> dict:
+    """Is system A better than system B? Sentence-level sign test and paired permutation test.
+
+    The sign test counts the sentences where A has more correct words than B and
+    vice versa (ties dropped) and gives the two-sided binomial p-value. The permutation
+    test swaps A's and B's per-sentence counts at random ``samples`` times and gives the
+    two-sided p-value of the difference in correct words.
+
+    Parameters
+    ----------
+    metric : ``"UAS"`` or ``"LAS"``
+    """
+    if metric not in ("UAS", "LAS"):
+        raise ArborparseError(f"metric must be UAS or LAS, not {metric!r}")
+    words, ua, la = sentence_counts(gold, a)
+    _, ub, lb = sentence_counts(gold, b)
+    ca, cb = (ua, ub) if metric == "UAS" else (la, lb)
+    a_wins, b_wins = int((ca > cb).sum()), int((cb > ca).sum())
+    sign_p = binomtest(a_wins, a_wins + b_wins).pvalue if a_wins + b_wins else 1.0
+    diff = ca - cb
+    observed = abs(diff.sum())
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for start in range(0, samples, 1000):
+        flips = rng.choice((-1, 1), size=(min(1000, samples - start), len(diff)))
+        hits += int((np.abs(flips @ diff) >= observed).sum())
+    total = words.sum()
+    return {
+        "metric": metric,
+        "A": 100.0 * ca.sum() / total,
+        "B": 100.0 * cb.sum() / total,
+        "difference": 100.0 * diff.sum() / total,
+        "A_better_sentences": a_wins,
+        "B_better_sentences": b_wins,
+        "ties": int(len(diff) - a_wins - b_wins),
+        "sign_test_p": float(sign_p),
+        "permutation_p": (hits + 1) / (samples + 1),
+        "samples": samples,
+    }

@@ -1,0 +1,6 @@
+"""Reading and writing CoNLL-U and CoNLL-X; the Sentence type; gold-tree checks."""
+
+from arborparse.io.conllu import Sentence, iter_conllu, read_conllu, write_conllu
+from arborparse.io.validate import check_tree, find_cycle
+
+__all__ = ["Sentence", "iter_conllu", "read_conllu", "write_conllu", "check_tree", "find_cycle"]

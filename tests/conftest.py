@@ -1,0 +1,22 @@
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+UD = Path(os.environ.get("ARBORPARSE_UD", ROOT.parent / "shared" / "data" / "ud"))
+
+
+@pytest.fixture(scope="session")
+def ud():
+    """The Universal Dependencies folder (ARBORPARSE_UD, default ../shared/data/ud)."""
+    if not UD.is_dir():
+        pytest.fail(f"UD data not found at {UD}; set ARBORPARSE_UD to your UD folder")
+    return UD
+
+
+@pytest.fixture(scope="session")
+def ud_files(ud):
+    files = sorted(ud.glob("*/*.conllu"))
+    assert files, f"no .conllu files under {ud}"
+    return files

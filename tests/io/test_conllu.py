@@ -1,0 +1,188 @@
+import io
+
+import numpy as np
+import pytest
+
+from arborparse.errors import TreebankFormatError
+from arborparse.io import check_tree, find_cycle, iter_conllu, read_conllu, write_conllu
+
+GOOD = """# sent_id = 1
+# text = Don't go.
+1-2\tDon't\t_\t_\t_\t_\t_\t_\t_\t_
+1\tDo\tdo\tAUX\tVBP\t_\t3\taux\t3:aux\t_
+2\tn't\tnot\tPART\tRB\t_\t3\tadvmod\t3:advmod\t_
+3\tgo\tgo\tVERB\tVB\t_\t0\troot\t0:root\tSpaceAfter=No
+3.1\tgo\tgo\tVERB\tVB\t_\t_\t_\t3:conj\t_
+4\t.\t.\tPUNCT\t.\t_\t3\tpunct\t3:punct\t_
+
+1\tHi\thi\tINTJ\tUH\t_\t0\troot\t0:root\t_
+
+"""
+
+
+def write(tmp_path, text, name="x.conllu", binary=False):
+    path = tmp_path / name
+    if binary:
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_reads_words_ranges_empty_nodes_and_comments(tmp_path):
+    s1, s2 = read_conllu(write(tmp_path, GOOD))
+    assert s1.comments == ["# sent_id = 1", "# text = Don't go."]
+    assert len(s1) == 4 and s1.forms == ["Do", "n't", "go", "."]
+    assert s1.heads.tolist() == [-1, 3, 3, 0, 3]
+    assert s1.deprels == ["aux", "advmod", "root", "punct"]
+    assert s1.word_line(4) == 8 and s2.line == 10
+    assert len(s2) == 1 and s2.upos == ["INTJ"]
+
+
+def test_round_trip_is_byte_identical(tmp_path):
+    path = write(tmp_path, GOOD)
+    out = tmp_path / "out.conllu"
+    write_conllu(read_conllu(path), out)
+    assert out.read_bytes() == path.read_bytes()
+
+
+def test_round_trip_on_every_ud_file(ud_files, tmp_path):
+    for path in ud_files:
+        out = tmp_path / path.name
+        write_conllu(iter_conllu(path), out)
+        assert out.read_bytes() == path.read_bytes(), path
+
+
+def test_with_tree_changes_only_head_and_deprel(tmp_path):
+    s = read_conllu(write(tmp_path, GOOD))[0]
+    t = s.with_tree(np.array([-1, 0, 1, 2, 3]), ["root", "a", "b", "c"])
+    before = s.to_text().splitlines()
+    after = t.to_text().splitlines()
+    for x, y in zip(before, after):
+        cx, cy = x.split("\t"), y.split("\t")
+        if len(cx) == 10 and cx[0].isdigit():
+            assert cx[:6] + cx[8:] == cy[:6] + cy[8:]
+        else:
+            assert x == y
+    assert t.heads.tolist() == [-1, 0, 1, 2, 3] and t.deprels == ["root", "a", "b", "c"]
+    assert s.heads.tolist() == [-1, 3, 3, 0, 3]
+
+
+def test_stream_from_file_objects():
+    binary = io.BytesIO(GOOD.encode())
+    assert len(list(iter_conllu(binary))) == 2
+    text = io.StringIO(GOOD)
+    assert len(read_conllu(text)) == 2
+
+
+def test_conllx_is_read_by_suffix_and_content(tmp_path):
+    text = "1\tA\ta\tN\tNN\t_\t2\tnsubj\t_\t_\n2\tb\tb\tV\tVB\t_\t0\tROOT\t0\tROOT\n\n"
+    for name in ("x.conll", "x.conllx", "x.txt"):
+        (s,) = read_conllu(write(tmp_path, text, name))
+        assert s.format == "conllx" and s.heads.tolist() == [-1, 2, 0]
+    (s,) = read_conllu(write(tmp_path, text, "x.conllu"))
+    assert s.format == "conllu"
+
+
+def test_conllx_rejects_conllu_only_lines(tmp_path):
+    text = "1-2\tab\t_\t_\t_\t_\t_\t_\t_\t_\n1\tA\ta\tN\tNN\t_\t0\tROOT\t_\t_\n\n"
+    with pytest.raises(TreebankFormatError, match=r"x\.conll:1: malformed ID"):
+        read_conllu(write(tmp_path, text, "x.conll"))
+
+
+ERRORS = [
+    ("1\tA\ta\tN\tNN\t_\t0\troot\t_\n\n", 1, "expected 10 tab-separated columns, found 9"),
+    ("1\tA\ta\tN\tNN\t_\tx\troot\t_\t_\n\n", 1, "HEAD 'x' is not an integer"),
+    ("1\tA\ta\tN\tNN\t_\t-1\troot\t_\t_\n\n", 1, "HEAD '-1' is not an integer"),
+    ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n2\tB\tb\tN\tNN\t_\t7\tdep\t_\t_\n\n", 2,
+     "HEAD 7 out of range"),
+    ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n3\tB\tb\tN\tNN\t_\t1\tdep\t_\t_\n\n", 2,
+     "word ID 3 out of order"),
+    ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n1\tB\tb\tN\tNN\t_\t1\tdep\t_\t_\n\n", 2,
+     "word ID 1 out of order"),
+    ("1\tA\ta\tN\tNN\t_\t1\troot\t_\t_\n\n", 1, "its own head"),
+    ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n\n1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n", 3,
+     "missing blank line"),
+    ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_", 1, "missing blank line"),
+    ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n# late\n\n", 2, "comment line after"),
+    ("1\tA\ta\tN\t\t_\t0\troot\t_\t_\n\n", 1, "column XPOS is empty"),
+    ("2-3\tAB\t_\t_\t_\t_\t_\t_\t_\t_\n1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n\n", 1,
+     "multiword token range 2-3"),
+    ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n1.2\tA\ta\tN\tNN\t_\t_\t_\t_\t_\n\n", 2,
+     "empty node ID 1.2"),
+    ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n1-2\tA\ta\tN\tNN\t_\t_\t_\t_\t_\n\n", 2,
+     "multiword token range 1-2"),
+    ("# only a comment\n\n", 1, "sentence has no words"),
+]
+
+
+@pytest.mark.parametrize("text,line,message", ERRORS)
+def test_malformed_input_names_file_line_and_problem(tmp_path, text, line, message):
+    path = write(tmp_path, text)
+    with pytest.raises(TreebankFormatError) as info:
+        read_conllu(path)
+    assert info.value.line == line
+    assert info.value.path == str(path)
+    assert message in str(info.value)
+    assert str(info.value).startswith(f"{path}:{line}: ")
+
+
+def test_undecodable_bytes(tmp_path):
+    data = b"1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n\n1\tA\xff\ta\tN\tNN\t_\t0\troot\t_\t_\n\n"
+    with pytest.raises(TreebankFormatError, match=r"x\.conllu:3: cannot decode as UTF-8 "
+                       r"\(byte 0xff at column 4\)"):
+        read_conllu(write(tmp_path, data, binary=True))
+
+
+def test_missing_file():
+    with pytest.raises(TreebankFormatError, match="cannot open"):
+        read_conllu("/no/such/file.conllu")
+
+
+def test_write_is_atomic(tmp_path):
+    out = tmp_path / "out.conllu"
+    out.write_text("old")
+    s = read_conllu(io.StringIO(GOOD))
+
+    def broken():
+        yield s[0]
+        raise RuntimeError("crash while writing")
+
+    with pytest.raises(RuntimeError):
+        write_conllu(broken(), out)
+    assert out.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.conllu"]
+
+
+def _sentence(heads):
+    lines = [f"{m}\tw{m}\t_\tX\t_\t_\t{h}\tdep\t_\t_" for m, h in enumerate(heads[1:], 1)]
+    return read_conllu(io.StringIO("\n".join(lines) + "\n\n"))[0]
+
+
+def test_check_tree_finds_cycles_and_root_count():
+    check_tree(_sentence([-1, 2, 0, 2]))
+    with pytest.raises(TreebankFormatError, match=r"cycle \(1 -> 3 -> 1\)"):
+        check_tree(_sentence([-1, 3, 0, 1]))
+    with pytest.raises(TreebankFormatError, match="2 words attach to the root"):
+        check_tree(_sentence([-1, 0, 0, 2]))
+    check_tree(_sentence([-1, 0, 0, 2]), single_root=False)
+    with pytest.raises(TreebankFormatError, match="cycle"):
+        check_tree(_sentence([-1, 2, 3, 1]), single_root=False)
+
+
+def test_check_tree_needs_heads():
+    s = read_conllu(io.StringIO("1\tA\t_\tX\t_\t_\t_\t_\t_\t_\n\n"))[0]
+    assert not s.has_tree
+    with pytest.raises(TreebankFormatError, match="word 1 has no HEAD"):
+        check_tree(s)
+
+
+def test_find_cycle():
+    assert find_cycle(np.array([-1, 0, 1, 2])) is None
+    assert sorted(find_cycle(np.array([-1, 0, 3, 2]))) == [2, 3]
+
+
+def test_ud_gold_trees_are_single_rooted(ud_files):
+    for path in ud_files:
+        for s in iter_conllu(path):
+            check_tree(s, single_root=True)

@@ -1,0 +1,59 @@
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from arborparse.cli import cli
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(cli, list(map(str, args)), input=input)
+
+
+@pytest.fixture
+def ewt_test(ud):
+    return ud / "UD_English-EWT" / "en_ewt-ud-test.conllu"
+
+
+def test_baseline_then_evaluate_json(ewt_test, tmp_path):
+    out = tmp_path / "left.conllu"
+    assert run("baseline", ewt_test, "-o", out).exit_code == 0
+    r = run("evaluate", ewt_test, out, "--json")
+    assert r.exit_code == 0, r.output
+    scores = json.loads(r.output)
+    for key in ("UAS", "LAS", "UAS_nopunct", "LAS_nopunct", "LA", "UCM", "LCM",
+                "root_accuracy", "words", "sentences"):
+        assert key in scores
+    assert scores["words"] == 25094 and 0 < scores["UAS"] < 100
+
+
+def test_evaluate_table_and_compare(ewt_test, tmp_path):
+    r = run("evaluate", ewt_test, ewt_test)
+    assert r.exit_code == 0 and "UAS" in r.output and "100.00" in r.output
+    r = run("compare", ewt_test, ewt_test, ewt_test, "--samples", 200)
+    assert r.exit_code == 0 and "sign test p = 1" in r.output
+
+
+def test_user_errors_exit_1_with_one_line(tmp_path):
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("1\tA\ta\tN\tNN\t_\t0\troot\t_\n\n")
+    proc = subprocess.run([sys.executable, "-m", "arborparse", "evaluate", bad, bad],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        f"Error: {bad}:1: expected 10 tab-separated columns, found 9"]
+    assert "Traceback" not in proc.stderr
+
+
+def test_usage_errors_exit_2():
+    assert run("evaluate").exit_code == 2
+    assert run("no-such-command").exit_code == 2
+    assert run("compare", "a", "b", "c", "--metric", "XYZ").exit_code == 2
+
+
+def test_help_on_every_command():
+    for command in ([], ["evaluate"], ["compare"], ["baseline"]):
+        r = run(*command, "--help")
+        assert r.exit_code == 0 and "Usage" in r.output

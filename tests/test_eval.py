@@ -1,0 +1,125 @@
+import io
+
+import numpy as np
+import pytest
+
+from arborparse.errors import ArborparseError
+from arborparse.eval import compare, evaluate, nonprojective_arcs
+from arborparse.io import read_conllu
+
+GOLD = """1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_
+2\tdog\tdog\tNOUN\tNN\t_\t3\tnsubj\t_\t_
+3\tbarks\tbark\tVERB\tVBZ\t_\t0\troot\t_\t_
+4\t.\t.\tPUNCT\t.\t_\t3\tpunct\t_\t_
+
+1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_
+2\tthere\tthere\tADV\tRB\t_\t1\tadvmod:x\t_\t_
+
+"""
+
+
+def sentences(text):
+    return read_conllu(io.StringIO(text))
+
+
+def perturb(gold, rng, rate=0.3):
+    labels = sorted({d for s in gold for d in s.deprels})
+    out = []
+    for s in gold:
+        heads = s.heads.copy()
+        deprels = list(s.deprels)
+        for m in range(1, len(s) + 1):
+            if rng.random() < rate:
+                heads[m] = rng.integers(0, len(s) + 1)
+            if rng.random() < rate:
+                deprels[m - 1] = labels[rng.integers(len(labels))]
+        out.append(s.with_tree(heads, deprels))
+    return out
+
+
+def reference_scores(gold, pred):
+    """The CoNLL 2018 definitions, written out word by word."""
+    words = uas = las = las_full = 0
+    np_words = uas_np = las_np = 0
+    for g, p in zip(gold, pred):
+        for m in range(1, len(g) + 1):
+            head = g.heads[m] == p.heads[m]
+            label = g.deprels[m - 1].split(":")[0] == p.deprels[m - 1].split(":")[0]
+            words += 1
+            uas += head
+            las += head and label
+            las_full += head and g.deprels[m - 1] == p.deprels[m - 1]
+            if g.upos[m - 1] != "PUNCT":
+                np_words += 1
+                uas_np += head
+                las_np += head and label
+    return {"UAS": 100 * uas / words, "LAS": 100 * las / words,
+            "LAS_full": 100 * las_full / words, "UAS_nopunct": 100 * uas_np / np_words,
+            "LAS_nopunct": 100 * las_np / np_words}
+
+
+def test_hand_checked_scores():
+    gold = sentences(GOLD)
+    pred = [gold[0].with_tree(np.array([-1, 2, 3, 0, 2]), ["det", "obj", "root", "punct"]),
+            gold[1].with_tree(np.array([-1, 0, 1]), ["root", "advmod"])]
+    s = evaluate(gold, pred)
+    assert s["words"] == 6 and s["sentences"] == 2
+    assert s["UAS"] == pytest.approx(100 * 5 / 6)
+    assert s["LAS"] == pytest.approx(100 * 4 / 6)  # advmod matches advmod:x
+    assert s["LAS_full"] == pytest.approx(100 * 3 / 6)
+    assert s["UAS_nopunct"] == pytest.approx(100.0)
+    assert s["LAS_nopunct"] == pytest.approx(80.0)
+    assert s["LA"] == pytest.approx(100 * 5 / 6)
+    assert s["UCM"] == pytest.approx(50.0) and s["LCM"] == pytest.approx(50.0)
+    assert s["root_accuracy"] == pytest.approx(100.0)
+    assert s["by_length"]["root"]["f1"] == pytest.approx(100.0)
+    assert s["by_length"]["2"]["precision"] == pytest.approx(0.0)
+    assert s["by_length"]["1"]["recall"] == pytest.approx(75.0)
+    assert s["by_deprel"]["nsubj"]["recall"] == pytest.approx(0.0)
+    assert s["by_deprel"]["advmod"]["f1"] == pytest.approx(100.0)
+
+
+def test_agrees_with_conll2018_definitions_on_perturbed_files(ud):
+    gold = read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
+    rng = np.random.default_rng(0)
+    for rate in (0.05, 0.3):
+        pred = perturb(gold, rng, rate)
+        scores = evaluate(gold, pred)
+        for key, value in reference_scores(gold, pred).items():
+            assert scores[key] == pytest.approx(value, abs=1e-9), key
+    assert evaluate(gold, gold)["LAS"] == 100.0
+
+
+def test_conllx_punctuation_goes_by_form():
+    text = ("1\tHi\thi\tI\tUH\t_\t0\tROOT\t_\t_\n2\t!?\t!\tP\t.\t_\t1\tP\t_\t_\n"
+            "3\tyo\tyo\tI\tUH\t_\t1\tX\t_\t_\n\n")
+    gold = read_conllu(io.StringIO(text), format="conllx")
+    pred = [gold[0].with_tree(np.array([-1, 0, 3, 1]))]
+    s = evaluate(gold, pred)
+    assert s["UAS"] == pytest.approx(200 / 3) and s["UAS_nopunct"] == pytest.approx(100.0)
+
+
+def test_mismatched_files_name_the_first_difference():
+    gold = sentences(GOLD)
+    other = sentences(GOLD.replace("dog", "cat"))
+    with pytest.raises(ArborparseError, match="sentence 1 differs at word 2.*'dog' vs 'cat'"):
+        evaluate(gold, other)
+    with pytest.raises(ArborparseError, match="2 sentences, the system file has 1"):
+        evaluate(gold, gold[:1])
+
+
+def test_nonprojective_arcs():
+    # 1 <- 3, 2 <- 0 ... arc 3 -> 1 crosses the root arc into 2
+    assert nonprojective_arcs(np.array([-1, 3, 0, 2])).tolist() == [True, False, False]
+    assert not nonprojective_arcs(np.array([-1, 2, 0, 2])).any()
+
+
+def test_compare_prefers_the_better_system(ud):
+    gold = read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")[:300]
+    rng = np.random.default_rng(1)
+    good, bad = perturb(gold, rng, 0.05), perturb(gold, rng, 0.3)
+    r = compare(gold, good, bad, samples=2000)
+    assert r["difference"] > 0 and r["A_better_sentences"] > r["B_better_sentences"]
+    assert r["sign_test_p"] < 1e-6 and r["permutation_p"] < 0.01
+    same = compare(gold, good, good, samples=500)
+    assert same["sign_test_p"] == 1.0 and same["permutation_p"] == 1.0
