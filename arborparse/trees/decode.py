@@ -1,0 +1,103 @@
+"""Decoding: the best tree (MST or Eisner), labeled decoding, and exact k-best lists."""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from arborparse.trees.projective import _eisner
+from arborparse.trees.arborescence import _mst
+from arborparse.trees.scores import check_scores, tree_score
+
+
+def best_tree(S: np.ndarray, projective: bool, single_root: bool):
+    """Heads of the best tree of a checked (n+1, n+1) array, or None when no tree is finite."""
+    heads, ok = (_eisner if projective else _mst)(S, single_root)
+    if not ok or not np.isfinite(tree_score(S, heads)):
+        return None
+    return heads
+
+
+def _decode(S, projective: bool, single_root: bool):
+    S = check_scores(S)
+    labels = None
+    if S.ndim == 3:
+        labels = S.argmax(axis=2)
+        S = S.max(axis=2)
+    heads = best_tree(S, projective, single_root)
+    if heads is None:
+        raise ValueError("no tree has a finite score (too many arcs are -inf)")
+    if labels is None:
+        return heads
+    tree_labels = np.full(len(heads), -1, dtype=np.int64)
+    tree_labels[1:] = labels[heads[1:], np.arange(1, len(heads))]
+    return heads, tree_labels
+
+
+def mst(S, single_root: bool = True):
+    """The maximum spanning arborescence (best non-projective tree). O(n²).
+
+    Parameters
+    ----------
+    S : array, shape (n+1, n+1) or (n+1, n+1, L)
+        ``S[h, m]`` is the score of the arc h -> m (index 0 is the root); column 0 and the
+        diagonal are ignored; -inf forbids an arc. Labeled scores pick the best label per
+        arc first, which is exact for arc-factored models.
+    single_root : bool
+        Exactly one word attaches to the root (exact, not "best tree then fix the root").
+
+    Returns
+    -------
+    heads : ndarray of int, shape (n+1,), ``heads[0] = -1``
+    labels : ndarray of int, shape (n+1,), ``labels[0] = -1`` (labeled scores only)
+    """
+    return _decode(S, False, single_root)
+
+
+def eisner(S, single_root: bool = True):
+    """The best projective tree by Eisner's algorithm. O(n³). Arguments as in `mst`."""
+    return _decode(S, True, single_root)
+
+
+def kbest(S, k: int, projective: bool = False, single_root: bool = True):
+    """The k best trees exactly, best first, as a list of (score, heads).
+
+    Lawler's partitioning: after taking the best tree of a subproblem, its remaining
+    trees split into n disjoint subproblems (keep the arcs of words 1..i-1, forbid the
+    arc of word i), each solved by the exact decoder with arcs forced or forbidden through
+    -inf scores. O(k n) decoder calls: O(k n³) non-projective, O(k n⁴) projective.
+    Fewer than k trees are returned when fewer exist.
+
+    Parameters
+    ----------
+    S : array, shape (n+1, n+1)
+    k : int, k >= 1
+    """
+    S = check_scores(S, labeled_ok=False)
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    N = S.shape[0]
+    found = []
+    heads = best_tree(S, projective, single_root)
+    if heads is None:
+        return found
+    counter = 0
+    queue = [(-tree_score(S, heads), counter, heads, S)]
+    while queue and len(found) < k:
+        neg, _, heads, sub = heapq.heappop(queue)
+        found.append((-neg, heads))
+        if len(found) == k:
+            break
+        forced = sub.copy()
+        for m in range(1, N):
+            child = forced.copy()
+            child[heads[m], m] = -np.inf
+            alt = best_tree(child, projective, single_root)
+            if alt is not None:
+                counter += 1
+                heapq.heappush(queue, (-tree_score(S, alt), counter, alt, child))
+            keep = forced[heads[m], m]
+            forced[:, m] = -np.inf
+            forced[heads[m], m] = keep
+    return found

@@ -1,0 +1,115 @@
+"""The distribution P(y | x) ∝ exp(Σ S[h, m]) over trees: log Z, marginals, entropy,
+minimum Bayes-risk decoding and exact sampling."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from arborparse.trees import projective as projective_dp
+from arborparse.trees import matrix_tree
+from arborparse.trees.decode import best_tree
+from arborparse.trees.scores import check_scores, fold_labels
+
+
+def _log_partition(S, projective, single_root):
+    if projective:
+        return float(projective_dp._inside(S, single_root)[4])
+    return matrix_tree.log_partition(S, single_root)
+
+
+def _marginals(S, projective, single_root):
+    logZ, mu = (projective_dp._marginals if projective else matrix_tree.marginals)(
+        S, single_root)
+    if not np.isfinite(logZ):
+        raise ValueError("no tree has a finite score (too many arcs are -inf)")
+    return logZ, mu
+
+
+def log_partition(S, projective: bool = False, single_root: bool = True) -> float:
+    """log Z = log Σ_y exp(Σ_{(h,m) in y} S[h, m]) over the trees of the class.
+
+    Non-projective: the Matrix-Tree Theorem, O(n³). Projective: the inside algorithm on
+    Eisner's chart, O(n³). Labeled scores (n+1, n+1, L) sum over labels, O(n³ + L n²).
+    Returns -inf when no tree has a finite score.
+    """
+    S = check_scores(S)
+    if S.ndim == 3:
+        S = fold_labels(S)
+    return _log_partition(S, projective, single_root)
+
+
+def marginals(S, projective: bool = False, single_root: bool = True) -> np.ndarray:
+    """Arc marginals mu[h, m] = P(h -> m in y), an array like S.
+
+    Each column m >= 1 sums to 1. Labeled scores give per-label marginals
+    mu[h, m, l] = P(h -> m with label l). Non-projective by the matrix inverse (Koo et al.
+    §3.2), projective by the outside pass; O(n³) (+ L n² labeled).
+    """
+    S = check_scores(S)
+    if S.ndim == 3:
+        folded = fold_labels(S)
+        _, mu = _marginals(folded, projective, single_root)
+        with np.errstate(invalid="ignore"):
+            label_probs = np.exp(S - folded[..., None])
+        return np.nan_to_num(mu[..., None] * label_probs)
+    return _marginals(S, projective, single_root)[1]
+
+
+def entropy(S, projective: bool = False, single_root: bool = True) -> float:
+    """The entropy of P(y | x) in nats: log Z - Σ mu[h, m] S[h, m]. O(n³)."""
+    S = check_scores(S)
+    if S.ndim == 3:
+        S = fold_labels(S)
+    logZ, mu = _marginals(S, projective, single_root)
+    used = mu > 0
+    return float(logZ - (mu[used] * S[used]).sum())
+
+
+def mbr(S, projective: bool = False, single_root: bool = True):
+    """Minimum Bayes-risk tree: the tree of the class maximizing the expected number of
+    correct heads, Σ_m mu[heads[m], m] (Smith & Smith 2007, §4). O(n³).
+
+    Labeled scores also return, per word, the most probable label of its chosen arc.
+    Returns heads (and labels) as `arborparse.trees.mst` does.
+    """
+    S = check_scores(S)
+    folded = fold_labels(S) if S.ndim == 3 else S
+    _, mu = _marginals(folded, projective, single_root)
+    heads = best_tree(np.where(np.isneginf(folded), -np.inf, mu), projective, single_root)
+    if S.ndim == 2:
+        return heads
+    labels = np.full(len(heads), -1, dtype=np.int64)
+    m = np.arange(1, len(heads))
+    labels[1:] = S[heads[1:], m].argmax(axis=1)
+    return heads, labels
+
+
+def sample(S, size: int, projective: bool = False, single_root: bool = True, rng=None):
+    """Draw `size` trees exactly from P(y | x) ∝ exp(Σ S[h, m]).
+
+    Each word's head is drawn from its marginal given the heads already drawn (the
+    chain rule over words 1..n), the condition imposed by -inf scores on the other arcs
+    into that word. O(n⁴) per tree.
+
+    Returns
+    -------
+    ndarray of int, shape (size, n+1); row i holds the heads of tree i, column 0 is -1.
+    """
+    S = check_scores(S, labeled_ok=False)
+    rng = np.random.default_rng(rng)
+    N = S.shape[0]
+    _, first = _marginals(S, projective, single_root)
+    out = np.full((size, N), -1, dtype=np.int64)
+    for i in range(size):
+        cond = S.copy()
+        mu = first
+        for m in range(1, N):
+            p = mu[:, m] / mu[:, m].sum()
+            h = rng.choice(N, p=p)
+            out[i, m] = h
+            keep = cond[h, m]
+            cond[:, m] = -np.inf
+            cond[h, m] = keep
+            if m < N - 1:
+                mu = _marginals(cond, projective, single_root)[1]
+    return out

@@ -1,0 +1,231 @@
+"""Projective trees: Eisner's O(n³) dynamic program, in the max and the log-sum-exp semiring.
+
+Chart items over spans s < t (index 0 is the root):
+
+- ``IR[s, t]``: incomplete, arc s -> t;  ``IL[s, t]``: incomplete, arc t -> s
+- ``CR[s, t]``: complete, headed by s, covering s..t;  ``CL[s, t]``: complete, headed by t
+
+Multi-root trees are ``CR[0, n]``. Single-root trees attach exactly one word r to the root:
+``S[0, r] + CL[1, r] + CR[r, n]``, combined over r. Marginals are the gradient of log Z,
+computed by a backward pass over the same chart (in probability space, so every
+exponent is ≤ 0 and nothing overflows).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+NEG_INF = -np.inf
+
+
+@njit(cache=True)
+def _eisner(S, single_root):
+    """Heads of the best projective tree; heads[0] = -1. -inf scores forbid arcs."""
+    N = S.shape[0]
+    n = N - 1
+    CR = np.full((N, N), NEG_INF)
+    CL = np.full((N, N), NEG_INF)
+    IR = np.full((N, N), NEG_INF)
+    IL = np.full((N, N), NEG_INF)
+    bI = np.zeros((N, N), dtype=np.int64)
+    bCR = np.zeros((N, N), dtype=np.int64)
+    bCL = np.zeros((N, N), dtype=np.int64)
+    for s in range(N):
+        CR[s, s] = 0.0
+        CL[s, s] = 0.0
+    for w in range(1, N):
+        for s in range(0, N - w):
+            t = s + w
+            best = NEG_INF
+            arg = s
+            for r in range(s, t):
+                v = CR[s, r] + CL[r + 1, t]
+                if v > best:
+                    best = v
+                    arg = r
+            bI[s, t] = arg
+            IR[s, t] = best + S[s, t]
+            if s > 0:
+                IL[s, t] = best + S[t, s]
+            best = NEG_INF
+            arg = t
+            for r in range(s + 1, t + 1):
+                v = IR[s, r] + CR[r, t]
+                if v > best:
+                    best = v
+                    arg = r
+            CR[s, t] = best
+            bCR[s, t] = arg
+            best = NEG_INF
+            arg = s
+            for r in range(s, t):
+                v = CL[s, r] + IL[r, t]
+                if v > best:
+                    best = v
+                    arg = r
+            CL[s, t] = best
+            bCL[s, t] = arg
+    heads = np.full(N, -1, dtype=np.int64)
+    # stack of (kind, s, t): 0 CR, 1 CL, 2 IR, 3 IL
+    stack = np.empty((4 * N + 4, 3), dtype=np.int64)
+    top = 0
+    if single_root:
+        best = NEG_INF
+        root = 1
+        for r in range(1, N):
+            v = S[0, r] + CL[1, r] + CR[r, n]
+            if v > best:
+                best = v
+                root = r
+        if best == NEG_INF:
+            return heads, False
+        heads[root] = 0
+        stack[0, 0], stack[0, 1], stack[0, 2] = 1, 1, root
+        stack[1, 0], stack[1, 1], stack[1, 2] = 0, root, n
+        top = 2
+    else:
+        if CR[0, n] == NEG_INF:
+            return heads, False
+        stack[0, 0], stack[0, 1], stack[0, 2] = 0, 0, n
+        top = 1
+    while top > 0:
+        top -= 1
+        kind, s, t = stack[top, 0], stack[top, 1], stack[top, 2]
+        if s >= t:
+            continue
+        if kind == 0:
+            r = bCR[s, t]
+            stack[top, 0], stack[top, 1], stack[top, 2] = 2, s, r
+            stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = 0, r, t
+            top += 2
+        elif kind == 1:
+            r = bCL[s, t]
+            stack[top, 0], stack[top, 1], stack[top, 2] = 1, s, r
+            stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = 3, r, t
+            top += 2
+        else:
+            if kind == 2:
+                heads[t] = s
+            else:
+                heads[s] = t
+            r = bI[s, t]
+            stack[top, 0], stack[top, 1], stack[top, 2] = 0, s, r
+            stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = 1, r + 1, t
+            top += 2
+    return heads, True
+
+
+@njit(cache=True)
+def _logsumexp(buf, k):
+    m = NEG_INF
+    for i in range(k):
+        if buf[i] > m:
+            m = buf[i]
+    if m == NEG_INF:
+        return NEG_INF
+    total = 0.0
+    for i in range(k):
+        total += np.exp(buf[i] - m)
+    return m + np.log(total)
+
+
+@njit(cache=True)
+def _inside(S, single_root):
+    """The inside charts (CR, CL, IR, IL) and log Z."""
+    N = S.shape[0]
+    n = N - 1
+    CR = np.full((N, N), NEG_INF)
+    CL = np.full((N, N), NEG_INF)
+    IR = np.full((N, N), NEG_INF)
+    IL = np.full((N, N), NEG_INF)
+    buf = np.empty(N + 1)
+    for s in range(N):
+        CR[s, s] = 0.0
+        CL[s, s] = 0.0
+    for w in range(1, N):
+        for s in range(0, N - w):
+            t = s + w
+            k = 0
+            for r in range(s, t):
+                buf[k] = CR[s, r] + CL[r + 1, t]
+                k += 1
+            split = _logsumexp(buf, k)
+            IR[s, t] = split + S[s, t]
+            if s > 0:
+                IL[s, t] = split + S[t, s]
+            k = 0
+            for r in range(s + 1, t + 1):
+                buf[k] = IR[s, r] + CR[r, t]
+                k += 1
+            CR[s, t] = _logsumexp(buf, k)
+            k = 0
+            for r in range(s, t):
+                buf[k] = CL[s, r] + IL[r, t]
+                k += 1
+            CL[s, t] = _logsumexp(buf, k)
+    if single_root:
+        k = 0
+        for r in range(1, N):
+            buf[k] = S[0, r] + CL[1, r] + CR[r, n]
+            k += 1
+        logZ = _logsumexp(buf, k)
+    else:
+        logZ = CR[0, n]
+    return CR, CL, IR, IL, logZ
+
+
+@njit(cache=True)
+def _marginals(S, single_root):
+    """log Z and the arc marginals mu[h, m] = d log Z / d S[h, m]."""
+    N = S.shape[0]
+    n = N - 1
+    CR, CL, IR, IL, logZ = _inside(S, single_root)
+    mu = np.zeros((N, N))
+    if logZ == NEG_INF:
+        return logZ, mu
+    gCR = np.zeros((N, N))
+    gCL = np.zeros((N, N))
+    gIR = np.zeros((N, N))
+    gIL = np.zeros((N, N))
+    if single_root:
+        for r in range(1, N):
+            p = np.exp(S[0, r] + CL[1, r] + CR[r, n] - logZ)
+            mu[0, r] = p
+            gCL[1, r] += p
+            gCR[r, n] += p
+    else:
+        gCR[0, n] = 1.0
+    for w in range(n, 0, -1):
+        for s in range(0, N - w):
+            t = s + w
+            g = gCR[s, t]
+            if g > 0.0:
+                for r in range(s + 1, t + 1):
+                    p = g * np.exp(IR[s, r] + CR[r, t] - CR[s, t])
+                    gIR[s, r] += p
+                    gCR[r, t] += p
+            g = gCL[s, t]
+            if g > 0.0:
+                for r in range(s, t):
+                    p = g * np.exp(CL[s, r] + IL[r, t] - CL[s, t])
+                    gCL[s, r] += p
+                    gIL[r, t] += p
+            gr = gIR[s, t]
+            gl = gIL[s, t]
+            if s > 0:
+                mu[s, t] = gr
+                mu[t, s] = gl
+            elif not single_root:
+                mu[s, t] = gr
+            if gr > 0.0 or gl > 0.0:
+                for r in range(s, t):
+                    base = CR[s, r] + CL[r + 1, t]
+                    p = 0.0
+                    if gr > 0.0:
+                        p += gr * np.exp(base + S[s, t] - IR[s, t])
+                    if gl > 0.0:
+                        p += gl * np.exp(base + S[t, s] - IL[s, t])
+                    gCR[s, r] += p
+                    gCL[r + 1, t] += p
+    return logZ, mu

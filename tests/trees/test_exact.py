@@ -1,0 +1,195 @@
+"""Every inference function against brute-force enumeration (all trees of n <= 6 words)."""
+
+import itertools
+
+import numpy as np
+import pytest
+from oracles import all_trees, brute, scores_of
+from scipy.special import logsumexp
+
+from arborparse import trees
+
+CLASSES = list(itertools.product([False, True], [True, False]))  # (projective, single_root)
+SIZES = [1, 2, 3, 4, 5, 6]
+
+
+def random_scores(n, rng, scale=1.0, labels=None):
+    shape = (n + 1, n + 1) if labels is None else (n + 1, n + 1, labels)
+    return rng.normal(scale=scale, size=shape)
+
+
+def decoder(projective):
+    return trees.eisner if projective else trees.mst
+
+
+@pytest.mark.parametrize("projective,single_root", CLASSES)
+@pytest.mark.parametrize("n", SIZES)
+def test_decoding_log_z_marginals_entropy(n, projective, single_root):
+    rng = np.random.default_rng(100 * n + 10 * projective + single_root)
+    for trial in range(8 if n < 6 else 3):
+        S = random_scores(n, rng, scale=[1.0, 5.0, 0.1][trial % 3])
+        all_t, scores, logZ, mu = brute(S, projective, single_root)
+        heads = decoder(projective)(S, single_root=single_root)
+        assert heads[0] == -1
+        assert any((heads == t).all() for t in all_t), "decoded tree is not in the class"
+        assert scores_of(S, heads[None])[0] == pytest.approx(scores.max(), abs=1e-9)
+        assert trees.log_partition(S, projective, single_root) == pytest.approx(logZ, abs=1e-9)
+        np.testing.assert_allclose(trees.marginals(S, projective, single_root), mu, atol=1e-9)
+        p = np.exp(scores - logZ)
+        H = -(p * np.log(p)).sum()
+        assert trees.entropy(S, projective, single_root) == pytest.approx(H, abs=1e-8)
+
+
+@pytest.mark.parametrize("projective,single_root", CLASSES)
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_kbest_lists(n, projective, single_root):
+    rng = np.random.default_rng(n)
+    S = np.round(random_scores(n, rng), 1)  # rounding creates ties
+    all_t, scores, _, _ = brute(S, projective, single_root)
+    k = min(12, len(all_t) + 2)
+    got = trees.kbest(S, k, projective, single_root)
+    assert len(got) == min(k, len(all_t))
+    want = np.sort(scores)[::-1][:k]
+    np.testing.assert_allclose([s for s, _ in got], want, atol=1e-9)
+    seen = {tuple(h) for _, h in got}
+    assert len(seen) == len(got), "k-best trees must be distinct"
+    for s, h in got:
+        assert s == pytest.approx(scores_of(S, h[None])[0])
+        assert any((h == t).all() for t in all_t)
+
+
+@pytest.mark.parametrize("projective,single_root", CLASSES)
+def test_mbr_maximizes_expected_correct_heads(projective, single_root):
+    rng = np.random.default_rng(7)
+    for n in (3, 5):
+        S = random_scores(n, rng, scale=2.0)
+        all_t, _, _, mu = brute(S, projective, single_root)
+        gains = scores_of(mu, all_t)
+        heads = trees.mbr(S, projective, single_root)
+        assert scores_of(mu, heads[None])[0] == pytest.approx(gains.max(), abs=1e-9)
+
+
+@pytest.mark.parametrize("projective,single_root", CLASSES)
+def test_labeled(projective, single_root):
+    rng = np.random.default_rng(11)
+    n, L = 4, 3
+    S = random_scores(n, rng, labels=L)
+    folded = logsumexp(S, axis=2)
+    folded_max = S.max(axis=2)
+    all_t, _, logZ, mu = brute(folded, projective, single_root)
+    assert trees.log_partition(S, projective, single_root) == pytest.approx(logZ, abs=1e-9)
+    # per-label marginals by enumerating every labeling of every tree
+    want = np.zeros_like(S)
+    m = np.arange(1, n + 1)
+    for t in all_t:
+        for labels in itertools.product(range(L), repeat=n):
+            w = np.exp(S[t[1:], m, labels].sum() - logZ)
+            want[t[1:], m, labels] += w
+    got = trees.marginals(S, projective, single_root)
+    assert got.shape == S.shape
+    np.testing.assert_allclose(got, want, atol=1e-9)
+    heads, labels = decoder(projective)(S, single_root=single_root)
+    best = scores_of(folded_max, all_t).max()
+    assert S[heads[1:], m, labels[1:]].sum() == pytest.approx(best)
+    assert labels[0] == -1
+    mheads, mlabels = trees.mbr(S, projective, single_root)
+    assert (mlabels[1:] == S[mheads[1:], m].argmax(axis=1)).all()
+
+
+@pytest.mark.parametrize("projective,single_root", CLASSES)
+def test_sampling_frequencies(projective, single_root):
+    from scipy.stats import chisquare
+
+    rng = np.random.default_rng(3)
+    n = 3
+    S = random_scores(n, rng)
+    all_t, scores, logZ, _ = brute(S, projective, single_root)
+    draws = trees.sample(S, 3000, projective, single_root, rng=np.random.default_rng(5))
+    assert draws.shape == (3000, n + 1) and (draws[:, 0] == -1).all()
+    index = {tuple(t): i for i, t in enumerate(all_t)}
+    counts = np.zeros(len(all_t))
+    for d in draws:
+        counts[index[tuple(d)]] += 1  # KeyError if a sample is not a tree of the class
+    expected = np.exp(scores - logZ) * len(draws)
+    assert chisquare(counts, expected).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("projective,single_root", CLASSES)
+def test_huge_scores_stay_exact_and_finite(projective, single_root):
+    rng = np.random.default_rng(17)
+    for n in (2, 4, 6):
+        for _ in range(3):
+            S = random_scores(n, rng, scale=1e4)
+            all_t, scores, logZ, mu = brute(S, projective, single_root)
+            got = trees.log_partition(S, projective, single_root)
+            assert np.isfinite(got)
+            assert got == pytest.approx(logZ, rel=1e-12, abs=1e-8)
+            np.testing.assert_allclose(trees.marginals(S, projective, single_root), mu,
+                                       atol=1e-8)
+            assert np.isfinite(trees.entropy(S, projective, single_root))
+
+
+def test_two_cycle_of_huge_scores():
+    # The best arcs form a cycle and the only trees use arcs e^{1e4} smaller: a column
+    # shift alone underflows; log Z is 1e4 + log 2 exactly.
+    S = np.zeros((3, 3))
+    S[1, 2] = S[2, 1] = 1e4
+    assert trees.log_partition(S) == pytest.approx(1e4 + np.log(2), rel=1e-15)
+    mu = trees.marginals(S)
+    np.testing.assert_allclose(mu[0, 1:], [0.5, 0.5])
+    np.testing.assert_allclose(mu[1, 2], 0.5)
+
+
+@pytest.mark.parametrize("projective", [False, True])
+def test_forbidden_arcs(projective):
+    rng = np.random.default_rng(2)
+    S = random_scores(4, rng)
+    S[0, 1:3] = -np.inf
+    S[3, 1] = -np.inf
+    all_t, scores, logZ, mu = brute(S, projective, True)
+    finite = np.isfinite(scores)
+    assert trees.log_partition(S, projective) == pytest.approx(logsumexp(scores[finite]))
+    np.testing.assert_allclose(trees.marginals(S, projective), mu, atol=1e-10)
+    heads = decoder(projective)(S)
+    assert np.isfinite(scores_of(S, heads[None])[0])
+    S[:, 2] = -np.inf
+    assert trees.log_partition(S, projective) == -np.inf
+    with pytest.raises(ValueError, match="no tree"):
+        decoder(projective)(S)
+
+
+@pytest.mark.parametrize("projective,single_root", CLASSES)
+def test_long_sentences(projective, single_root):
+    rng = np.random.default_rng(1)
+    n = 150
+    for scale in (1.0, 1e4):
+        S = random_scores(n, rng, scale=scale)
+        heads = decoder(projective)(S, single_root=single_root)
+        assert sorted(np.flatnonzero(heads == 0).tolist()) and (heads[1:] >= 0).all()
+        if single_root:
+            assert (heads == 0).sum() == 1
+        logZ = trees.log_partition(S, projective, single_root)
+        best = scores_of(S, heads[None])[0]
+        assert np.isfinite(logZ) and logZ >= best - 1e-6
+        mu = trees.marginals(S, projective, single_root)
+        assert np.isfinite(mu).all()
+        np.testing.assert_allclose(mu[:, 1:].sum(axis=0), 1.0, atol=1e-6)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="shape"):
+        trees.mst(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match="n >= 1"):
+        trees.log_partition(np.zeros((1, 1)))
+    with pytest.raises(ValueError, match="NaN"):
+        trees.marginals(np.full((3, 3), np.nan))
+    with pytest.raises(ValueError, match="k must be"):
+        trees.kbest(np.zeros((3, 3)), 0)
+
+
+def test_all_trees_reachable_by_some_scores():
+    # every single-root tree is the unique MST of scores that favour its arcs
+    for t in all_trees(4, False, True):
+        S = np.zeros((5, 5))
+        S[t[1:], np.arange(1, 5)] = 1.0
+        assert (trees.mst(S) == t).all()
