@@ -1,0 +1,231 @@
+"""The batched, differentiable PyTorch back end: tree CRFs under any neural scorer.
+
+Scores are a tensor ``S`` of shape (B, N+1, N+1) with ``S[b, h, m]`` the score of the arc
+h -> m in sentence b, and ``lengths`` (B,) the number of words of each sentence (padding
+beyond it is ignored). Works on CPU and GPU, in float32 or float64.
+
+- `log_partition` is differentiable; its gradient is the marginals.
+- `log_partition_and_marginals` returns both from one factorization (or one inside pass).
+- `marginals` returns the arc marginals only.
+- `mst` and `eisner` decode each sentence with the compiled decoders of `arborparse.trees`.
+
+Non-projective: one batched LU factorization of the column-shifted, row-scaled
+Matrix-Tree matrix (see `arborparse.trees.matrix_tree`), marginals from the same LU by
+Koo et al.'s §3.2 formulas. A sentence whose factorization is inaccurate (huge score
+ranges) is recomputed by the exact log-space elimination on the CPU. Projective: the
+inside algorithm vectorized over spans of each width; marginals by back-propagation
+through it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from arborparse.trees import matrix_tree
+from arborparse.trees.arborescence import _mst
+from arborparse.trees.projective import _eisner
+
+
+def _lengths(S: torch.Tensor, lengths) -> torch.Tensor:
+    if S.dim() != 3 or S.shape[1] != S.shape[2] or S.shape[1] < 2:
+        raise ValueError(f"scores must have shape (B, N+1, N+1) with N >= 1, got {tuple(S.shape)}")
+    B, N1 = S.shape[0], S.shape[1]
+    if lengths is None:
+        return torch.full((B,), N1 - 1, dtype=torch.long, device=S.device)
+    lengths = torch.as_tensor(lengths, device=S.device).long()
+    if lengths.shape != (B,) or (lengths < 1).any() or (lengths > N1 - 1).any():
+        raise ValueError(f"lengths must be a ({B},) tensor of values in 1..{N1 - 1}")
+    return lengths
+
+
+def _arc_mask(lengths: torch.Tensor, N1: int) -> torch.Tensor:
+    """(B, N+1, N+1) boolean: h -> m is an arc of the sentence (h != m, m >= 1, both <= n)."""
+    idx = torch.arange(N1, device=lengths.device)
+    inside = idx[None, :] <= lengths[:, None]
+    mask = inside[:, :, None] & inside[:, None, :]
+    mask &= (idx[:, None] != idx[None, :])[None]
+    mask[:, :, 0] = False
+    return mask
+
+
+# ---------------------------------------------------------------------- non-projective
+
+
+def _nonprojective(S: torch.Tensor, lengths: torch.Tensor, single_root: bool):
+    """(log Z, marginals) of a batch, by one batched LU; inaccurate rows are redone exactly."""
+    B, N1, _ = S.shape
+    n = N1 - 1
+    mask = _arc_mask(lengths, N1)
+    neg = torch.tensor(-torch.inf, dtype=S.dtype, device=S.device)
+    logA = torch.where(mask, S, neg)
+    c = logA.amax(dim=1)
+    c = torch.where(torch.isfinite(c), c, torch.zeros_like(c))
+    logA = logA - c[:, None, :]
+    words = logA[:, 1:, 1:]
+    heads = words if single_root else logA[:, :, 1:]
+    log_diag = torch.logsumexp(heads, dim=1)
+    eye = torch.eye(n, dtype=torch.bool, device=S.device)
+    pad = torch.arange(1, N1, device=S.device)[None, :] > lengths[:, None]  # (B, n)
+    logmag = torch.where(eye, log_diag[:, None, :].expand(B, n, n), words)
+    sign = torch.where(eye, 1.0, -1.0).to(S.dtype).expand(B, n, n).clone()
+    if single_root:
+        logmag = torch.cat([logA[:, :1, 1:], logmag[:, 1:]], dim=1)
+        sign[:, 0] = 1.0
+    # padded words: an identity block, which leaves the determinant alone
+    pad_diag = pad[:, :, None] & eye
+    logmag = torch.where(pad_diag, torch.zeros_like(logmag), logmag)
+    rho = logmag.amax(dim=2)
+    rho = torch.where(torch.isfinite(rho), rho, torch.zeros_like(rho))
+    M = sign * torch.exp(logmag - rho[:, :, None])
+    LU, piv, info = torch.linalg.lu_factor_ex(M)
+    diag = LU.diagonal(dim1=1, dim2=2)
+    logZ = torch.log(diag.abs()).sum(-1) + rho.sum(-1) + c.sum(-1)
+    eye_b = torch.eye(n, dtype=S.dtype, device=S.device).expand(B, n, n)
+    Minv = torch.linalg.lu_solve(LU, piv, eye_b)  # Minv[b, j, i]
+    d = Minv.diagonal(dim1=1, dim2=2)
+    own = torch.exp(words - rho[:, None, :]) * d[:, None, :]
+    cross = torch.exp(words - rho[:, :, None]) * Minv.transpose(1, 2)
+    mu = torch.zeros_like(S)
+    if single_root:
+        own[:, :, 0] = 0.0
+        cross[:, 0, :] = 0.0
+        mu[:, 0, 1:] = torch.exp(logA[:, 0, 1:] - rho[:, :1]) * Minv[:, :, 0]
+    else:
+        mu[:, 0, 1:] = torch.exp(logA[:, 0, 1:] - rho) * d
+    mu[:, 1:, 1:] = own - cross
+    mu = torch.where(mask, mu, torch.zeros_like(mu))
+    # sentences the factorization got wrong: non-finite, or marginals off the simplex
+    tol = 1e-4 if S.dtype == torch.float32 else 1e-8
+    bad = (info != 0) | ~torch.isfinite(logZ) | ~torch.isfinite(mu).all(dim=(1, 2))
+    bad |= (mu < -tol).any(dim=(1, 2)) | (mu > 1 + tol).any(dim=(1, 2))
+    col = mu.sum(dim=1)[:, 1:]
+    bad |= ((col - 1).abs() > tol).masked_fill(pad, False).any(dim=1)
+    mu = mu.clamp(0.0, 1.0)
+    for b in torch.nonzero(bad).flatten().tolist():
+        k = int(lengths[b]) + 1
+        z, m = matrix_tree._eliminate(matrix_tree._clean(S[b, :k, :k].detach().double().cpu()
+                                                         .numpy()), single_root, True)
+        logZ[b] = z
+        mu[b] = 0.0
+        mu[b, :k, :k] = torch.from_numpy(m).to(mu)
+    return logZ, mu
+
+
+# ------------------------------------------------------------------------- projective
+
+
+def _stripe(x: torch.Tensor, items: int, width: int, row: int, col: int, vertical: bool):
+    """View of x[:, row + i (+ j), col + i (+ j)] for i < items, j < width (j down if vertical)."""
+    B, N1, _ = x.shape
+    sb, sr, sc = x.stride()
+    step = sr if vertical else sc
+    return x.as_strided((B, items, width), (sb, sr + sc, step),
+                        x.storage_offset() + row * sr + col * sc)
+
+
+def _inside(S: torch.Tensor, lengths: torch.Tensor, single_root: bool) -> torch.Tensor:
+    """log Z over projective trees, vectorized over the spans of each width; differentiable."""
+    B, N1, _ = S.shape
+    huge = torch.finfo(S.dtype).min / 1e4  # -inf would give NaN gradients in logsumexp
+    S = torch.where(_arc_mask(lengths, N1), S, torch.full_like(S, huge))
+    S = torch.nan_to_num(S, neginf=huge)
+    CR = S.new_full((B, N1, N1), huge)
+    CL = S.new_full((B, N1, N1), huge)
+    IR = S.new_full((B, N1, N1), huge)
+    IL = S.new_full((B, N1, N1), huge)
+    CR.diagonal(dim1=1, dim2=2).fill_(0.0)
+    CL.diagonal(dim1=1, dim2=2).fill_(0.0)
+    for w in range(1, N1):
+        items = N1 - w
+        split = torch.logsumexp(_stripe(CR, items, w, 0, 0, False)
+                                + _stripe(CL, items, w, 1, w, True), dim=-1)
+        IR.diagonal(w, dim1=1, dim2=2).copy_(split + S.diagonal(w, dim1=1, dim2=2))
+        left = split + S.diagonal(-w, dim1=1, dim2=2)
+        left = torch.cat([left.new_full((B, 1), huge), left[:, 1:]], dim=1)  # no arc into 0
+        IL.diagonal(w, dim1=1, dim2=2).copy_(left)
+        CR.diagonal(w, dim1=1, dim2=2).copy_(torch.logsumexp(
+            _stripe(IR, items, w, 0, 1, False) + _stripe(CR, items, w, 1, w, True), dim=-1))
+        CL.diagonal(w, dim1=1, dim2=2).copy_(torch.logsumexp(
+            _stripe(CL, items, w, 0, 0, False) + _stripe(IL, items, w, 0, w, True), dim=-1))
+    batch = torch.arange(B, device=S.device)
+    if not single_root:
+        return CR[batch, 0, lengths]
+    r = torch.arange(1, N1, device=S.device)
+    terms = S[:, 0, 1:] + CL[:, 1, 1:] + CR[batch[:, None], r[None, :], lengths[:, None]]
+    terms = terms.masked_fill(r[None, :] > lengths[:, None], -torch.inf)
+    return torch.logsumexp(terms, dim=-1)
+
+
+# ------------------------------------------------------------------------------ public
+
+
+class _NonProjectiveLogZ(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, S, lengths, single_root):
+        logZ, mu = _nonprojective(S.detach(), lengths, single_root)
+        ctx.save_for_backward(mu)
+        return logZ
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mu,) = ctx.saved_tensors
+        return grad[:, None, None] * mu, None, None
+
+
+def log_partition(S: torch.Tensor, lengths=None, projective: bool = False,
+                  single_root: bool = True) -> torch.Tensor:
+    """log Z of each sentence, shape (B,); differentiable (the gradient is the marginals).
+
+    O(B N³). Non-projective by a batched LU (Matrix-Tree Theorem), projective by the
+    inside algorithm.
+    """
+    lengths = _lengths(S, lengths)
+    if projective:
+        return _inside(S, lengths, single_root)
+    return _NonProjectiveLogZ.apply(S, lengths, single_root)
+
+
+def log_partition_and_marginals(S: torch.Tensor, lengths=None, projective: bool = False,
+                                single_root: bool = True):
+    """(log Z of shape (B,), marginals of shape (B, N+1, N+1)) from one computation.
+
+    The outputs are not attached to the autograd graph; use `log_partition` to train.
+    """
+    lengths = _lengths(S, lengths)
+    if not projective:
+        with torch.no_grad():
+            return _nonprojective(S.detach(), lengths, single_root)
+    with torch.enable_grad():
+        leaf = S.detach().requires_grad_(True)
+        logZ = _inside(leaf, lengths, single_root)
+        (mu,) = torch.autograd.grad(logZ.sum(), leaf)
+    return logZ.detach(), mu
+
+
+def marginals(S: torch.Tensor, lengths=None, projective: bool = False,
+              single_root: bool = True) -> torch.Tensor:
+    """Arc marginals mu[b, h, m] = P(h -> m in y_b), shape (B, N+1, N+1); zero on padding."""
+    return log_partition_and_marginals(S, lengths, projective, single_root)[1]
+
+
+def _decode(S, lengths, single_root, decoder):
+    lengths = _lengths(S, lengths)
+    scores = S.detach().double().cpu().numpy()
+    out = np.full((S.shape[0], S.shape[1]), -1, dtype=np.int64)
+    for b, n in enumerate(lengths.tolist()):
+        heads, ok = decoder(np.ascontiguousarray(scores[b, :n + 1, :n + 1]), single_root)
+        if not ok:
+            raise ValueError(f"sentence {b}: no tree has a finite score")
+        out[b, :n + 1] = heads
+    return torch.from_numpy(out).to(S.device)
+
+
+def mst(S: torch.Tensor, lengths=None, single_root: bool = True) -> torch.Tensor:
+    """Best non-projective tree of each sentence: heads (B, N+1), -1 at 0 and on padding."""
+    return _decode(S, lengths, single_root, _mst)
+
+
+def eisner(S: torch.Tensor, lengths=None, single_root: bool = True) -> torch.Tensor:
+    """Best projective tree of each sentence: heads (B, N+1), -1 at 0 and on padding."""
+    return _decode(S, lengths, single_root, _eisner)

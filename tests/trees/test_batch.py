@@ -1,0 +1,124 @@
+"""The PyTorch back end against the numpy one, autograd and finite differences."""
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+from oracles import brute
+
+from arborparse import trees
+from arborparse.trees import batch
+
+CLASSES = list(itertools.product([False, True], [True, False]))
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def random_batch(lengths, scale=1.0, dtype=torch.float64, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    N = max(lengths)
+    return torch.randn(len(lengths), N + 1, N + 1, generator=g, dtype=dtype) * scale
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("projective,single_root", CLASSES)
+def test_matches_numpy_back_end(projective, single_root, device):
+    lengths = [9, 1, 4, 6, 2]
+    S = random_batch(lengths, scale=2.0).to(device)
+    logZ, mu = batch.log_partition_and_marginals(S, lengths, projective, single_root)
+    decode = batch.eisner if projective else batch.mst
+    heads = decode(S, lengths, single_root)
+    assert heads.device.type == device
+    for b, n in enumerate(lengths):
+        Sb = S[b, :n + 1, :n + 1].cpu().numpy()
+        assert logZ[b].item() == pytest.approx(trees.log_partition(Sb, projective, single_root),
+                                               abs=1e-10)
+        np.testing.assert_allclose(mu[b, :n + 1, :n + 1].cpu().numpy(),
+                                   trees.marginals(Sb, projective, single_root), atol=1e-10)
+        assert (mu[b, n + 1:] == 0).all() and (mu[b, :, n + 1:] == 0).all()
+        want = (trees.eisner if projective else trees.mst)(Sb, single_root=single_root)
+        assert heads[b, :n + 1].tolist() == want.tolist()
+        assert (heads[b, n + 1:] == -1).all()
+
+
+@pytest.mark.parametrize("projective,single_root", CLASSES)
+def test_marginals_are_the_autograd_gradient(projective, single_root):
+    lengths = [6, 3, 5]
+    S = random_batch(lengths, seed=1).requires_grad_(True)
+    logZ = batch.log_partition(S, lengths, projective, single_root)
+    (grad,) = torch.autograd.grad(logZ.sum(), S)
+    mu = batch.marginals(S, lengths, projective, single_root)
+    torch.testing.assert_close(grad, mu, atol=1e-10, rtol=0)
+    assert torch.autograd.gradcheck(
+        lambda x: batch.log_partition(x, lengths, projective, single_root), (S,))
+
+
+def reference_log_z(S, single_root):
+    """The textbook Matrix-Tree determinant, no stabilization, differentiated by autograd."""
+    A = torch.exp(S)
+    n = S.shape[0] - 1
+    A = A * (1 - torch.eye(n + 1, dtype=S.dtype))
+    words = A[1:, 1:]
+    if single_root:
+        L = torch.diag(words.sum(0)) - words
+        L = torch.cat([A[:1, 1:], L[1:]], dim=0)
+    else:
+        L = torch.diag(A[:, 1:].sum(0)) - words
+    return torch.logdet(L)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+def test_nonprojective_against_textbook_autograd(single_root):
+    S = random_batch([7], seed=2)[0].requires_grad_(True)
+    ref = reference_log_z(S, single_root)
+    (ref_grad,) = torch.autograd.grad(ref, S)
+    ours = batch.log_partition_and_marginals(S[None].detach(), None, False, single_root)
+    assert ours[0].item() == pytest.approx(ref.item(), abs=1e-10)
+    ref_grad[:, 0] = 0
+    torch.testing.assert_close(ours[1][0], ref_grad, atol=1e-10, rtol=0)
+
+
+@pytest.mark.parametrize("projective,single_root", CLASSES)
+def test_numpy_marginals_by_finite_differences(projective, single_root):
+    rng = np.random.default_rng(4)
+    S = rng.normal(size=(6, 6))
+    mu = trees.marginals(S, projective, single_root)
+    eps = 1e-6
+    for h, m in [(0, 1), (2, 3), (5, 1), (3, 4), (0, 5)]:
+        up, down = S.copy(), S.copy()
+        up[h, m] += eps
+        down[h, m] -= eps
+        fd = (trees.log_partition(up, projective, single_root)
+              - trees.log_partition(down, projective, single_root)) / (2 * eps)
+        assert fd == pytest.approx(mu[h, m], abs=1e-7)
+
+
+@pytest.mark.parametrize("projective,single_root", CLASSES)
+def test_huge_scores_in_batches(projective, single_root):
+    lengths = [5, 4]
+    S = random_batch(lengths, scale=1e4, seed=3)
+    logZ, mu = batch.log_partition_and_marginals(S, lengths, projective, single_root)
+    for b, n in enumerate(lengths):
+        Sb = S[b, :n + 1, :n + 1].numpy()
+        _, _, ref_z, ref_mu = brute(Sb, projective, single_root)
+        assert logZ[b].item() == pytest.approx(ref_z, rel=1e-12)
+        np.testing.assert_allclose(mu[b, :n + 1, :n + 1].numpy(), ref_mu, atol=1e-8)
+
+
+def test_float32_and_long_sentences():
+    lengths = [150, 80]
+    S = random_batch(lengths, dtype=torch.float32, seed=5)
+    for projective in (False, True):
+        logZ, mu = batch.log_partition_and_marginals(S, lengths, projective)
+        assert torch.isfinite(logZ).all() and torch.isfinite(mu).all()
+        ref = trees.log_partition(S[1, :81, :81].double().numpy(), projective)
+        assert logZ[1].item() == pytest.approx(ref, rel=1e-5)
+        sums = mu.sum(dim=1)
+        assert torch.allclose(sums[0, 1:], torch.ones(150), atol=1e-3)
+
+
+def test_bad_batches():
+    with pytest.raises(ValueError, match="shape"):
+        batch.log_partition(torch.zeros(3, 3))
+    with pytest.raises(ValueError, match="lengths"):
+        batch.log_partition(torch.zeros(2, 4, 4), torch.tensor([3, 4]))
