@@ -9,12 +9,17 @@ beyond it is ignored). Works on CPU and GPU, in float32 or float64.
 - `marginals` returns the arc marginals only.
 - `mst` and `eisner` decode each sentence with the compiled decoders of `arborparse.trees`.
 
-Non-projective: one batched LU factorization of the column-shifted, row-scaled
-Matrix-Tree matrix (see `arborparse.trees.matrix_tree`), marginals from the same LU by
-Koo et al.'s §3.2 formulas. A sentence whose factorization is inaccurate (huge score
-ranges) is recomputed by the exact log-space elimination on the CPU. Projective: the
-inside algorithm vectorized over spans of each width; marginals by back-propagation
-through it.
+Non-projective: one batched LU factorization (``torch.linalg.lu_factor``) of the
+column-shifted Matrix-Tree matrix, and the marginals from the same LU by Koo
+et al.'s §3.2 formulas. On CPU the matrices are built and the formulas evaluated by the
+compiled kernels of `arborparse.trees.matrix_tree` (one pass each, where a chain of tensor
+operations would cost more than the factorization); on other devices by tensor
+operations. A sentence whose factorization is inaccurate (huge score ranges) is
+recomputed by the exact log-space elimination.
+
+Projective: on CPU the compiled inside-outside of `arborparse.trees.projective`, one
+sentence at a time; on other devices the inside algorithm vectorized over the spans of
+each width, differentiated by autograd.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from arborparse.trees import matrix_tree
+from arborparse.trees import matrix_tree, projective
 from arborparse.trees.arborescence import _mst
 from arborparse.trees.projective import _eisner
 
@@ -52,8 +57,38 @@ def _arc_mask(lengths: torch.Tensor, N1: int) -> torch.Tensor:
 # ---------------------------------------------------------------------- non-projective
 
 
-def _nonprojective(S: torch.Tensor, lengths: torch.Tensor, single_root: bool):
-    """(log Z, marginals) of a batch, by one batched LU; inaccurate rows are redone exactly."""
+def _exact(S: torch.Tensor, n: int, single_root: bool):
+    """(log Z, marginals) of one sentence by the log-space elimination, as numpy."""
+    scores = S[:n + 1, :n + 1].detach().to("cpu", torch.float64).numpy()
+    return matrix_tree.eliminate(matrix_tree.clean(scores), single_root, True)
+
+
+def _nonprojective_cpu(S: torch.Tensor, lengths: torch.Tensor, single_root: bool):
+    B, N1, _ = S.shape
+    n = N1 - 1
+    scores = S.detach().to(torch.float64).contiguous().numpy()
+    lens = lengths.numpy()
+    M, roots, first, shift = matrix_tree.build_matrices(scores, lens, single_root)
+    # LAPACK works in column-major order: factor the transpose (the same buffer, no copy)
+    # and solve with its adjoint, which leaves the transposed inverse in row-major order.
+    LU, piv, info = torch.linalg.lu_factor_ex(torch.from_numpy(M).transpose(1, 2))
+    inverse = torch.linalg.lu_solve(LU, piv, torch.eye(n, dtype=torch.float64).expand(B, n, n),
+                                    adjoint=True)
+    mu = np.empty((B, N1, N1))
+    ok = matrix_tree.marginals_from_inverse(M, roots, first, lens, single_root,
+                                            inverse.transpose(1, 2).numpy(), mu,
+                                            matrix_tree.TOL)
+    logZ, positive = matrix_tree.log_determinants(LU.numpy(), piv.numpy(), shift)
+    bad = ~ok | ~positive | (info.numpy() != 0)
+    for b in np.flatnonzero(bad):
+        logZ[b], m = _exact(S[b], int(lens[b]), single_root)
+        mu[b] = 0.0
+        mu[b, :len(m), :len(m)] = m
+    return torch.from_numpy(logZ).to(S.dtype), torch.from_numpy(mu).to(S.dtype)
+
+
+def _nonprojective_tensor(S: torch.Tensor, lengths: torch.Tensor, single_root: bool):
+    """(log Z, marginals) of a batch by tensor operations (any device)."""
     B, N1, _ = S.shape
     n = N1 - 1
     mask = _arc_mask(lengths, N1)
@@ -103,12 +138,10 @@ def _nonprojective(S: torch.Tensor, lengths: torch.Tensor, single_root: bool):
     bad |= ((col - 1).abs() > tol).masked_fill(pad, False).any(dim=1)
     mu = mu.clamp(0.0, 1.0)
     for b in torch.nonzero(bad).flatten().tolist():
-        k = int(lengths[b]) + 1
-        z, m = matrix_tree._eliminate(matrix_tree._clean(S[b, :k, :k].detach().double().cpu()
-                                                         .numpy()), single_root, True)
+        z, m = _exact(S[b], int(lengths[b]), single_root)
         logZ[b] = z
         mu[b] = 0.0
-        mu[b, :k, :k] = torch.from_numpy(m).to(mu)
+        mu[b, :len(m), :len(m)] = torch.from_numpy(m).to(mu)
     return logZ, mu
 
 
@@ -124,7 +157,7 @@ def _stripe(x: torch.Tensor, items: int, width: int, row: int, col: int, vertica
                         x.storage_offset() + row * sr + col * sc)
 
 
-def _inside(S: torch.Tensor, lengths: torch.Tensor, single_root: bool) -> torch.Tensor:
+def _inside_tensor(S: torch.Tensor, lengths: torch.Tensor, single_root: bool) -> torch.Tensor:
     """log Z over projective trees, vectorized over the spans of each width; differentiable."""
     B, N1, _ = S.shape
     huge = torch.finfo(S.dtype).min / 1e4  # -inf would give NaN gradients in logsumexp
@@ -157,20 +190,45 @@ def _inside(S: torch.Tensor, lengths: torch.Tensor, single_root: bool) -> torch.
     return torch.logsumexp(terms, dim=-1)
 
 
+def _projective_tensor(S: torch.Tensor, lengths: torch.Tensor, single_root: bool):
+    with torch.enable_grad():
+        leaf = S.detach().requires_grad_(True)
+        logZ = _inside_tensor(leaf, lengths, single_root)
+        (mu,) = torch.autograd.grad(logZ.sum(), leaf)
+    return logZ.detach(), mu
+
+
+def _projective_cpu(S: torch.Tensor, lengths: torch.Tensor, single_root: bool):
+    scores = S.detach().to(torch.float64).numpy()
+    logZ = np.empty(S.shape[0])
+    mu = np.zeros(S.shape)
+    for b, n in enumerate(lengths.tolist()):
+        logZ[b], mu[b, :n + 1, :n + 1] = projective._marginals(
+            np.ascontiguousarray(scores[b, :n + 1, :n + 1]), single_root)
+    return torch.from_numpy(logZ).to(S.dtype), torch.from_numpy(mu).to(S.dtype)
+
+
+def _compute(S: torch.Tensor, lengths: torch.Tensor, projective: bool, single_root: bool):
+    cpu = S.device.type == "cpu"
+    if projective:
+        return (_projective_cpu if cpu else _projective_tensor)(S, lengths, single_root)
+    return (_nonprojective_cpu if cpu else _nonprojective_tensor)(S, lengths, single_root)
+
+
 # ------------------------------------------------------------------------------ public
 
 
-class _NonProjectiveLogZ(torch.autograd.Function):
+class _LogPartition(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, S, lengths, single_root):
-        logZ, mu = _nonprojective(S.detach(), lengths, single_root)
+    def forward(ctx, S, lengths, projective, single_root):
+        logZ, mu = _compute(S.detach(), lengths, projective, single_root)
         ctx.save_for_backward(mu)
         return logZ
 
     @staticmethod
     def backward(ctx, grad):
         (mu,) = ctx.saved_tensors
-        return grad[:, None, None] * mu, None, None
+        return grad[:, None, None] * mu, None, None, None
 
 
 def log_partition(S: torch.Tensor, lengths=None, projective: bool = False,
@@ -178,12 +236,9 @@ def log_partition(S: torch.Tensor, lengths=None, projective: bool = False,
     """log Z of each sentence, shape (B,); differentiable (the gradient is the marginals).
 
     O(B N³). Non-projective by a batched LU (Matrix-Tree Theorem), projective by the
-    inside algorithm.
+    inside-outside algorithm. First derivatives only.
     """
-    lengths = _lengths(S, lengths)
-    if projective:
-        return _inside(S, lengths, single_root)
-    return _NonProjectiveLogZ.apply(S, lengths, single_root)
+    return _LogPartition.apply(S, _lengths(S, lengths), projective, single_root)
 
 
 def log_partition_and_marginals(S: torch.Tensor, lengths=None, projective: bool = False,
@@ -192,15 +247,7 @@ def log_partition_and_marginals(S: torch.Tensor, lengths=None, projective: bool 
 
     The outputs are not attached to the autograd graph; use `log_partition` to train.
     """
-    lengths = _lengths(S, lengths)
-    if not projective:
-        with torch.no_grad():
-            return _nonprojective(S.detach(), lengths, single_root)
-    with torch.enable_grad():
-        leaf = S.detach().requires_grad_(True)
-        logZ = _inside(leaf, lengths, single_root)
-        (mu,) = torch.autograd.grad(logZ.sum(), leaf)
-    return logZ.detach(), mu
+    return _compute(S.detach(), _lengths(S, lengths), projective, single_root)
 
 
 def marginals(S: torch.Tensor, lengths=None, projective: bool = False,

@@ -10,12 +10,12 @@ The marginals are the §3.2 formulas over the inverse of the same matrix.
 Two exact routes, both O(n³):
 
 - LAPACK LU of the matrix, after shifting column m of S by its maximum c_m (every
-  modifier has exactly one head: log Z moves by c_m, the marginals not at all) and
-  scaling each row by its largest magnitude ρ_i (computed in log space; log det moves by
-  Σ ρ_i). Every exponent taken is ≤ 0. Used when the reciprocal condition number shows
-  the factorization is accurate.
+  modifier has exactly one head: log Z moves by c_m, the marginals not at all). Used
+  when the reciprocal condition number shows the factorization is accurate and the
+  marginals land on the simplex. The compiled kernels `build_matrices` and `marginals_from_inverse`
+  work on batches and also serve the batched PyTorch back end on CPU.
 - Otherwise (and for short sentences, where it is faster), a subtraction-free
-  elimination in log space, exact for any magnitudes of scores (`_eliminate`).
+  elimination in log space, exact for any magnitudes of scores (`eliminate`).
 """
 
 from __future__ import annotations
@@ -27,58 +27,174 @@ from scipy.linalg.lapack import dgecon, dgetrf, dgetrs
 NEG_INF = -np.inf
 
 
-def _scaled_matrix(S: np.ndarray, single_root: bool):
-    """The row-scaled matrix M, its log row scales rho, the column-shifted log A, and Σ c."""
-    N = S.shape[0]
-    n = N - 1
-    logA = S.astype(np.float64, copy=True)
-    logA[np.arange(N), np.arange(N)] = NEG_INF
-    logA[:, 0] = NEG_INF
-    c = logA[:, 1:].max(axis=0)
-    c = np.where(np.isfinite(c), c, 0.0)
-    logA[:, 1:] -= c
-    words = logA[1:, 1:]  # words[h-1, m-1]
-    heads = logA if not single_root else logA[1:]
-    with np.errstate(divide="ignore"):
-        top = heads[:, 1:].max(axis=0)
-        safe = np.where(np.isfinite(top), top, 0.0)
-        log_diag = np.log(np.exp(heads[:, 1:] - safe).sum(axis=0)) + safe
-    # log magnitudes and signs of the n x n matrix
-    logmag = words.copy()
-    logmag[np.arange(n), np.arange(n)] = log_diag
-    sign = -np.ones((n, n))
-    sign[np.arange(n), np.arange(n)] = 1.0
-    if single_root:
-        logmag[0] = logA[0, 1:]
-        sign[0] = 1.0
-    rho = logmag.max(axis=1)
-    rho = np.where(np.isfinite(rho), rho, 0.0)
-    M = sign * np.exp(logmag - rho[:, None])
-    return M, rho, logA, c.sum()
+@njit(cache=True)
+def _column_shifts(S, lengths):
+    """c[b, m]: the largest score of an arc into word m (0 where there is none, and at 0)."""
+    B, N1, _ = S.shape
+    c = np.zeros((B, N1))
+    for b in range(B):
+        L = lengths[b]
+        c[b, 1:L + 1] = NEG_INF
+        for h in range(L + 1):
+            for m in range(1, L + 1):
+                if h != m and S[b, h, m] > c[b, m]:
+                    c[b, m] = S[b, h, m]
+        for m in range(1, L + 1):
+            if c[b, m] == NEG_INF:
+                c[b, m] = 0.0
+    return c
+
+
+@njit(cache=True)
+def _fill_matrices(M, roots, lengths, single_root):
+    """Turn the arc weights M[b, h-1, m-1] into the Matrix-Tree matrix, in place."""
+    B, n, _ = M.shape
+    total = np.empty(n)
+    for b in range(B):
+        L = lengths[b]
+        total[:] = 0.0
+        for i in range(L):
+            for j in range(L):
+                if i != j:
+                    total[j] += M[b, i, j]
+                    M[b, i, j] = -M[b, i, j]
+        for j in range(L):
+            M[b, j, j] = total[j] if single_root else total[j] + roots[b, j]
+        if single_root:
+            M[b, 0, :L] = roots[b, :L]
+        for i in range(L, n):  # padding: an identity block
+            M[b, i, :] = 0.0
+            M[b, :, i] = 0.0
+            M[b, i, i] = 1.0
+
+
+def build_matrices(S: np.ndarray, lengths: np.ndarray, single_root: bool):
+    """The column-shifted Matrix-Tree matrix of each sentence of a batch.
+
+    S : (B, N+1, N+1) float64 scores; lengths : (B,) words per sentence.
+
+    Returns
+    -------
+    M : (B, N, N) the matrices, with an identity block on padding
+    roots : (B, N) the shifted root weights exp(S[b, 0, m] - c[b, m]), c[b, m] the largest
+        score of an arc into m
+    first : (B, N) the shifted weights of the arcs from word 1 (single-root trees replace
+        them by the root weights in M)
+    shift : (B,) Σ_m c[b, m], so that log Z[b] = log det M[b] + shift[b]
+    """
+    c = _column_shifts(S, lengths)
+    M = S[:, 1:, 1:] - c[:, None, 1:]
+    roots = S[:, 0, 1:] - c[:, 1:]
+    with np.errstate(over="ignore"):  # the ignored diagonal may overflow
+        np.exp(M, out=M)  # numpy's vectorized exp is several times faster than a loop's
+        np.exp(roots, out=roots)
+    first = M[:, 0].copy()
+    _fill_matrices(M, roots, lengths, single_root)
+    return M, roots, first, c.sum(axis=1)
+
+
+@njit(cache=True)
+def _put(mu, b, h, m, p, total, tol):
+    """Store a marginal clipped to [0, 1]; False if it is off by more than tol."""
+    total[m - 1] += p
+    mu[b, h, m] = min(max(p, 0.0), 1.0)
+    return p > -tol and p < 1.0 + tol
+
+
+@njit(cache=True)
+def marginals_from_inverse(M, roots, first, lengths, single_root, MinvT, mu, tol):
+    """Koo et al. §3.2: the arc marginals of each sentence from the inverse of its matrix.
+
+    M, roots, first : the output of `build_matrices`; MinvT : (B, N, N) the transposed
+    inverses (MinvT[b, i, j] = inverse of M[b], entry j, i). Writes mu (B, N+1, N+1) and
+    returns a (B,) boolean: the marginals are on the simplex to within tol (a check of the
+    factorization's accuracy).
+    """
+    B, n, _ = M.shape
+    ok = np.ones(B, dtype=np.bool_)
+    own = np.empty(n)
+    total = np.empty(n)
+    for b in range(B):
+        L = lengths[b]
+        mu[b] = 0.0
+        good = True
+        for j in range(L):
+            own[j] = MinvT[b, j, j]
+            total[j] = 0.0
+        if single_root:
+            own[0] = 0.0
+        for m in range(1, L + 1):
+            p = roots[b, m - 1] * (MinvT[b, 0, m - 1] if single_root else own[m - 1])
+            good &= _put(mu, b, 0, m, p, total, tol)
+        for h in range(1, L + 1):
+            i = h - 1
+            if single_root and i == 0:  # the first word's row holds the root weights
+                for m in range(2, L + 1):
+                    good &= _put(mu, b, 1, m, first[b, m - 1] * own[m - 1], total, tol)
+                continue
+            for m in range(1, L + 1):
+                if m != h:  # the arc weight is -M[b, i, m - 1]
+                    p = M[b, i, m - 1] * (MinvT[b, i, m - 1] - own[m - 1])
+                    good &= _put(mu, b, h, m, p, total, tol)
+        for j in range(L):
+            good &= abs(total[j] - 1.0) <= tol
+        ok[b] = good
+    return ok
+
+
+@njit(cache=True)
+def log_determinants(LU, piv, shift):
+    """log det of each factored matrix plus shift, and whether the determinant is positive.
+
+    LU : (B, N, N) LU factors; piv : (B, N) LAPACK pivots (1-based row swaps).
+    """
+    B, n = piv.shape
+    logdet = shift.copy()
+    positive = np.ones(B, dtype=np.bool_)
+    for b in range(B):
+        negative = False
+        for i in range(n):
+            d = LU[b, i, i]
+            logdet[b] += np.log(abs(d))
+            negative ^= (d < 0) ^ (piv[b, i] != i + 1)
+        positive[b] = not negative and np.isfinite(logdet[b])
+    return logdet, positive
 
 
 # Below this many words the log-space elimination is faster than LAPACK; above it, the
 # LU factorization is used whenever it is well conditioned (error about eps / rcond).
 SMALL = 24
 MIN_RCOND = 1e-6
+TOL = 1e-8
 
 
-def _factor(S: np.ndarray, single_root: bool):
-    """LU of the scaled matrix and the log Z it gives, or None when it is ill-conditioned."""
-    M, rho, logA, shift = _scaled_matrix(S, single_root)
-    lu, piv, info = dgetrf(M)
+def _lu_route(S: np.ndarray, single_root: bool, want_marginals: bool):
+    """(log Z, marginals or None) by LAPACK, or None when the factorization is inaccurate."""
+    N = S.shape[0]
+    n = N - 1
+    S3 = np.ascontiguousarray(S, dtype=np.float64)[None]
+    lengths = np.array([n])
+    M, roots, first, shift = build_matrices(S3, lengths, single_root)
+    lu, piv, info = dgetrf(M[0], overwrite_a=False)
     if info != 0:
         return None
-    rcond, _ = dgecon(lu, np.abs(M).sum(axis=0).max(), norm="1")
-    diag = np.diag(lu)
-    swaps = np.count_nonzero(piv != np.arange(len(piv)))
-    if rcond < MIN_RCOND or np.prod(np.sign(diag)) * (-1) ** swaps <= 0:
+    rcond, _ = dgecon(lu, np.abs(M[0]).sum(axis=0).max(), norm="1")
+    logZ, positive = log_determinants(lu[None], piv[None] + 1, shift)
+    if rcond < MIN_RCOND or not positive[0]:
         return None
-    logZ = float(np.log(np.abs(diag)).sum() + rho.sum() + shift)
-    return lu, piv, rho, logA, logZ
+    logZ = float(logZ[0])
+    if not want_marginals:
+        return logZ, None
+    MinvT, _ = dgetrs(lu, piv, np.eye(n), trans=1)
+    mu = np.empty((1, N, N))
+    if not marginals_from_inverse(M, roots, first, lengths, single_root, MinvT[None], mu,
+                                  TOL)[0]:
+        return None
+    return logZ, mu[0]
 
 
-def _clean(S: np.ndarray) -> np.ndarray:
+def clean(S: np.ndarray) -> np.ndarray:
+    """S as float64 with the diagonal and column 0 set to -inf (no such arcs)."""
     W = S.astype(np.float64, copy=True)
     W[np.arange(len(W)), np.arange(len(W))] = NEG_INF
     W[:, 0] = NEG_INF
@@ -87,36 +203,18 @@ def _clean(S: np.ndarray) -> np.ndarray:
 
 def log_partition(S: np.ndarray, single_root: bool = True) -> float:
     """log Z over non-projective trees of the (n+1, n+1) score array S. O(n³)."""
-    factored = None if len(S) - 1 <= SMALL else _factor(S, single_root)
-    if factored is None:
-        return float(_eliminate(_clean(S), single_root, False)[0])
-    return factored[-1]
+    found = None if len(S) - 1 <= SMALL else _lu_route(S, single_root, False)
+    if found is None:
+        return float(eliminate(clean(S), single_root, False)[0])
+    return found[0]
 
 
 def marginals(S: np.ndarray, single_root: bool = True) -> tuple[float, np.ndarray]:
     """log Z and the arc marginals mu[h, m] (shape (n+1, n+1)) over non-projective trees. O(n³)."""
-    factored = None if len(S) - 1 <= SMALL else _factor(S, single_root)
-    if factored is None:
-        return _eliminate(_clean(S), single_root, True)
-    lu, piv, rho, logA, logZ = factored
-    N = len(S)
-    Minv, _ = dgetrs(lu, piv, np.eye(N - 1))  # Minv[j, i]
-    mu = np.zeros((N, N))
-    words = logA[1:, 1:]  # log A[h, m] for words, index [h-1, m-1]
-    d = np.diag(Minv)  # Minv[m, m]
-    # term with Linv[m, m] = Minv[m, m] exp(-rho_m); term with Linv[m, h] = Minv[m, h] exp(-rho_h)
-    own = np.exp(words - rho[None, :]) * d[None, :]
-    cross = np.exp(words - rho[:, None]) * Minv.T
-    if single_root:
-        own[:, 0] = 0.0
-        cross[0, :] = 0.0
-        mu[0, 1:] = np.exp(logA[0, 1:] - rho[0]) * Minv[:, 0]
-    else:
-        mu[0, 1:] = np.exp(logA[0, 1:] - rho) * d
-    mu[1:, 1:] = own - cross
-    mu[np.arange(N), np.arange(N)] = 0.0
-    np.clip(mu, 0.0, 1.0, out=mu)
-    return logZ, mu
+    found = None if len(S) - 1 <= SMALL else _lu_route(S, single_root, True)
+    if found is None:
+        return eliminate(clean(S), single_root, True)
+    return found
 
 
 @njit(cache=True)
@@ -132,7 +230,7 @@ def _lae(a, b):
 
 
 @njit(cache=True)
-def _eliminate(logW, single_root, want_grad):
+def eliminate(logW, single_root, want_grad):
     """Subtraction-free elimination in log space: log Z and (optionally) its gradient.
 
     The matrix of the Matrix-Tree Theorem is a Laplacian plus root weights; eliminating
@@ -224,9 +322,9 @@ def _eliminate(logW, single_root, want_grad):
             for u in range(t + 1, n):
                 i = order[u]
                 ga[i, k] += gp * np.exp(a[t, i, k] - p)
-    for i in range(n):
-        mu[0, i + 1] = gr[i]
+    for i in range(n):  # clipped: the pivot gradients' sums can round below 0
+        mu[0, i + 1] = min(max(gr[i], 0.0), 1.0)
         for j in range(n):
             if i != j:
-                mu[i + 1, j + 1] = ga[i, j]
+                mu[i + 1, j + 1] = min(max(ga[i, j], 0.0), 1.0)
     return logZ, mu

@@ -132,38 +132,45 @@ def _logsumexp(buf, k):
 
 @njit(cache=True)
 def _inside(S, single_root):
-    """The inside charts (CR, CL, IR, IL) and log Z."""
+    """The inside charts and log Z.
+
+    Returns CR, CRT, CL, CLT, IR, ILT, SPLIT, logZ, where xT[t, s] = x[s, t] (every split
+    loop then reads memory contiguously) and SPLIT[s, t] is the log-sum over split points
+    shared by IR[s, t] and IL[s, t].
+    """
     N = S.shape[0]
     n = N - 1
     CR = np.full((N, N), NEG_INF)
+    CRT = np.full((N, N), NEG_INF)
     CL = np.full((N, N), NEG_INF)
+    CLT = np.full((N, N), NEG_INF)
     IR = np.full((N, N), NEG_INF)
-    IL = np.full((N, N), NEG_INF)
+    ILT = np.full((N, N), NEG_INF)
+    SPLIT = np.full((N, N), NEG_INF)
     buf = np.empty(N + 1)
     for s in range(N):
-        CR[s, s] = 0.0
-        CL[s, s] = 0.0
+        CR[s, s] = CRT[s, s] = CL[s, s] = CLT[s, s] = 0.0
     for w in range(1, N):
         for s in range(0, N - w):
             t = s + w
             k = 0
             for r in range(s, t):
-                buf[k] = CR[s, r] + CL[r + 1, t]
+                buf[k] = CR[s, r] + CLT[t, r + 1]
                 k += 1
-            split = _logsumexp(buf, k)
+            split = SPLIT[s, t] = _logsumexp(buf, k)
             IR[s, t] = split + S[s, t]
             if s > 0:
-                IL[s, t] = split + S[t, s]
+                ILT[t, s] = split + S[t, s]
             k = 0
             for r in range(s + 1, t + 1):
-                buf[k] = IR[s, r] + CR[r, t]
+                buf[k] = IR[s, r] + CRT[t, r]
                 k += 1
-            CR[s, t] = _logsumexp(buf, k)
+            CR[s, t] = CRT[t, s] = _logsumexp(buf, k)
             k = 0
             for r in range(s, t):
-                buf[k] = CL[s, r] + IL[r, t]
+                buf[k] = CL[s, r] + ILT[t, r]
                 k += 1
-            CL[s, t] = _logsumexp(buf, k)
+            CL[s, t] = CLT[t, s] = _logsumexp(buf, k)
     if single_root:
         k = 0
         for r in range(1, N):
@@ -172,60 +179,65 @@ def _inside(S, single_root):
         logZ = _logsumexp(buf, k)
     else:
         logZ = CR[0, n]
-    return CR, CL, IR, IL, logZ
+    return CR, CRT, CL, CLT, IR, ILT, SPLIT, logZ
 
 
 @njit(cache=True)
 def _marginals(S, single_root):
-    """log Z and the arc marginals mu[h, m] = d log Z / d S[h, m]."""
+    """log Z and the arc marginals mu[h, m] = d log Z / d S[h, m].
+
+    Gradients of items are kept in a row array (accumulated along rows) and a transposed
+    array (accumulated along columns); an item's gradient is their sum.
+    """
     N = S.shape[0]
     n = N - 1
-    CR, CL, IR, IL, logZ = _inside(S, single_root)
+    CR, CRT, CL, CLT, IR, ILT, SPLIT, logZ = _inside(S, single_root)
     mu = np.zeros((N, N))
     if logZ == NEG_INF:
         return logZ, mu
-    gCR = np.zeros((N, N))
-    gCL = np.zeros((N, N))
-    gIR = np.zeros((N, N))
-    gIL = np.zeros((N, N))
+    gCRr = np.zeros((N, N))
+    gCRc = np.zeros((N, N))
+    gCLr = np.zeros((N, N))
+    gCLc = np.zeros((N, N))
+    gIRr = np.zeros((N, N))
+    gILc = np.zeros((N, N))
     if single_root:
         for r in range(1, N):
             p = np.exp(S[0, r] + CL[1, r] + CR[r, n] - logZ)
             mu[0, r] = p
-            gCL[1, r] += p
-            gCR[r, n] += p
+            gCLr[1, r] += p
+            gCRc[n, r] += p
     else:
-        gCR[0, n] = 1.0
+        gCRr[0, n] = 1.0
     for w in range(n, 0, -1):
         for s in range(0, N - w):
             t = s + w
-            g = gCR[s, t]
+            g = gCRr[s, t] + gCRc[t, s]
             if g > 0.0:
+                top = CR[s, t]
                 for r in range(s + 1, t + 1):
-                    p = g * np.exp(IR[s, r] + CR[r, t] - CR[s, t])
-                    gIR[s, r] += p
-                    gCR[r, t] += p
-            g = gCL[s, t]
+                    p = g * np.exp(IR[s, r] + CRT[t, r] - top)
+                    gIRr[s, r] += p
+                    gCRc[t, r] += p
+            g = gCLr[s, t] + gCLc[t, s]
             if g > 0.0:
+                top = CL[s, t]
                 for r in range(s, t):
-                    p = g * np.exp(CL[s, r] + IL[r, t] - CL[s, t])
-                    gCL[s, r] += p
-                    gIL[r, t] += p
-            gr = gIR[s, t]
-            gl = gIL[s, t]
+                    p = g * np.exp(CL[s, r] + ILT[t, r] - top)
+                    gCLr[s, r] += p
+                    gILc[t, r] += p
+            gr = gIRr[s, t]
+            gl = gILc[t, s]
             if s > 0:
                 mu[s, t] = gr
                 mu[t, s] = gl
             elif not single_root:
                 mu[s, t] = gr
-            if gr > 0.0 or gl > 0.0:
+            g = gr + gl
+            if g > 0.0:
+                top = SPLIT[s, t]
                 for r in range(s, t):
-                    base = CR[s, r] + CL[r + 1, t]
-                    p = 0.0
-                    if gr > 0.0:
-                        p += gr * np.exp(base + S[s, t] - IR[s, t])
-                    if gl > 0.0:
-                        p += gl * np.exp(base + S[t, s] - IL[s, t])
-                    gCR[s, r] += p
-                    gCL[r + 1, t] += p
+                    p = g * np.exp(CR[s, r] + CLT[t, r + 1] - top)
+                    gCRr[s, r] += p
+                    gCLc[t, r + 1] += p
     return logZ, mu

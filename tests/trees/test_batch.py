@@ -122,3 +122,17 @@ def test_bad_batches():
         batch.log_partition(torch.zeros(3, 3))
     with pytest.raises(ValueError, match="lengths"):
         batch.log_partition(torch.zeros(2, 4, 4), torch.tensor([3, 4]))
+
+
+@pytest.mark.parametrize("projective,single_root", CLASSES)
+@pytest.mark.parametrize("scale", [1.0, 1e4])
+def test_tensor_kernels_match_compiled_kernels(projective, single_root, scale):
+    """The tensor-operation path (used off CPU) against the compiled path, here on CPU."""
+    lengths = torch.tensor([8, 3, 1, 6])
+    S = random_batch(lengths.tolist(), scale=scale, seed=9)
+    tensor_path = batch._projective_tensor if projective else batch._nonprojective_tensor
+    cpu_path = batch._projective_cpu if projective else batch._nonprojective_cpu
+    z1, mu1 = tensor_path(S, lengths, single_root)
+    z2, mu2 = cpu_path(S, lengths, single_root)
+    torch.testing.assert_close(z1, z2, atol=1e-9, rtol=1e-12)
+    torch.testing.assert_close(mu1, mu2, atol=1e-8, rtol=0)

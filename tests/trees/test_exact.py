@@ -204,13 +204,13 @@ def test_lapack_route_against_brute_force_and_elimination(single_root, monkeypat
     for n in (1, 3, 6):
         S = random_scores(n, rng, scale=2.0)
         _, _, logZ, mu = brute(S, False, single_root)
-        assert matrix_tree._factor(S, single_root) is not None  # the LU route is taken
+        assert matrix_tree._lu_route(S, single_root, True) is not None  # the LU route is taken
         assert trees.log_partition(S, False, single_root) == pytest.approx(logZ, abs=1e-10)
         np.testing.assert_allclose(trees.marginals(S, False, single_root), mu, atol=1e-10)
     S = random_scores(60, rng, scale=3.0)
-    W = matrix_tree._clean(S)
-    z, mu = matrix_tree._eliminate(W, single_root, True)
+    W = matrix_tree.clean(S)
+    z, mu = matrix_tree.eliminate(W, single_root, True)
     assert trees.log_partition(S, False, single_root) == pytest.approx(z, abs=1e-9)
     np.testing.assert_allclose(trees.marginals(S, False, single_root), mu, atol=1e-9)
     # huge scores make the factorization inaccurate: the exact elimination takes over
-    assert matrix_tree._factor(random_scores(60, rng, scale=1e4), single_root) is None
+    assert matrix_tree._lu_route(random_scores(60, rng, scale=1e4), single_root, True) is None
