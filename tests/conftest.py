@@ -20,3 +20,11 @@ def ud_files(ud):
     files = sorted(ud.glob("*/*.conllu"))
     assert files, f"no .conllu files under {ud}"
     return files
+
+
+from hypothesis import settings  # noqa: E402
+
+# CI runs the same examples every time; locally hypothesis explores new ones.
+settings.register_profile("ci", derandomize=True, deadline=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")

@@ -83,8 +83,8 @@ def build_matrices(S: np.ndarray, lengths: np.ndarray, single_root: bool):
     shift : (B,) Σ_m c[b, m], so that log Z[b] = log det M[b] + shift[b]
     """
     c = _column_shifts(S, lengths)
-    M = S[:, 1:, 1:] - c[:, None, 1:]
-    roots = S[:, 0, 1:] - c[:, 1:]
+    M = np.subtract(S[:, 1:, 1:], c[:, None, 1:])
+    roots = np.subtract(S[:, 0, 1:], c[:, 1:])
     with np.errstate(over="ignore"):  # the ignored diagonal may overflow
         np.exp(M, out=M)  # numpy's vectorized exp is several times faster than a loop's
         np.exp(roots, out=roots)
@@ -143,22 +143,25 @@ def marginals_from_inverse(M, roots, first, lengths, single_root, MinvT, mu, tol
 
 
 @njit(cache=True)
-def log_determinants(LU, piv, shift):
-    """log det of each factored matrix plus shift, and whether the determinant is positive.
+def log_determinants(LU, piv, shift, ok):
+    """log det of each factored matrix plus shift, and which sentences need the exact route.
 
-    LU : (B, N, N) LU factors; piv : (B, N) LAPACK pivots (1-based row swaps).
+    LU : (B, N, N) LU factors; piv : (B, N) LAPACK pivots (1-based row swaps); ok : (B,)
+    the marginal check of `marginals_from_inverse` (all True when there are no marginals).
+    A sentence needs the exact route when its check failed or its determinant is not
+    finite and positive.
     """
     B, n = piv.shape
     logdet = shift.copy()
-    positive = np.ones(B, dtype=np.bool_)
+    bad = ~ok
     for b in range(B):
         negative = False
         for i in range(n):
             d = LU[b, i, i]
             logdet[b] += np.log(abs(d))
             negative ^= (d < 0) ^ (piv[b, i] != i + 1)
-        positive[b] = not negative and np.isfinite(logdet[b])
-    return logdet, positive
+        bad[b] |= negative or not np.isfinite(logdet[b])
+    return logdet, bad
 
 
 # Below this many words the log-space elimination is faster than LAPACK; above it, the
@@ -179,8 +182,8 @@ def _lu_route(S: np.ndarray, single_root: bool, want_marginals: bool):
     if info != 0:
         return None
     rcond, _ = dgecon(lu, np.abs(M[0]).sum(axis=0).max(), norm="1")
-    logZ, positive = log_determinants(lu[None], piv[None] + 1, shift)
-    if rcond < MIN_RCOND or not positive[0]:
+    logZ, bad = log_determinants(lu[None], piv[None] + 1, shift, np.ones(1, dtype=np.bool_))
+    if rcond < MIN_RCOND or bad[0]:
         return None
     logZ = float(logZ[0])
     if not want_marginals:

@@ -240,4 +240,4 @@ def _marginals(S, single_root):
                     p = g * np.exp(CR[s, r] + CLT[t, r + 1] - top)
                     gCRr[s, r] += p
                     gCLc[t, r + 1] += p
-    return logZ, mu
+    return logZ, np.minimum(mu, 1.0)  # sums of probabilities can round just above 1
