@@ -135,13 +135,14 @@ def evaluate(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> dict:
         keep = ~is_punct(g)
         roots = gh == 0
         nonproj = nonprojective_arcs(g.heads)
-        total.update(
+        counts = dict(
             words=len(g), sentences=1, uas=head_ok.sum(), las=both.sum(),
             las_full=(head_ok & full_ok).sum(), la=label_ok.sum(),
             np_words=keep.sum(), uas_np=head_ok[keep].sum(), las_np=both[keep].sum(),
             ucm=head_ok.all(), lcm=both.all(), roots=roots.sum(),
             root_ok=(roots & (ph == 0)).sum(), nonproj=nonproj.sum(),
             nonproj_ok=(nonproj & head_ok).sum())
+        total.update({k: int(v) for k, v in counts.items()})  # numpy booleans do not add up
         for lab_list, is_pred in ((plab, True), (glab, False)):
             for m, lab in enumerate(lab_list):
                 stats = label_stats.setdefault(lab, [0, 0, 0, 0])

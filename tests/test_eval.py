@@ -39,9 +39,10 @@ def perturb(gold, rng, rate=0.3):
 
 def reference_scores(gold, pred):
     """The CoNLL 2018 definitions, written out word by word."""
-    words = uas = las = las_full = 0
+    words = uas = las = las_full = ucm = 0
     np_words = uas_np = las_np = 0
     for g, p in zip(gold, pred):
+        ucm += all(g.heads[m] == p.heads[m] for m in range(1, len(g) + 1))
         for m in range(1, len(g) + 1):
             head = g.heads[m] == p.heads[m]
             label = g.deprels[m - 1].split(":")[0] == p.deprels[m - 1].split(":")[0]
@@ -53,7 +54,7 @@ def reference_scores(gold, pred):
                 np_words += 1
                 uas_np += head
                 las_np += head and label
-    return {"UAS": 100 * uas / words, "LAS": 100 * las / words,
+    return {"UCM": 100 * ucm / len(gold), "UAS": 100 * uas / words, "LAS": 100 * las / words,
             "LAS_full": 100 * las_full / words, "UAS_nopunct": 100 * uas_np / np_words,
             "LAS_nopunct": 100 * las_np / np_words}
 
@@ -77,6 +78,12 @@ def test_hand_checked_scores():
     assert s["by_length"]["1"]["recall"] == pytest.approx(75.0)
     assert s["by_deprel"]["nsubj"]["recall"] == pytest.approx(0.0)
     assert s["by_deprel"]["advmod"]["f1"] == pytest.approx(100.0)
+
+
+def test_complete_match_counts_every_sentence():
+    gold = sentences(GOLD + GOLD.replace("dog", "cat"))
+    s = evaluate(gold, gold)
+    assert s["UCM"] == 100.0 and s["LCM"] == 100.0 and s["root_accuracy"] == 100.0
 
 
 def test_agrees_with_conll2018_definitions_on_perturbed_files(ud):
