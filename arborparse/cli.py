@@ -14,7 +14,7 @@ from arborparse import __version__
 from arborparse.baselines import BASELINES
 from arborparse.errors import ArborparseError
 from arborparse.eval import LENGTH_BINS, compare, evaluate
-from arborparse.io import read_conllu, write_conllu
+from arborparse.io import iter_conllu, read_conllu, write_conllu
 
 FORMAT = click.option("--format", "fmt", type=click.Choice(["auto", "conllu", "conllx"]),
                       default="auto", show_default=True,
@@ -109,6 +109,64 @@ def baseline_cmd(input, output, kind, fmt):
     """Parse INPUT with a trivial baseline (a floor for every evaluation)."""
     parse = BASELINES[kind]
     write_conllu([parse(s) for s in read_conllu(input, fmt)], output)
+
+
+@cli.command("train")
+@click.option("--train", "train_path", required=True, type=click.Path(dir_okay=False),
+              help="Training treebank (CoNLL-U or CoNLL-X).")
+@click.option("--dev", "dev_path", type=click.Path(dir_okay=False),
+              help="Development treebank: the epoch with the best LAS on it is kept.")
+@click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False),
+              help="Where to write the model file.")
+@click.option("--trainer", type=click.Choice(["perceptron", "mira", "mira-kbest",
+                                              "mira-factored"]),
+              default="perceptron", show_default=True)
+@click.option("--decoder", type=click.Choice(["mst", "eisner"]), default="mst",
+              show_default=True, help="Decoder for parsing (mst: non-projective).")
+@click.option("--train-decoder", type=click.Choice(["mst", "eisner"]),
+              help="Decoder during training (default: --decoder).")
+@click.option("--multi-root", is_flag=True,
+              help="Allow several words attached to the root (default: exactly one).")
+@click.option("--epochs", type=click.IntRange(1), default=10, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--hash-bits", type=click.IntRange(10, 31), default=23, show_default=True,
+              help="log2 of the hashed weight vector's size.")
+@click.option("--exact-features", is_flag=True,
+              help="Index the gold trees' features exactly instead of hashing.")
+@click.option("-k", "--kbest", "k", type=click.IntRange(1), default=5, show_default=True,
+              help="Constraints of mira-kbest.")
+@click.option("-C", "C", type=click.FloatRange(min=0, min_open=True), default=float("inf"),
+              help="Bound on MIRA steps (default: none).")
+@click.option("--quiet", is_flag=True, help="No progress bar or epoch lines.")
+@FORMAT
+def train_cmd(train_path, dev_path, model_path, trainer, decoder, train_decoder, multi_root,
+              epochs, seed, hash_bits, exact_features, k, C, quiet, fmt):
+    """Train a first-order parser and save the best epoch's model."""
+    from arborparse.learn import OnlineTrainer
+
+    train = read_conllu(train_path, fmt)
+    dev = read_conllu(dev_path, fmt) if dev_path else None
+    fitted = OnlineTrainer(trainer, epochs, decoder, train_decoder, not multi_root, seed,
+                           hash_bits, exact_features, k, C, progress=not quiet).fit(train, dev)
+    fitted.parser_.save(model_path)
+    if not quiet:
+        click.echo(f"saved {model_path} (epoch {fitted.best_epoch_})", err=True)
+
+
+@cli.command("parse")
+@click.argument("input", type=click.Path(dir_okay=False, allow_dash=True), default="-")
+@click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
+              help="Where to write the parsed file (default: stdout).")
+@click.option("--decoder", type=click.Choice(["mst", "eisner"]),
+              help="Override the model's decoder.")
+@FORMAT
+def parse_cmd(input, model_path, output, decoder, fmt):
+    """Parse INPUT (CoNLL-U or CoNLL-X; default stdin): only HEAD and DEPREL change."""
+    from arborparse.parser import Parser
+
+    parser = Parser.load(model_path)
+    write_conllu(parser.iter_parse(iter_conllu(input, fmt), decoder), output)
 
 
 def main():

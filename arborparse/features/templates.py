@@ -1,0 +1,340 @@
+"""The first-order feature templates, compiled: arc features f(x, h, m) and label features.
+
+Arc templates (McDonald, Crammer & Pereira 2005; MSTParser's DependencyPipe.addCoreFeatures),
+each emitted twice, plain and conjoined with direction and bucketed distance
+(1, 2, 3, 4, 5, 6-10, >10):
+
+- the 13 head/child combinations of word and POS (6 unigram, 7 bigram) in two views:
+  (FORM, XPOS) and (LEMMA, UPOS);
+- the 7 bigram combinations with 5-character prefixes, when the head or child form is
+  longer than 5 characters;
+- in-between POS (head POS, POS of each word between, child POS), for UPOS and XPOS;
+- surrounding POS of the left and right word of the arc (their neighbours, padded with
+  STR and END, and MID where the two words are adjacent): 4 four-grams and 4 trigram
+  back-offs, for UPOS and XPOS;
+- FEATS pairs: every (head feature, child feature) pair, with direction.
+
+`arc_features` and `label_features` list the hashes of one arc (for updates);
+`score_arcs` and `score_labels` score every arc of a sentence at once.
+
+Label templates, factored as in MSTParser: s(h, m, l) adds features of the head token with
+the label (role "head"), of the child token (role "child"), each with direction and the
+token's FORM, LEMMA, UPOS, XPOS, POS context and FEATS, plus label × (head UPOS, child
+UPOS, direction) and label × direction × distance.
+
+A feature is a 64-bit hash; `index` maps it to a weight: the low bits for a hashed weight
+vector (a power-of-two size), or its position in a sorted array of known features (an
+exact dictionary), -1 when unknown.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from arborparse.features.tokens import ATTRIBUTES, FORM, LEMMA, LONG, PREFIX, UPOS, XPOS
+
+ARC_TEMPLATES = 128  # template ids below this are arc templates; label templates above
+_PRIME = np.uint64(0x100000001B3)
+_STR = np.uint64(0x5354520000000001)
+_END = np.uint64(0x454E440000000002)
+_MID = np.uint64(0x4D49440000000003)
+_FEAT_SALT = ATTRIBUTES
+
+
+@njit(inline="always", cache=True)
+def _mix(h, x):
+    return (h ^ np.uint64(x)) * _PRIME
+
+
+@njit(inline="always", cache=True)
+def _final(h):
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(33)
+    return h
+
+
+@njit(inline="always", cache=True)
+def _start(template):
+    return np.uint64(template + 1) * np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(inline="always", cache=True)
+def _emit(out, k, h, dd):
+    """Write the plain feature and its direction-distance conjunction."""
+    out[k] = _final(_mix(h, 0))
+    out[k + 1] = _final(_mix(h, dd))
+    return k + 2
+
+
+@njit(inline="always", cache=True)
+def direction_distance(h, m):
+    """1..7 for arcs to the right, 9..15 to the left (distance buckets 1-5, 6-10, >10)."""
+    d = abs(h - m)
+    bucket = d if d <= 5 else (6 if d <= 10 else 7)
+    return bucket if h < m else 8 + bucket
+
+
+@njit(inline="always", cache=True)
+def _pos(attrs, i, attr, n):
+    if i < 0:
+        return _STR
+    if i > n:
+        return _END
+    return np.uint64(attrs[i, attr])
+
+
+@njit(cache=True)
+def arc_features(attrs, feats_ptr, feats, h, m, out):
+    """Write the feature hashes of the arc h -> m into out; return how many.
+
+    out must hold at least ``arc_capacity(n, max FEATS per word)`` entries.
+    """
+    n = attrs.shape[0] - 1
+    dd = direction_distance(h, m)
+    k = 0
+    for view in range(2):
+        W = FORM if view == 0 else LEMMA
+        P = XPOS if view == 0 else UPOS
+        hw = np.uint64(attrs[h, W])
+        hp = np.uint64(attrs[h, P])
+        cw = np.uint64(attrs[m, W])
+        cp = np.uint64(attrs[m, P])
+        t = 20 * view
+        k = _emit(out, k, _mix(_mix(_start(t + 0), hw), hp), dd)
+        k = _emit(out, k, _mix(_start(t + 1), hw), dd)
+        k = _emit(out, k, _mix(_start(t + 2), hp), dd)
+        k = _emit(out, k, _mix(_mix(_start(t + 3), cw), cp), dd)
+        k = _emit(out, k, _mix(_start(t + 4), cw), dd)
+        k = _emit(out, k, _mix(_start(t + 5), cp), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_mix(_start(t + 6), hw), hp), cw), cp), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_start(t + 7), hp), cw), cp), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_start(t + 8), hw), cw), cp), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_start(t + 9), hw), hp), cp), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_start(t + 10), hw), hp), cw), dd)
+        k = _emit(out, k, _mix(_mix(_start(t + 11), hw), cw), dd)
+        k = _emit(out, k, _mix(_mix(_start(t + 12), hp), cp), dd)
+    if attrs[h, LONG] or attrs[m, LONG]:
+        hw = np.uint64(attrs[h, PREFIX])
+        hp = np.uint64(attrs[h, XPOS])
+        cw = np.uint64(attrs[m, PREFIX])
+        cp = np.uint64(attrs[m, XPOS])
+        k = _emit(out, k, _mix(_mix(_mix(_mix(_start(40), hw), hp), cw), cp), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_start(41), hp), cw), cp), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_start(42), hw), cw), cp), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_start(43), hw), hp), cp), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_start(44), hw), hp), cw), dd)
+        k = _emit(out, k, _mix(_mix(_start(45), hw), cw), dd)
+        k = _emit(out, k, _mix(_mix(_start(46), hw), cp), dd)
+    left = min(h, m)
+    right = max(h, m)
+    for view in range(2):
+        P = UPOS if view == 0 else XPOS
+        t = 50 + 20 * view
+        hp = np.uint64(attrs[h, P])
+        cp = np.uint64(attrs[m, P])
+        for b in range(left + 1, right):
+            k = _emit(out, k, _mix(_mix(_mix(_start(t), hp), np.uint64(attrs[b, P])), cp), dd)
+        lp = np.uint64(attrs[left, P])
+        rp = np.uint64(attrs[right, P])
+        adjacent = left + 1 == right
+        l_next = _MID if adjacent else _pos(attrs, left + 1, P, n)
+        r_prev = _MID if adjacent else _pos(attrs, right - 1, P, n)
+        l_prev = _pos(attrs, left - 1, P, n)
+        r_next = _pos(attrs, right + 1, P, n)
+        k = _emit(out, k, _mix(_mix(_mix(_mix(_start(t + 1), lp), l_next), r_prev), rp), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_mix(_start(t + 2), l_prev), lp), r_prev), rp), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_mix(_start(t + 3), lp), l_next), rp), r_next), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_mix(_start(t + 4), l_prev), lp), rp), r_next), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_start(t + 5), lp), l_next), rp), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_start(t + 6), lp), r_prev), rp), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_start(t + 7), l_prev), lp), rp), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_start(t + 8), lp), rp), r_next), dd)
+    direction = np.uint64(1 if h < m else 2)
+    for a in range(feats_ptr[h], feats_ptr[h + 1]):
+        fa = _mix(_mix(_start(100), direction), np.uint64(feats[a]))
+        for b in range(feats_ptr[m], feats_ptr[m + 1]):
+            out[k] = _final(_mix(fa, np.uint64(feats[b])))
+            k += 1
+    return k
+
+
+def arc_capacity(n: int, max_feats: int) -> int:
+    """Enough room for the features of any arc of an n-word sentence."""
+    return 2 * (13 * 2 + 7 + 8 * 2) + 2 * 2 * max(n, 1) + max_feats * max_feats + 16
+
+
+@njit(inline="always", cache=True)
+def index(h, keys, size):
+    """The weight index of feature hash h: hashed (keys empty, size a power of two) or
+    its position in the sorted array keys (-1 when unknown)."""
+    if keys.shape[0] == 0:
+        return np.int64(h & np.uint64(size - 1))
+    pos = np.searchsorted(keys, h)
+    if pos < keys.shape[0] and keys[pos] == h:
+        return np.int64(pos)
+    return np.int64(-1)
+
+
+@njit(cache=True)
+def indices(hashes, ptr, keys, size):
+    """The weight indices of groups of feature hashes (group i is hashes[ptr[i]:ptr[i+1]]),
+    features unknown to a dictionary dropped: (indices, new ptr)."""
+    out = np.empty(hashes.shape[0], dtype=np.int64)
+    new_ptr = np.zeros_like(ptr)
+    k = 0
+    for g in range(ptr.shape[0] - 1):
+        for j in range(ptr[g], ptr[g + 1]):
+            i = index(hashes[j], keys, size)
+            if i >= 0:
+                out[k] = i
+                k += 1
+        new_ptr[g + 1] = k
+    return out[:k], new_ptr
+
+
+@njit(inline="always", cache=True)
+def _weight(w, keys, h):
+    i = index(h, keys, w.shape[0])
+    return w[i] if i >= 0 else 0.0
+
+
+@njit(cache=True)
+def score_arcs(attrs, feats_ptr, feats, w, keys, buf):
+    """S[h, m] = w · f(x, h, m) for every arc; S has shape (n+1, n+1), -inf on the
+    diagonal and in column 0. buf: scratch of `arc_capacity` entries."""
+    N = attrs.shape[0]
+    S = np.full((N, N), -np.inf)
+    for h in range(N):
+        for m in range(1, N):
+            if h == m:
+                continue
+            count = arc_features(attrs, feats_ptr, feats, h, m, buf)
+            total = 0.0
+            for k in range(count):
+                total += _weight(w, keys, buf[k])
+            S[h, m] = total
+    return S
+
+
+@njit(cache=True)
+def token_label_features(attrs, feats_ptr, feats, i, role, direction, label, out):
+    """Hashes of the label features of token i as head (role 0) or child (role 1) of an
+    arc pointing in `direction` (0 left, 1 right), with the given label."""
+    n = attrs.shape[0] - 1
+    base = _mix(_mix(_mix(_start(ARC_TEMPLATES), np.uint64(label)), np.uint64(role)),
+                np.uint64(direction))
+    k = 0
+    out[k] = _final(base)
+    k += 1
+    for a in range(4):
+        out[k] = _final(_mix(_mix(base, np.uint64(a + 1)), np.uint64(attrs[i, a])))
+        k += 1
+    u = np.uint64(attrs[i, UPOS])
+    prev = _pos(attrs, i - 1, UPOS, n)
+    nxt = _pos(attrs, i + 1, UPOS, n)
+    out[k] = _final(_mix(_mix(_mix(base, np.uint64(10)), prev), u))
+    out[k + 1] = _final(_mix(_mix(_mix(base, np.uint64(11)), u), nxt))
+    out[k + 2] = _final(_mix(_mix(_mix(_mix(base, np.uint64(12)), prev), u), nxt))
+    k += 3
+    for a in range(feats_ptr[i], feats_ptr[i + 1]):
+        out[k] = _final(_mix(_mix(base, np.uint64(13)), np.uint64(feats[a])))
+        k += 1
+    return k
+
+
+@njit(inline="always", cache=True)
+def _pos_pair_feature(hu, mu, direction, label):
+    base = _mix(_start(ARC_TEMPLATES + 1), np.uint64(label))
+    return _final(_mix(_mix(_mix(base, np.uint64(direction)), hu), mu))
+
+
+@njit(inline="always", cache=True)
+def _distance_feature(dd, label):
+    return _final(_mix(_mix(_start(ARC_TEMPLATES + 2), np.uint64(label)), np.uint64(dd)))
+
+
+@njit(cache=True)
+def label_features(attrs, feats_ptr, feats, h, m, label, out):
+    """All label feature hashes of the labeled arc h -> m with `label`; return the count."""
+    direction = 1 if h < m else 0
+    k = token_label_features(attrs, feats_ptr, feats, h, 0, direction, label, out)
+    k += token_label_features(attrs, feats_ptr, feats, m, 1, direction, label, out[k:])
+    out[k] = _pos_pair_feature(np.uint64(attrs[h, UPOS]), np.uint64(attrs[m, UPOS]),
+                               direction, label)
+    out[k + 1] = _distance_feature(direction_distance(h, m), label)
+    return k + 2
+
+
+@njit(cache=True)
+def score_labels(attrs, feats_ptr, feats, w, keys, labels, buf):
+    """The best label and its score for every arc: (best (n+1, n+1) int, score (n+1, n+1)).
+
+    s(h, m, l) = head(h, l, dir) + child(m, l, dir) + pair(UPOS_h, UPOS_m, l, dir)
+    + distance(l, dir, dist). Each part is looked up once per distinct argument (token,
+    UPOS pair, distance bucket), so the cost is O(n L) lookups plus O(n² L) additions.
+    """
+    N = attrs.shape[0]
+    L = labels
+    token = np.zeros((N, 2, 2, L))  # [i, role, direction, label]
+    for i in range(N):
+        for role in range(2):
+            for direction in range(2):
+                for label in range(L):
+                    count = token_label_features(attrs, feats_ptr, feats, i, role, direction,
+                                                 label, buf)
+                    total = 0.0
+                    for k in range(count):
+                        total += _weight(w, keys, buf[k])
+                    token[i, role, direction, label] = total
+    tags = np.unique(attrs[:, UPOS])
+    tag = np.searchsorted(tags, attrs[:, UPOS])
+    U = tags.shape[0]
+    pair = np.zeros((U, U, 2, L))
+    for a in range(U):
+        for b in range(U):
+            for direction in range(2):
+                for label in range(L):
+                    pair[a, b, direction, label] = _weight(w, keys, _pos_pair_feature(
+                        np.uint64(tags[a]), np.uint64(tags[b]), direction, label))
+    distance = np.zeros((16, L))
+    for dd in range(16):
+        for label in range(L):
+            distance[dd, label] = _weight(w, keys, _distance_feature(dd, label))
+    best = np.zeros((N, N), dtype=np.int64)
+    score = np.full((N, N), -np.inf)
+    for h in range(N):
+        for m in range(1, N):
+            if h == m:
+                continue
+            direction = 1 if h < m else 0
+            dd = direction_distance(h, m)
+            for label in range(L):
+                total = (token[h, 0, direction, label] + token[m, 1, direction, label]
+                         + pair[tag[h], tag[m], direction, label] + distance[dd, label])
+                if total > score[h, m]:
+                    score[h, m] = total
+                    best[h, m] = label
+    return best, score
+
+
+@njit(cache=True)
+def labeled_arc_features(attrs, feats_ptr, feats, heads, words, labels, buf):
+    """The arc and label feature hashes of the labeled arcs heads[i] -> words[i] with
+    labels[i]: (hashes, ptr), arc i owning ``hashes[ptr[i]:ptr[i+1]]``. buf: scratch of
+    `arc_capacity` entries."""
+    out = np.empty(words.shape[0] * 2 * buf.shape[0], dtype=np.uint64)
+    ptr = np.zeros(words.shape[0] + 1, dtype=np.int64)
+    k = 0
+    for i in range(words.shape[0]):
+        count = arc_features(attrs, feats_ptr, feats, heads[i], words[i], buf)
+        out[k:k + count] = buf[:count]
+        k += count
+        count = label_features(attrs, feats_ptr, feats, heads[i], words[i], labels[i], buf)
+        out[k:k + count] = buf[:count]
+        k += count
+        ptr[i + 1] = k
+    return out[:k], ptr

@@ -1,0 +1,75 @@
+"""Per-sentence token tables: every attribute a feature template reads, as 32-bit hashes.
+
+Strings are hashed with CRC-32 (stable across processes and machines, unlike Python's
+``hash``), salted by attribute so that the same string in two columns differs. Index 0 is
+the root symbol; positions -1 and n+1 (outside the sentence) are read as the padding
+symbols STR and END by the templates.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from arborparse.io.conllu import Sentence
+
+FORM, LEMMA, UPOS, XPOS, PREFIX, LONG = range(6)
+ATTRIBUTES = 6
+PREFIX_LENGTH = 5
+_NUMBER = re.compile(r"^[+-]?[0-9][0-9.,:/]*$")
+
+
+def string_hash(text: str, salt: int) -> int:
+    """A stable 32-bit hash of a string in one of the attribute namespaces."""
+    return zlib.crc32(text.encode("utf-8"), salt * 0x9E3779B1 & 0xFFFFFFFF)
+
+
+ROOT = {a: string_hash("<root>", a) for a in range(ATTRIBUTES)}
+
+
+def normalize(form: str) -> str:
+    """Numbers become <num> (McDonald et al.'s number normalization)."""
+    return "<num>" if _NUMBER.match(form) else form
+
+
+@dataclass
+class TokenTable:
+    """The attributes of words 0..n (0 is the root) as int64 hashes, and their FEATS.
+
+    attrs : (n+1, ATTRIBUTES) hashes of normalized FORM, LEMMA, UPOS, XPOS, the 5-character
+        prefix of the form, and whether the form is longer than 5 characters (0/1)
+    feats_ptr, feats : FEATS items of word i are ``feats[feats_ptr[i]:feats_ptr[i+1]]``
+    """
+
+    attrs: np.ndarray
+    feats_ptr: np.ndarray
+    feats: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.attrs) - 1
+
+
+def encode(sentence: Sentence) -> TokenTable:
+    """The token table of a sentence (CoNLL-X: CPOSTAG plays UPOS, POSTAG plays XPOS)."""
+    n = len(sentence)
+    attrs = np.empty((n + 1, ATTRIBUTES), dtype=np.int64)
+    attrs[0] = [ROOT[a] for a in range(ATTRIBUTES)]
+    attrs[0, LONG] = 0
+    ptr = [0, 0]
+    feats: list[int] = []
+    for i, (form, lemma, upos, xpos, fts) in enumerate(zip(
+            sentence.forms, sentence.lemmas, sentence.upos, sentence.xpos, sentence.feats), 1):
+        word = normalize(form)
+        attrs[i, FORM] = string_hash(word, FORM)
+        attrs[i, LEMMA] = string_hash(normalize(lemma), LEMMA)
+        attrs[i, UPOS] = string_hash(upos, UPOS)
+        attrs[i, XPOS] = string_hash(xpos, XPOS)
+        attrs[i, PREFIX] = string_hash(word[:PREFIX_LENGTH], PREFIX)
+        attrs[i, LONG] = len(word) > PREFIX_LENGTH
+        if fts != "_":
+            feats.extend(string_hash(f, ATTRIBUTES) for f in fts.split("|"))
+        ptr.append(len(feats))
+    return TokenTable(attrs, np.array(ptr, dtype=np.int64), np.array(feats, dtype=np.int64))

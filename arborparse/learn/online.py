@@ -1,0 +1,251 @@
+"""Online large-margin training of the first-order model (McDonald et al. 2005, Figure 4).
+
+- ``perceptron``: the averaged perceptron (Collins 2002): w += f(gold) - f(best).
+- ``mira``: single-best MIRA, the closed form for one constraint
+  s(gold) - s(best) >= loss(best), step min(C, (loss - margin) / ‖Δf‖²).
+- ``mira-kbest``: k constraints from the exact k best trees, solved by Hildreth's algorithm.
+- ``mira-factored``: the edge constraints of §3.2, s(gold arc into m) - s(other arc into m)
+  >= 1, for every word m and every other (head, best label) of m; those violated under
+  the current weights (margin < 1) enter Hildreth's algorithm.
+
+The loss is the number of words with a wrong head plus the number with a wrong label.
+Weights are averaged over every step (Figure 4, line 5) with the usual trick: alongside w
+keep u = Σ_t t Δ_t; the average after T steps is w - u / T.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from tqdm import tqdm
+
+from arborparse.errors import ArborparseError
+from arborparse.eval import evaluate
+from arborparse.io.conllu import Sentence
+from arborparse.io.validate import check_tree
+from arborparse.learn.hildreth import hildreth
+from arborparse.models.first_order import DECODERS, Encoded, FirstOrderModel, Scores, decode
+from arborparse.parser import Parser
+from arborparse.trees import kbest
+
+TRAINERS = ("perceptron", "mira", "mira-kbest", "mira-factored")
+
+
+def _sparse_rows(idx: np.ndarray, ptr: np.ndarray, signs: np.ndarray, size: int):
+    """A CSR matrix with one row per group of indices, each entry signs[group]."""
+    rows = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+    return sp.csr_matrix((signs[rows].astype(np.float64), (rows, idx)),
+                         shape=(len(ptr) - 1, size))
+
+
+class OnlineTrainer:
+    """Train a first-order parser with an online large-margin algorithm.
+
+    Parameters
+    ----------
+    trainer : ``"perceptron"``, ``"mira"``, ``"mira-kbest"`` or ``"mira-factored"``
+    epochs : passes over the training data; the epoch with the best development LAS
+        (UAS for unlabeled data) is kept
+    decoder : ``"mst"`` (non-projective) or ``"eisner"`` (projective), used for parsing
+    train_decoder : the decoder used during training (default: `decoder`)
+    single_root : trees with exactly one word attached to the root (as UD requires)
+    seed : shuffling seed; training is reproducible bit for bit
+    hash_bits : log2 of the hashed weight vector's size
+    exact_features : index the features of the gold training trees exactly instead of
+        hashing (a dictionary; slower to build, no collisions)
+    k : constraints of ``mira-kbest``
+    C : bound on the MIRA step sizes (``inf``: hard constraints, as McDonald et al.)
+    progress : show a progress bar on stderr
+
+    After `fit`: ``parser_`` (the best epoch's `Parser`), ``history_`` (one dict per
+    epoch) and ``best_epoch_``.
+    """
+
+    def __init__(self, trainer: str = "perceptron", epochs: int = 10, decoder: str = "mst",
+                 train_decoder: str | None = None, single_root: bool = True, seed: int = 0,
+                 hash_bits: int = 23, exact_features: bool = False, k: int = 5,
+                 C: float = math.inf, progress: bool = True):
+        if trainer not in TRAINERS:
+            raise ArborparseError(f"unknown trainer {trainer!r}; choose one of {TRAINERS}")
+        for name, value in (("decoder", decoder), ("train_decoder", train_decoder or decoder)):
+            if value not in DECODERS:
+                raise ArborparseError(f"unknown {name} {value!r}; choose one of {DECODERS}")
+        if epochs < 1 or k < 1 or not (C > 0) or not (10 <= hash_bits <= 31):
+            raise ArborparseError("epochs and k must be >= 1, C > 0, hash_bits in 10..31")
+        self.trainer = trainer
+        self.epochs = epochs
+        self.decoder = decoder
+        self.train_decoder = train_decoder or decoder
+        self.single_root = single_root
+        self.seed = seed
+        self.hash_bits = hash_bits
+        self.exact_features = exact_features
+        self.k = k
+        self.C = C
+        self.progress = progress
+
+    # ------------------------------------------------------------------ set-up
+
+    def _gold(self, sentences: list[Sentence], labels: dict[str, int]):
+        for s in sentences:
+            check_tree(s, self.single_root)
+        heads = [s.heads for s in sentences]
+        ids = [np.array([-1] + [labels[d] for d in s.deprels], dtype=np.int64)
+               for s in sentences]
+        return heads, ids
+
+    def _model(self, encoded, heads, ids, labels) -> FirstOrderModel:
+        if not self.exact_features:
+            return FirstOrderModel(np.zeros(1 << self.hash_bits), labels)
+        probe = FirstOrderModel(np.zeros(1), labels)
+        keys = []
+        for x, h, l in zip(encoded, heads, ids):
+            hashes, _ = probe.arc_hashes(x, h[1:], np.arange(1, len(h)), l[1:])
+            keys.append(np.unique(hashes))
+        keys = np.unique(np.concatenate(keys))
+        return FirstOrderModel(np.zeros(len(keys)), labels, keys)
+
+    # ----------------------------------------------------------------- updates
+
+    def _delta(self, model, x, gold_h, gold_l, heads, labels):
+        """f(gold) - f(tree) as (indices, values) over the words where they differ."""
+        diff = np.flatnonzero((gold_h != heads) | (gold_l != labels))
+        diff = diff[diff > 0]
+        plus, _ = model.arc_features(x, gold_h[diff], diff, gold_l[diff])
+        minus, _ = model.arc_features(x, heads[diff], diff, labels[diff])
+        idx = np.concatenate([plus, minus])
+        vals = np.concatenate([np.ones(len(plus)), -np.ones(len(minus))])
+        uniq, inverse = np.unique(idx, return_inverse=True)
+        sums = np.bincount(inverse, weights=vals, minlength=len(uniq))
+        keep = sums != 0
+        return uniq[keep], sums[keep]
+
+    def _constraints(self, model, x, w, scores: Scores, gold_h, gold_l):
+        """The rows a_j of the active constraints and their violations b_j."""
+        if self.trainer in ("perceptron", "mira"):
+            heads, labels = decode(scores, self.train_decoder, self.single_root)
+            trees = [(heads, labels)]
+        elif self.trainer == "mira-kbest":
+            found = kbest(scores.total, self.k, self.train_decoder == "eisner", self.single_root)
+            m = np.arange(1, len(gold_h))
+            trees = []
+            for _, heads in found:
+                labels = np.full(len(heads), -1, dtype=np.int64)
+                labels[1:] = scores.label[heads[1:], m]
+                trees.append((heads, labels))
+        else:
+            return self._factored(model, x, w, scores, gold_h, gold_l)
+        rows, b = [], []
+        for heads, labels in trees:
+            loss = int((heads != gold_h)[1:].sum() + (labels != gold_l)[1:].sum())
+            if loss == 0:
+                continue
+            idx, vals = self._delta(model, x, gold_h, gold_l, heads, labels)
+            rows.append(sp.csr_matrix((vals, (np.zeros(len(idx), dtype=np.int64), idx)),
+                                      shape=(1, len(w))))
+            b.append(loss - float(vals @ w[idx]))
+        if not rows:
+            return None, None
+        return sp.vstack(rows, format="csr"), np.array(b)
+
+    def _factored(self, model, x, w, scores: Scores, gold_h, gold_l):
+        n = len(gold_h) - 1
+        words = np.arange(1, n + 1)
+        gold_idx, gold_ptr = model.arc_features(x, gold_h[1:], words, gold_l[1:])
+        owner = np.repeat(np.arange(n), np.diff(gold_ptr))
+        gold_score = np.bincount(owner, weights=w[gold_idx], minlength=n)
+        total = scores.total
+        hs, ms, ls = [], [], []
+        for m in words:
+            g = gold_h[m]
+            margin = gold_score[m - 1] - total[:, m]
+            for h in np.flatnonzero(margin < 1.0):
+                if h == m or (h == g and scores.label[h, m] == gold_l[m]):
+                    continue
+                hs.append(h)
+                ms.append(m)
+                ls.append(scores.label[h, m])
+        if not hs:
+            return None, None
+        hs, ms, ls = np.array(hs), np.array(ms), np.array(ls)
+        comp_idx, comp_ptr = model.arc_features(x, hs, ms, ls)
+        V = len(hs)
+        comp = _sparse_rows(comp_idx, comp_ptr, -np.ones(V), len(w))
+        gold_rows = _sparse_rows(gold_idx, gold_ptr, np.ones(n), len(w))
+        A = (gold_rows[ms - 1] + comp).tocsr()
+        A.sum_duplicates()
+        b = 1.0 - A @ w
+        return A, b
+
+    # --------------------------------------------------------------- training
+
+    def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> OnlineTrainer:
+        """Train on `train`, select the best epoch on `dev` (or keep the last); return self."""
+        if not train:
+            raise ArborparseError("the training data holds no sentences")
+        labels = sorted({d for s in train for d in s.deprels})
+        index = {d: i for i, d in enumerate(labels)}
+        gold_heads, gold_labels = self._gold(train, index)
+        encoded = [Encoded.of(s) for s in train]
+        model = self._model(encoded, gold_heads, gold_labels, labels)
+        w = model.weights
+        u = np.zeros_like(w)
+        steps = 1
+        rng = np.random.default_rng(self.seed)
+        self.history_ = []
+        self.best_epoch_ = None
+        best_score, best_weights = -1.0, None
+        for epoch in range(1, self.epochs + 1):
+            start = time.perf_counter()
+            order = rng.permutation(len(train))
+            errors = 0
+            bar = tqdm(order, desc=f"epoch {epoch}/{self.epochs}", unit="sent",
+                       disable=None if self.progress else True, file=sys.stderr, leave=False)
+            for i in bar:
+                x = encoded[i]
+                scores = model.scores(x, w)
+                A, b = self._constraints(model, x, w, scores, gold_heads[i], gold_labels[i])
+                if A is not None:
+                    errors += 1
+                    # the columns the constraints touch, renumbered 0..U-1
+                    columns, local = np.unique(A.indices, return_inverse=True)
+                    D = sp.csr_matrix((A.data, local, A.indptr), shape=(A.shape[0], len(columns)))
+                    if self.trainer == "perceptron":
+                        alpha = np.ones(1)
+                    else:
+                        alpha = hildreth((D @ D.T).toarray(), b, self.C)
+                    step = D.T @ alpha
+                    w[columns] += step
+                    u[columns] += steps * step
+                steps += 1
+            elapsed = time.perf_counter() - start
+            average = w - u / steps
+            record = {"epoch": epoch, "seconds": elapsed,
+                      "sentences_per_second": len(train) / elapsed,
+                      "train_errors": errors}
+            parser = Parser(FirstOrderModel(average, labels, model.keys), self.decoder,
+                            self.single_root)
+            if dev:
+                scores = evaluate(dev, parser.parse(dev))
+                record.update(UAS=scores["UAS"], LAS=scores["LAS"])
+                score = scores["LAS"]
+            else:
+                score = epoch
+            self.history_.append(record)
+            if score > best_score:
+                best_score, best_weights, self.best_epoch_ = score, average, epoch
+            if self.progress:
+                line = (f"epoch {epoch}/{self.epochs}  {elapsed:.1f}s  "
+                        f"{record['sentences_per_second']:.0f} sent/s  "
+                        f"sentences with updates {errors}")
+                if dev:
+                    line += f"  dev UAS {record['UAS']:.2f}  LAS {record['LAS']:.2f}"
+                    line += "  (best)" if self.best_epoch_ == epoch else ""
+                tqdm.write(line, file=sys.stderr)
+        self.parser_ = Parser(FirstOrderModel(best_weights, labels, model.keys), self.decoder,
+                              self.single_root)
+        return self

@@ -1,0 +1,1 @@
+"""Edge-factored linear models and their files."""

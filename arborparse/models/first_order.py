@@ -1,0 +1,118 @@
+"""The edge-factored linear model s(h, m, l) = w · f(x, h, m) + w · g(x, h, m, l).
+
+Decoding picks the best label of every arc first (exact for first-order models), then
+the best tree under arc score + best label score, non-projective (MST) or projective
+(Eisner), single- or multi-root.
+
+Weights are indexed by hashing (a power-of-two vector; the default) or by an exact
+dictionary of the features of the gold trees (sorted hashes; see
+`arborparse.features.templates.index`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from arborparse.features.templates import (arc_capacity, indices, labeled_arc_features,
+                                           score_arcs, score_labels)
+from arborparse.features.tokens import TokenTable, encode
+from arborparse.io.conllu import Sentence
+from arborparse.models import files
+from arborparse.trees.arborescence import _mst
+from arborparse.trees.projective import _eisner
+
+KIND = "first-order"
+VERSION = 1
+DECODERS = ("mst", "eisner")
+
+
+@dataclass
+class Encoded:
+    """A sentence ready for scoring: its token table and a scratch buffer."""
+
+    table: TokenTable
+    buf: np.ndarray
+
+    @classmethod
+    def of(cls, sentence: Sentence) -> Encoded:
+        table = encode(sentence)
+        widest = int(np.diff(table.feats_ptr).max(initial=0))
+        return cls(table, np.empty(arc_capacity(len(table), widest), dtype=np.uint64))
+
+
+@dataclass
+class Scores:
+    """arc[h, m]; label[h, m] the best label of the arc and label_score[h, m] its score."""
+
+    arc: np.ndarray
+    label: np.ndarray
+    label_score: np.ndarray
+
+    @property
+    def total(self) -> np.ndarray:
+        return self.arc + self.label_score
+
+
+@dataclass
+class FirstOrderModel:
+    """Weights, the feature index (empty keys: hashing) and the label set."""
+
+    weights: np.ndarray
+    labels: list[str]
+    keys: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
+
+    @property
+    def hashed(self) -> bool:
+        return self.keys.shape[0] == 0
+
+    def scores(self, x: Encoded, weights: np.ndarray | None = None) -> Scores:
+        w = self.weights if weights is None else weights
+        t = x.table
+        arc = score_arcs(t.attrs, t.feats_ptr, t.feats, w, self.keys, x.buf)
+        label, label_score = score_labels(t.attrs, t.feats_ptr, t.feats, w, self.keys,
+                                          len(self.labels), x.buf)
+        return Scores(arc, label, label_score)
+
+    def arc_hashes(self, x: Encoded, heads, words, labels) -> tuple[np.ndarray, np.ndarray]:
+        """Feature hashes of the labeled arcs heads[i] -> words[i] (labels[i]): (hashes,
+        ptr), arc i owning ``hashes[ptr[i]:ptr[i+1]]``."""
+        t = x.table
+        return labeled_arc_features(t.attrs, t.feats_ptr, t.feats,
+                                    np.asarray(heads, dtype=np.int64),
+                                    np.asarray(words, dtype=np.int64),
+                                    np.asarray(labels, dtype=np.int64), x.buf)
+
+    def arc_features(self, x: Encoded, heads, words, labels) -> tuple[np.ndarray, np.ndarray]:
+        """Like `arc_hashes`, as weight indices (features unknown to a dictionary dropped)."""
+        return indices(*self.arc_hashes(x, heads, words, labels), self.keys,
+                       self.weights.shape[0])
+
+    def save(self, path, decoder: str, single_root: bool, extra: dict | None = None) -> None:
+        header = {"labels": self.labels, "decoder": decoder, "single_root": single_root,
+                  "hashed": self.hashed, **(extra or {})}
+        files.save(path, KIND, VERSION, header,
+                   {"weights": self.weights.astype(np.float32), "keys": self.keys})
+
+    @classmethod
+    def load(cls, path) -> tuple[FirstOrderModel, dict]:
+        header, arrays = files.load(path, KIND, VERSION)
+        for name in ("weights", "keys"):
+            if name not in arrays:
+                raise files.ModelFileError(f"{path}: the model file has no {name!r} array")
+        model = cls(arrays["weights"].astype(np.float64), list(header["labels"]),
+                    arrays["keys"].astype(np.uint64))
+        return model, header
+
+
+def decode(scores: Scores, decoder: str, single_root: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The best tree and its labels: (heads, labels), both (n+1,) with -1 at index 0."""
+    search = _eisner if decoder == "eisner" else _mst
+    heads, ok = search(scores.total, single_root)
+    if not ok:
+        raise ValueError("no tree has a finite score")
+    labels = np.full(len(heads), -1, dtype=np.int64)
+    labels[1:] = scores.label[heads[1:], np.arange(1, len(heads))]
+    return heads, labels
+

@@ -1,0 +1,85 @@
+"""The feature templates on a 3-word sentence, checked by hand."""
+
+import io
+
+import numpy as np
+import pytest
+
+from arborparse.features import arc_features, encode, label_features
+from arborparse.features.templates import arc_capacity, direction_distance
+from arborparse.io import read_conllu
+
+TEXT = ("1\tThe\tthe\tDET\tDT\tDefinite=Def\t2\tdet\t_\t_\n"
+        "2\tdoggies\tdoggy\tNOUN\tNNS\tNumber=Plur|Gender=Neut\t3\tnsubj\t_\t_\n"
+        "3\tbark\tbark\tVERB\tVBP\tMood=Ind|Tense=Pres|VerbForm=Fin\t0\troot\t_\t_\n\n")
+
+
+def sentence(text=TEXT):
+    return read_conllu(io.StringIO(text))[0]
+
+
+def features(table, h, m):
+    buf = np.empty(arc_capacity(len(table), 4), dtype=np.uint64)
+    count = arc_features(table.attrs, table.feats_ptr, table.feats, h, m, buf)
+    return buf[:count].copy()
+
+
+def test_feature_counts_by_hand():
+    t = encode(sentence())
+    # 2 views x 13 word/POS combinations, each plain and with direction+distance = 52;
+    # in-between POS: 2 POS types x 1 word between x 2 = 4; surrounding POS: 2 x 8 x 2 = 32;
+    # FEATS pairs: 3 (bark) x 1 (The) = 3; no form longer than 5 characters: no prefixes
+    assert len(features(t, 3, 1)) == 52 + 4 + 32 + 3
+    # "doggies" is longer than 5: 7 prefix bigrams x 2 = 14; adjacent: no word between;
+    # FEATS pairs 2 x 3 = 6
+    assert len(features(t, 2, 3)) == 52 + 14 + 32 + 6
+    # the root has no FEATS; word 1 lies between the root and word 2
+    assert len(features(t, 0, 2)) == 52 + 14 + 4 + 32
+
+
+def test_direction_and_distance_buckets():
+    assert [direction_distance(0, m) for m in (1, 2, 3, 4, 5, 6, 10, 11, 40)] == \
+        [1, 2, 3, 4, 5, 6, 6, 7, 7]
+    assert direction_distance(5, 4) == 9 and direction_distance(40, 1) == 15
+
+
+def test_shared_and_distinct_features():
+    t = encode(sentence())
+    left, right = set(features(t, 2, 1)), set(features(t, 2, 3))
+    # plain head unigrams (word+POS, word, POS in two views) are shared; their direction
+    # conjunctions are not
+    shared = left & right
+    assert len(shared) >= 6
+    assert set(features(t, 2, 1)) != set(features(t, 1, 2))
+    assert len(set(features(t, 3, 1))) == len(features(t, 3, 1))  # no accidental duplicates
+
+
+def test_changing_a_form_changes_only_its_features():
+    base = encode(sentence())
+    other = encode(sentence(TEXT.replace("\tbark\tbark\t", "\tbarks\tbark\t")))
+    a, b = set(features(base, 1, 2)), set(features(other, 1, 2))
+    assert a == b  # the arc 1 -> 2 never reads word 3's form
+    a, b = set(features(base, 3, 2)), set(features(other, 3, 2))
+    # templates reading the head form change: 7 of the (FORM, XPOS) view's 13 and, since
+    # "doggies" is long, 6 of the 7 prefix bigrams ("bark" vs "barks"); each x 2
+    assert len(a - b) == 2 * (7 + 6)
+
+
+def test_numbers_are_normalized():
+    one = encode(sentence(TEXT.replace("\tThe\t", "\t1984\t")))
+    two = encode(sentence(TEXT.replace("\tThe\t", "\t3.14\t")))
+    assert one.attrs[1, 0] == two.attrs[1, 0]
+
+
+@pytest.mark.parametrize("h,m", [(2, 1), (0, 3), (3, 2)])
+def test_label_features(h, m):
+    t = encode(sentence())
+    buf = np.empty(64, dtype=np.uint64)
+    count = label_features(t.attrs, t.feats_ptr, t.feats, h, m, 0, buf)
+    feats = lambda i: t.feats_ptr[i + 1] - t.feats_ptr[i]  # noqa: E731
+    # per token: label+role+direction, 4 attributes, 3 POS contexts, its FEATS; then the
+    # POS pair and the distance
+    assert count == (8 + feats(h)) + (8 + feats(m)) + 2
+    first = set(buf[:count])
+    label_features(t.attrs, t.feats_ptr, t.feats, h, m, 1, buf)
+    assert not first & set(buf[:count])  # another label shares no feature

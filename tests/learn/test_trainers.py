@@ -1,0 +1,82 @@
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from treebanks import separable
+
+from arborparse.errors import ArborparseError
+from arborparse.eval import evaluate
+from arborparse.learn import TRAINERS, OnlineTrainer
+from arborparse.learn.hildreth import hildreth
+
+
+@pytest.mark.parametrize("decoder", ["mst", "eisner"])
+@pytest.mark.parametrize("trainer", TRAINERS)
+def test_reaches_full_training_accuracy_on_separable_data(trainer, decoder):
+    data = separable()
+    fitted = OnlineTrainer(trainer, epochs=8, decoder=decoder, hash_bits=16,
+                           progress=False).fit(data, data)
+    scores = evaluate(data, fitted.parser_.parse(data))
+    assert scores["UAS"] == 100.0 and scores["LAS"] == 100.0
+    assert fitted.history_[-1]["train_errors"] == 0 or fitted.best_epoch_ < 8
+
+
+def test_exact_feature_dictionary():
+    data = separable()
+    fitted = OnlineTrainer("perceptron", epochs=5, exact_features=True,
+                           progress=False).fit(data, data)
+    model = fitted.parser_.model
+    assert not model.hashed and len(model.keys) == len(model.weights)
+    assert np.all(np.diff(model.keys.astype(np.float64)) > 0)
+    assert evaluate(data, fitted.parser_.parse(data))["LAS"] == 100.0
+
+
+def test_training_is_reproducible_and_seeded():
+    data = separable()
+    a = OnlineTrainer("mira", epochs=2, seed=3, hash_bits=14, progress=False).fit(data)
+    b = OnlineTrainer("mira", epochs=2, seed=3, hash_bits=14, progress=False).fit(data)
+    assert np.array_equal(a.parser_.model.weights, b.parser_.model.weights)
+
+
+def test_bad_options():
+    with pytest.raises(ArborparseError, match="unknown trainer"):
+        OnlineTrainer("sgd")
+    with pytest.raises(ArborparseError, match="unknown decoder"):
+        OnlineTrainer(decoder="cky")
+    with pytest.raises(ArborparseError, match="no sentences"):
+        OnlineTrainer(progress=False).fit([])
+
+
+def test_gold_trees_are_checked():
+    data = separable(1)
+    broken = data[0].with_tree(np.array([-1, 0, 0, 0]))
+    with pytest.raises(ArborparseError, match="3 words attach to the root"):
+        OnlineTrainer(progress=False).fit([broken])
+    OnlineTrainer(progress=False, single_root=False, epochs=1).fit([broken])
+
+
+def qp(G, b, C):
+    """The same dual by a general-purpose optimizer."""
+    V = len(b)
+    result = minimize(lambda a: 0.5 * a @ G @ a - b @ a, np.zeros(V),
+                      jac=lambda a: G @ a - b, bounds=[(0, None if math.isinf(C) else C)] * V,
+                      method="L-BFGS-B", options={"ftol": 1e-14, "gtol": 1e-12})
+    return result.x
+
+
+@pytest.mark.parametrize("C", [math.inf, 0.3])
+def test_hildreth_solves_the_qp(C):
+    rng = np.random.default_rng(0)
+    for V in (1, 3, 6):
+        A = rng.normal(size=(V, 8))
+        G = A @ A.T
+        b = rng.normal(size=V) + 0.5
+        alpha = hildreth(G, b, C)
+        ref = qp(G, b, C)
+        obj = lambda a: 0.5 * a @ G @ a - b @ a  # noqa: E731
+        assert obj(alpha) <= obj(ref) + 1e-8
+        assert (alpha >= 0).all() and (alpha <= C + 1e-12).all()
+    # one constraint: the closed form of single-best MIRA
+    assert hildreth(np.array([[4.0]]), np.array([2.0]), math.inf)[0] == pytest.approx(0.5)
+    assert hildreth(np.array([[4.0]]), np.array([-2.0]), math.inf)[0] == 0.0

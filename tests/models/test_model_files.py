@@ -1,0 +1,76 @@
+import json
+import zipfile
+
+import numpy as np
+import pytest
+from treebanks import separable
+
+from arborparse.learn import OnlineTrainer
+from arborparse.models import files
+from arborparse.models.files import ModelFileError
+from arborparse.parser import Parser
+
+
+@pytest.fixture(scope="module")
+def parser():
+    data = separable()
+    return OnlineTrainer("perceptron", epochs=3, hash_bits=14, progress=False).fit(data).parser_
+
+
+def test_round_trip(parser, tmp_path):
+    path = tmp_path / "m.npz"
+    parser.save(path)
+    loaded = Parser.load(path)
+    data = separable(1)
+    assert [s.to_text() for s in loaded.parse(data)] == [s.to_text() for s in parser.parse(data)]
+    assert loaded.decoder == parser.decoder and loaded.single_root == parser.single_root
+    assert loaded.model.labels == parser.model.labels
+    with zipfile.ZipFile(path) as z:
+        assert not any(name.endswith(".pkl") for name in z.namelist())
+    np.load(path, allow_pickle=False)  # loads without pickle
+
+
+def test_wrong_version_and_kind(parser, tmp_path):
+    path = tmp_path / "m.npz"
+    files.save(path, "first-order", 999, {}, {"weights": np.zeros(4)})
+    with pytest.raises(ModelFileError, match="version 999.*reads version 1"):
+        Parser.load(path)
+    files.save(path, "isbn", 1, {}, {"weights": np.zeros(4)})
+    with pytest.raises(ModelFileError, match="kind 'isbn'"):
+        Parser.load(path)
+    files.save(path, "first-order", 1, {"labels": [], "decoder": "mst", "single_root": True},
+               {"weights": np.zeros(4)})
+    with pytest.raises(ModelFileError, match="no 'keys' array"):
+        Parser.load(path)
+
+
+def test_damaged_files(tmp_path):
+    garbage = tmp_path / "g.npz"
+    garbage.write_bytes(b"not a zip at all")
+    with pytest.raises(ModelFileError, match="not a readable arborparse model"):
+        Parser.load(garbage)
+    with pytest.raises(ModelFileError, match="no such model file"):
+        Parser.load(tmp_path / "missing.npz")
+    other = tmp_path / "o.npz"
+    np.savez(other, header=np.frombuffer(json.dumps({"format": "x"}).encode(), dtype=np.uint8))
+    with pytest.raises(ModelFileError, match="not an arborparse model file"):
+        Parser.load(other)
+    plain = tmp_path / "p.npz"
+    np.savez(plain, a=np.zeros(3))
+    with pytest.raises(ModelFileError, match="no header"):
+        Parser.load(plain)
+
+
+def test_save_is_atomic(parser, tmp_path, monkeypatch):
+    path = tmp_path / "m.npz"
+    parser.save(path)
+    before = path.read_bytes()
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(np, "savez_compressed", crash)
+    with pytest.raises(RuntimeError):
+        parser.save(path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
