@@ -1,14 +1,26 @@
 #!/usr/bin/env bash
-# The demo behind `make demo`: parse English-EWT test with the strongest parser available
-# and evaluate it. Usage: scripts/demo.sh UD_FOLDER
+# The demo behind `make demo`: train the first-order parser on English-EWT train (model chosen
+# on dev), parse English-EWT test and evaluate it, next to a trivial baseline.
+# Usage: scripts/demo.sh UD_FOLDER [EPOCHS]
 set -euo pipefail
 UD=${1:-../shared/data/ud}
-TEST="$UD/UD_English-EWT/en_ewt-ud-test.conllu"
-if [ ! -f "$TEST" ]; then
-    echo "demo: $TEST not found; point UD at your Universal Dependencies folder: make demo UD=/path/to/ud" >&2
-    exit 1
-fi
+EPOCHS=${2:-5}
+EWT="$UD/UD_English-EWT"
+for split in train dev test; do
+    if [ ! -f "$EWT/en_ewt-ud-$split.conllu" ]; then
+        echo "demo: $EWT/en_ewt-ud-$split.conllu not found; point UD at your Universal Dependencies folder: make demo UD=/path/to/ud" >&2
+        exit 1
+    fi
+done
 mkdir -p out
-echo "== Baseline (every word attaches to its left neighbour) on English-EWT test"
-.venv/bin/arborparse baseline "$TEST" -o out/ewt-test.left.conllu
-.venv/bin/arborparse evaluate "$TEST" out/ewt-test.left.conllu
+echo "== Baseline: every word attaches to its left neighbour (English-EWT test)"
+.venv/bin/arborparse baseline "$EWT/en_ewt-ud-test.conllu" -o out/ewt-test.left.conllu
+.venv/bin/arborparse evaluate "$EWT/en_ewt-ud-test.conllu" out/ewt-test.left.conllu | head -4
+echo
+echo "== Training the first-order parser (averaged perceptron, MST decoding, $EPOCHS epochs)"
+.venv/bin/arborparse train --train "$EWT/en_ewt-ud-train.conllu" --dev "$EWT/en_ewt-ud-dev.conllu" \
+    --model out/ewt.model.npz --trainer perceptron --decoder mst --epochs "$EPOCHS"
+echo
+echo "== Parsing English-EWT test"
+.venv/bin/arborparse parse --model out/ewt.model.npz "$EWT/en_ewt-ud-test.conllu" -o out/ewt-test.parsed.conllu
+.venv/bin/arborparse evaluate "$EWT/en_ewt-ud-test.conllu" out/ewt-test.parsed.conllu

@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import os
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from arborparse.errors import TreebankFormatError
+from arborparse.io.atomic import atomic_open
 
 COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
 ID, FORM, LEMMA, UPOS, XPOS, FEATS, HEAD, DEPREL, DEPS, MISC = range(10)
@@ -301,16 +301,9 @@ def write_conllu(sentences: Iterable[Sentence], dest) -> None:
     """Write sentences to a path (atomically: a temporary file renamed into place),
     ``"-"`` (stdout) or an open text file."""
     if isinstance(dest, (str, os.PathLike)) and str(dest) != "-":
-        dest = Path(dest)
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                for sentence in sentences:
-                    handle.write(sentence.to_text())
-            os.replace(tmp, dest)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        with atomic_open(dest, "w", encoding="utf-8", newline="\n") as handle:
+            for sentence in sentences:
+                handle.write(sentence.to_text())
         return
     handle = sys.stdout if str(dest) == "-" else dest
     for sentence in sentences:

@@ -9,14 +9,13 @@ half-written model. Loading refuses another kind or version with a message that 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from arborparse.errors import ArborparseError
+from arborparse.io.atomic import atomic_open
 
 FORMAT = "arborparse"
 
@@ -31,15 +30,8 @@ def save(path, kind: str, version: int, header: dict, arrays: dict[str, np.ndarr
     meta = {"format": FORMAT, "kind": kind, "version": version, **header}
     payload = {"header": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)}
     payload.update(arrays)
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez_compressed(handle, **payload)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with atomic_open(path, "wb") as handle:
+        np.savez_compressed(handle, **payload)
 
 
 def load(path, kind: str, version: int) -> tuple[dict, dict[str, np.ndarray]]:

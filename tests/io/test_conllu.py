@@ -186,3 +186,12 @@ def test_ud_gold_trees_are_single_rooted(ud_files):
     for path in ud_files:
         for s in iter_conllu(path):
             check_tree(s, single_root=True)
+
+
+def test_written_files_get_normal_permissions(tmp_path):
+    import os
+    out = tmp_path / "out.conllu"
+    write_conllu(read_conllu(io.StringIO(GOOD)), out)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask
