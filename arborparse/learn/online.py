@@ -205,6 +205,9 @@ class OnlineTrainer:
             errors = 0
             bar = tqdm(order, desc=f"epoch {epoch}/{self.epochs}", unit="sent",
                        disable=None if self.progress else True, file=sys.stderr, leave=False)
+            if self.history_ and "UAS" in self.history_[-1]:
+                last = self.history_[-1]
+                bar.set_postfix_str(f"dev UAS {last['UAS']:.2f} LAS {last['LAS']:.2f}")
             for i in bar:
                 x = encoded[i]
                 scores = model.scores(x, w)
