@@ -14,7 +14,6 @@ from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import binomtest
 
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
@@ -196,6 +195,8 @@ def compare(gold: Sequence[Sentence], a: Sequence[Sentence], b: Sequence[Sentenc
     ----------
     metric : ``"UAS"`` or ``"LAS"``
     """
+    from scipy.stats import binomtest  # imported here: it costs most of the CLI's start-up
+
     if metric not in ("UAS", "LAS"):
         raise ArborparseError(f"metric must be UAS or LAS, not {metric!r}")
     words, ua, la = sentence_counts(gold, a)

@@ -50,17 +50,23 @@ def files(treebank):
     return tuple(next(folder.glob(f"*-ud-{split}.conllu")) for split in ("train", "dev", "test"))
 
 
-def configuration(treebank, trainer, decoder, epochs, workdir):
+def configuration(treebank, trainer, decoder, epochs, workdir, train_args=()):
     train, dev, test = files(treebank)
-    model = Path(workdir) / f"{treebank}-{trainer}-{decoder}.npz"
-    parsed = Path(workdir) / f"{treebank}-{trainer}-{decoder}.conllu"
+    name = f"{treebank}-{trainer}-{decoder}-{'_'.join(train_args)}"
+    model = Path(workdir) / f"{name}.npz"
+    parsed = Path(workdir) / f"{name}.conllu"
     train_cmd = [*COMMAND, "train", "--train", train, "--dev", dev, "--model", model, "--trainer",
-                 trainer, "--decoder", decoder, "--epochs", str(epochs), "--quiet"]
+                 trainer, "--decoder", decoder, "--epochs", str(epochs), "--quiet", *train_args]
     train_wall, train_cpu, _ = run(train_cmd)
     parse_wall, parse_cpu, _ = run([*COMMAND, "parse", "--model", model, test, "-o", parsed])
     _, _, scores = run([*COMMAND, "evaluate", test, parsed, "--json"])
     scores = json.loads(scores)
+    dev_parsed = Path(workdir) / f"{name}.dev.conllu"
+    run([*COMMAND, "parse", "--model", model, dev, "-o", dev_parsed])
+    dev_scores = json.loads(run([*COMMAND, "evaluate", dev, dev_parsed, "--json"])[2])
     return {
+        "train_args": " ".join(train_args),
+        "dev_UAS": dev_scores["UAS"], "dev_LAS": dev_scores["LAS"],
         "treebank": treebank, "trainer": trainer, "decoder": decoder, "epochs": epochs,
         "train_seconds": train_wall, "train_cpu_seconds": train_cpu,
         "parse_seconds": parse_wall, "parse_cpu_seconds": parse_cpu,
@@ -77,7 +83,8 @@ def table(path):
           "train CPU s | parse sent/s (incl. load) | model MB |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['treebank'].removeprefix('UD_')} | {r['trainer']} | {r['decoder']} | "
+        variant = f" {r['train_args']}" if r.get("train_args") else ""
+        print(f"| {r['treebank'].removeprefix('UD_')} | {r['trainer']}{variant} | {r['decoder']} | "
               f"{r['UAS']:.2f} | {r['LAS']:.2f} | {r['UAS_nopunct']:.2f} | "
               f"{r['LAS_nopunct']:.2f} | {r['UCM']:.1f} | {r['train_cpu_seconds']:.0f} | "
               f"{r['test_sentences'] / r['parse_seconds']:.0f} | "
@@ -92,6 +99,8 @@ def main():
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--results", default=str(ROOT / "bench" / "first_order.jsonl"))
+    parser.add_argument("--train-args", default="",
+                        help="extra options for `arborparse train`, e.g. '--exact-features'")
     parser.add_argument("--table", action="store_true", help="print the table of --results")
     args = parser.parse_args()
     if args.table:
@@ -100,7 +109,8 @@ def main():
     configs = [(tb, tr, de) for tb in args.treebanks for tr in args.trainers
                for de in args.decoders]
     with tempfile.TemporaryDirectory() as workdir, ThreadPoolExecutor(args.jobs) as pool:
-        futures = [pool.submit(configuration, *c, args.epochs, workdir) for c in configs]
+        futures = [pool.submit(configuration, *c, args.epochs, workdir, args.train_args.split())
+                   for c in configs]
         for future in futures:
             result = future.result()
             with open(args.results, "a") as out:

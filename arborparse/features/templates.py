@@ -14,17 +14,19 @@ each emitted twice, plain and conjoined with direction and bucketed distance
   back-offs, for UPOS and XPOS;
 - FEATS pairs: every (head feature, child feature) pair, with direction.
 
-`arc_features` and `label_features` list the hashes of one arc (for updates);
-`score_arcs` and `score_labels` score every arc of a sentence at once.
+`arc_features` and `label_features` list the hashes of one arc; `labeled_arc_indices` the
+weight indices of labeled arcs (for updates); `score_arcs` and `score_labels` score every
+arc of a sentence at once.
 
 Label templates, factored as in MSTParser: s(h, m, l) adds features of the head token with
 the label (role "head"), of the child token (role "child"), each with direction and the
 token's FORM, LEMMA, UPOS, XPOS, POS context and FEATS, plus label × (head UPOS, child
 UPOS, direction) and label × direction × distance.
 
-A feature is a 64-bit hash; `index` maps it to a weight: the low bits for a hashed weight
-vector (a power-of-two size), or its position in a sorted array of known features (an
-exact dictionary), -1 when unknown.
+A feature is a 64-bit hash; `index` maps an arc feature to a weight: the low bits for a
+hashed weight vector (a power-of-two size), or its position in a sorted array of known
+features (an exact dictionary), -1 when unknown. Label features are hashed without their
+label and `label_index` gives the labels of one feature consecutive weights.
 """
 
 from __future__ import annotations
@@ -169,7 +171,7 @@ def arc_capacity(n: int, max_feats: int) -> int:
 
 @njit(inline="always", cache=True)
 def index(h, keys, size):
-    """The weight index of feature hash h: hashed (keys empty, size a power of two) or
+    """The weight index of arc feature hash h: hashed (keys empty, size a power of two) or
     its position in the sorted array keys (-1 when unknown)."""
     if keys.shape[0] == 0:
         return np.int64(h & np.uint64(size - 1))
@@ -179,21 +181,18 @@ def index(h, keys, size):
     return np.int64(-1)
 
 
-@njit(cache=True)
-def indices(hashes, ptr, keys, size):
-    """The weight indices of groups of feature hashes (group i is hashes[ptr[i]:ptr[i+1]]),
-    features unknown to a dictionary dropped: (indices, new ptr)."""
-    out = np.empty(hashes.shape[0], dtype=np.int64)
-    new_ptr = np.zeros_like(ptr)
-    k = 0
-    for g in range(ptr.shape[0] - 1):
-        for j in range(ptr[g], ptr[g + 1]):
-            i = index(hashes[j], keys, size)
-            if i >= 0:
-                out[k] = i
-                k += 1
-        new_ptr[g + 1] = k
-    return out[:k], new_ptr
+@njit(inline="always", cache=True)
+def label_index(h, label, labels, keys, label_keys, size):
+    """The weight index of label feature h (a label-free hash) with `label`: the labels of
+    one feature own consecutive weights, so scoring all labels reads one cache line.
+    Hashed: (h + label) mod size; dictionary: after the arc features' weights, block
+    `labels` wide per known label feature (-1 when unknown)."""
+    if keys.shape[0] == 0:
+        return np.int64((h + np.uint64(label)) & np.uint64(size - 1))
+    pos = np.searchsorted(label_keys, h)
+    if pos < label_keys.shape[0] and label_keys[pos] == h:
+        return np.int64(keys.shape[0] + pos * labels + label)
+    return np.int64(-1)
 
 
 @njit(inline="always", cache=True)
@@ -221,12 +220,11 @@ def score_arcs(attrs, feats_ptr, feats, w, keys, buf):
 
 
 @njit(cache=True)
-def token_label_features(attrs, feats_ptr, feats, i, role, direction, label, out):
-    """Hashes of the label features of token i as head (role 0) or child (role 1) of an
-    arc pointing in `direction` (0 left, 1 right), with the given label."""
+def token_label_features(attrs, feats_ptr, feats, i, role, direction, out):
+    """Label-free hashes of the label features of token i as head (role 0) or child
+    (role 1) of an arc pointing in `direction` (0 left, 1 right); return the count."""
     n = attrs.shape[0] - 1
-    base = _mix(_mix(_mix(_start(ARC_TEMPLATES), np.uint64(label)), np.uint64(role)),
-                np.uint64(direction))
+    base = _mix(_mix(_start(ARC_TEMPLATES), np.uint64(role)), np.uint64(direction))
     k = 0
     out[k] = _final(base)
     k += 1
@@ -247,30 +245,37 @@ def token_label_features(attrs, feats_ptr, feats, i, role, direction, label, out
 
 
 @njit(inline="always", cache=True)
-def _pos_pair_feature(hu, mu, direction, label):
-    base = _mix(_start(ARC_TEMPLATES + 1), np.uint64(label))
-    return _final(_mix(_mix(_mix(base, np.uint64(direction)), hu), mu))
+def _pos_pair_feature(hu, mu, direction):
+    return _final(_mix(_mix(_mix(_start(ARC_TEMPLATES + 1), np.uint64(direction)), hu), mu))
 
 
 @njit(inline="always", cache=True)
-def _distance_feature(dd, label):
-    return _final(_mix(_mix(_start(ARC_TEMPLATES + 2), np.uint64(label)), np.uint64(dd)))
+def _distance_feature(dd):
+    return _final(_mix(_start(ARC_TEMPLATES + 2), np.uint64(dd)))
 
 
 @njit(cache=True)
-def label_features(attrs, feats_ptr, feats, h, m, label, out):
-    """All label feature hashes of the labeled arc h -> m with `label`; return the count."""
+def label_features(attrs, feats_ptr, feats, h, m, out):
+    """The label-free hashes of the label features of the arc h -> m; return the count."""
     direction = 1 if h < m else 0
-    k = token_label_features(attrs, feats_ptr, feats, h, 0, direction, label, out)
-    k += token_label_features(attrs, feats_ptr, feats, m, 1, direction, label, out[k:])
-    out[k] = _pos_pair_feature(np.uint64(attrs[h, UPOS]), np.uint64(attrs[m, UPOS]),
-                               direction, label)
-    out[k + 1] = _distance_feature(direction_distance(h, m), label)
+    k = token_label_features(attrs, feats_ptr, feats, h, 0, direction, out)
+    k += token_label_features(attrs, feats_ptr, feats, m, 1, direction, out[k:])
+    out[k] = _pos_pair_feature(np.uint64(attrs[h, UPOS]), np.uint64(attrs[m, UPOS]), direction)
+    out[k + 1] = _distance_feature(direction_distance(h, m))
     return k + 2
 
 
+@njit(inline="always", cache=True)
+def _add_labels(w, h, labels, keys, label_keys, out):
+    """out[l] += the weight of label feature h with label l, for every label."""
+    for label in range(labels):
+        i = label_index(h, label, labels, keys, label_keys, w.shape[0])
+        if i >= 0:
+            out[label] += w[i]
+
+
 @njit(cache=True)
-def score_labels(attrs, feats_ptr, feats, w, keys, labels, buf):
+def score_labels(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
     """The best label and its score for every arc: (best (n+1, n+1) int, score (n+1, n+1)).
 
     s(h, m, l) = head(h, l, dir) + child(m, l, dir) + pair(UPOS_h, UPOS_m, l, dir)
@@ -283,13 +288,9 @@ def score_labels(attrs, feats_ptr, feats, w, keys, labels, buf):
     for i in range(N):
         for role in range(2):
             for direction in range(2):
-                for label in range(L):
-                    count = token_label_features(attrs, feats_ptr, feats, i, role, direction,
-                                                 label, buf)
-                    total = 0.0
-                    for k in range(count):
-                        total += _weight(w, keys, buf[k])
-                    token[i, role, direction, label] = total
+                count = token_label_features(attrs, feats_ptr, feats, i, role, direction, buf)
+                for k in range(count):
+                    _add_labels(w, buf[k], L, keys, label_keys, token[i, role, direction])
     tags = np.unique(attrs[:, UPOS])
     tag = np.searchsorted(tags, attrs[:, UPOS])
     U = tags.shape[0]
@@ -297,13 +298,12 @@ def score_labels(attrs, feats_ptr, feats, w, keys, labels, buf):
     for a in range(U):
         for b in range(U):
             for direction in range(2):
-                for label in range(L):
-                    pair[a, b, direction, label] = _weight(w, keys, _pos_pair_feature(
-                        np.uint64(tags[a]), np.uint64(tags[b]), direction, label))
+                _add_labels(w, _pos_pair_feature(np.uint64(tags[a]), np.uint64(tags[b]),
+                                                 direction), L, keys, label_keys,
+                            pair[a, b, direction])
     distance = np.zeros((16, L))
     for dd in range(16):
-        for label in range(L):
-            distance[dd, label] = _weight(w, keys, _distance_feature(dd, label))
+        _add_labels(w, _distance_feature(dd), L, keys, label_keys, distance[dd])
     best = np.zeros((N, N), dtype=np.int64)
     score = np.full((N, N), -np.inf)
     for h in range(N):
@@ -322,19 +322,43 @@ def score_labels(attrs, feats_ptr, feats, w, keys, labels, buf):
 
 
 @njit(cache=True)
-def labeled_arc_features(attrs, feats_ptr, feats, heads, words, labels, buf):
-    """The arc and label feature hashes of the labeled arcs heads[i] -> words[i] with
-    labels[i]: (hashes, ptr), arc i owning ``hashes[ptr[i]:ptr[i+1]]``. buf: scratch of
-    `arc_capacity` entries."""
-    out = np.empty(words.shape[0] * 2 * buf.shape[0], dtype=np.uint64)
+def labeled_arc_hashes(attrs, feats_ptr, feats, heads, words, buf):
+    """The arc feature hashes and the label-free label feature hashes of the arcs
+    heads[i] -> words[i], concatenated (for building an exact feature dictionary)."""
+    arcs = np.empty(words.shape[0] * buf.shape[0], dtype=np.uint64)
+    labels = np.empty(words.shape[0] * buf.shape[0], dtype=np.uint64)
+    a = b = 0
+    for i in range(words.shape[0]):
+        count = arc_features(attrs, feats_ptr, feats, heads[i], words[i], buf)
+        arcs[a:a + count] = buf[:count]
+        a += count
+        count = label_features(attrs, feats_ptr, feats, heads[i], words[i], buf)
+        labels[b:b + count] = buf[:count]
+        b += count
+    return arcs[:a], labels[:b]
+
+
+@njit(cache=True)
+def labeled_arc_indices(attrs, feats_ptr, feats, heads, words, arc_labels, keys, label_keys,
+                        labels, size, buf):
+    """The weight indices of the features of the labeled arcs heads[i] -> words[i] with
+    arc_labels[i]: (indices, ptr), arc i owning ``indices[ptr[i]:ptr[i+1]]``; features
+    unknown to a dictionary are dropped."""
+    out = np.empty(words.shape[0] * 2 * buf.shape[0], dtype=np.int64)
     ptr = np.zeros(words.shape[0] + 1, dtype=np.int64)
     k = 0
     for i in range(words.shape[0]):
         count = arc_features(attrs, feats_ptr, feats, heads[i], words[i], buf)
-        out[k:k + count] = buf[:count]
-        k += count
-        count = label_features(attrs, feats_ptr, feats, heads[i], words[i], labels[i], buf)
-        out[k:k + count] = buf[:count]
-        k += count
+        for j in range(count):
+            idx = index(buf[j], keys, size)
+            if idx >= 0:
+                out[k] = idx
+                k += 1
+        count = label_features(attrs, feats_ptr, feats, heads[i], words[i], buf)
+        for j in range(count):
+            idx = label_index(buf[j], arc_labels[i], labels, keys, label_keys, size)
+            if idx >= 0:
+                out[k] = idx
+                k += 1
         ptr[i + 1] = k
     return out[:k], ptr

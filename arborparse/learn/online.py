@@ -28,7 +28,8 @@ from arborparse.eval import evaluate
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import check_tree
 from arborparse.learn.hildreth import hildreth
-from arborparse.models.first_order import DECODERS, Encoded, FirstOrderModel, Scores, decode
+from arborparse.models.first_order import (DECODERS, Encoded, FirstOrderModel, Scores, decode,
+                                           gold_feature_keys)
 from arborparse.parser import Parser
 from arborparse.trees import kbest
 
@@ -98,16 +99,10 @@ class OnlineTrainer:
                for s in sentences]
         return heads, ids
 
-    def _model(self, encoded, heads, ids, labels) -> FirstOrderModel:
+    def _model(self, encoded, heads, labels) -> FirstOrderModel:
         if not self.exact_features:
-            return FirstOrderModel(np.zeros(1 << self.hash_bits), labels)
-        probe = FirstOrderModel(np.zeros(1), labels)
-        keys = []
-        for x, h, l in zip(encoded, heads, ids):
-            hashes, _ = probe.arc_hashes(x, h[1:], np.arange(1, len(h)), l[1:])
-            keys.append(np.unique(hashes))
-        keys = np.unique(np.concatenate(keys))
-        return FirstOrderModel(np.zeros(len(keys)), labels, keys)
+            return FirstOrderModel.hashing(self.hash_bits, labels)
+        return FirstOrderModel.dictionary(*gold_feature_keys(encoded, heads), labels)
 
     # ----------------------------------------------------------------- updates
 
@@ -191,7 +186,7 @@ class OnlineTrainer:
         index = {d: i for i, d in enumerate(labels)}
         gold_heads, gold_labels = self._gold(train, index)
         encoded = [Encoded.of(s) for s in train]
-        model = self._model(encoded, gold_heads, gold_labels, labels)
+        model = self._model(encoded, gold_heads, labels)
         w = model.weights
         u = np.zeros_like(w)
         steps = 1
@@ -230,8 +225,8 @@ class OnlineTrainer:
             record = {"epoch": epoch, "seconds": elapsed,
                       "sentences_per_second": len(train) / elapsed,
                       "train_errors": errors}
-            parser = Parser(FirstOrderModel(average, labels, model.keys), self.decoder,
-                            self.single_root)
+            parser = Parser(FirstOrderModel(average, labels, model.keys, model.label_keys),
+                            self.decoder, self.single_root)
             if dev:
                 scores = evaluate(dev, parser.parse(dev))
                 record.update(UAS=scores["UAS"], LAS=scores["LAS"])
@@ -249,6 +244,6 @@ class OnlineTrainer:
                     line += f"  dev UAS {record['UAS']:.2f}  LAS {record['LAS']:.2f}"
                     line += "  (best)" if self.best_epoch_ == epoch else ""
                 tqdm.write(line, file=sys.stderr)
-        self.parser_ = Parser(FirstOrderModel(best_weights, labels, model.keys), self.decoder,
-                              self.single_root)
+        self.parser_ = Parser(FirstOrderModel(best_weights, labels, model.keys, model.label_keys),
+                              self.decoder, self.single_root)
         return self

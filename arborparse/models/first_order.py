@@ -5,8 +5,8 @@ the best tree under arc score + best label score, non-projective (MST) or projec
 (Eisner), single- or multi-root.
 
 Weights are indexed by hashing (a power-of-two vector; the default) or by an exact
-dictionary of the features of the gold trees (sorted hashes; see
-`arborparse.features.templates.index`).
+dictionary of the features of the gold trees (sorted hashes of arc features and of
+label features; see `arborparse.features.templates.index` and `label_index`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from arborparse.features.templates import (arc_capacity, indices, labeled_arc_features,
-                                           score_arcs, score_labels)
+from arborparse.features.templates import (arc_capacity, labeled_arc_hashes,
+                                           labeled_arc_indices, score_arcs, score_labels)
 from arborparse.features.tokens import TokenTable, encode
 from arborparse.io.conllu import Sentence
 from arborparse.models import files
@@ -57,53 +57,79 @@ class Scores:
 
 @dataclass
 class FirstOrderModel:
-    """Weights, the feature index (empty keys: hashing) and the label set."""
+    """Weights, the feature dictionary (empty keys: hashing) and the label set.
+
+    weights : hashed, any power-of-two size; with a dictionary, len(keys) arc feature
+        weights then len(label_keys) blocks of len(labels) label feature weights
+    """
 
     weights: np.ndarray
     labels: list[str]
     keys: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
+    label_keys: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
 
     @property
     def hashed(self) -> bool:
         return self.keys.shape[0] == 0
+
+    @classmethod
+    def hashing(cls, bits: int, labels: list[str]) -> FirstOrderModel:
+        return cls(np.zeros(1 << bits), labels)
+
+    @classmethod
+    def dictionary(cls, keys, label_keys, labels: list[str]) -> FirstOrderModel:
+        return cls(np.zeros(len(keys) + len(label_keys) * len(labels)), labels, keys, label_keys)
 
     def scores(self, x: Encoded, weights: np.ndarray | None = None) -> Scores:
         w = self.weights if weights is None else weights
         t = x.table
         arc = score_arcs(t.attrs, t.feats_ptr, t.feats, w, self.keys, x.buf)
         label, label_score = score_labels(t.attrs, t.feats_ptr, t.feats, w, self.keys,
-                                          len(self.labels), x.buf)
+                                          self.label_keys, len(self.labels), x.buf)
         return Scores(arc, label, label_score)
 
-    def arc_hashes(self, x: Encoded, heads, words, labels) -> tuple[np.ndarray, np.ndarray]:
-        """Feature hashes of the labeled arcs heads[i] -> words[i] (labels[i]): (hashes,
-        ptr), arc i owning ``hashes[ptr[i]:ptr[i+1]]``."""
-        t = x.table
-        return labeled_arc_features(t.attrs, t.feats_ptr, t.feats,
-                                    np.asarray(heads, dtype=np.int64),
-                                    np.asarray(words, dtype=np.int64),
-                                    np.asarray(labels, dtype=np.int64), x.buf)
-
     def arc_features(self, x: Encoded, heads, words, labels) -> tuple[np.ndarray, np.ndarray]:
-        """Like `arc_hashes`, as weight indices (features unknown to a dictionary dropped)."""
-        return indices(*self.arc_hashes(x, heads, words, labels), self.keys,
-                       self.weights.shape[0])
+        """Weight indices of the features of the labeled arcs heads[i] -> words[i] with
+        labels[i]: (indices, ptr), arc i owning ``indices[ptr[i]:ptr[i+1]]``; features
+        unknown to a dictionary are dropped."""
+        t = x.table
+        return labeled_arc_indices(t.attrs, t.feats_ptr, t.feats,
+                                   np.asarray(heads, dtype=np.int64),
+                                   np.asarray(words, dtype=np.int64),
+                                   np.asarray(labels, dtype=np.int64), self.keys,
+                                   self.label_keys, len(self.labels), self.weights.shape[0],
+                                   x.buf)
 
     def save(self, path, decoder: str, single_root: bool, extra: dict | None = None) -> None:
         header = {"labels": self.labels, "decoder": decoder, "single_root": single_root,
                   "hashed": self.hashed, **(extra or {})}
         files.save(path, KIND, VERSION, header,
-                   {"weights": self.weights.astype(np.float32), "keys": self.keys})
+                   {"weights": self.weights.astype(np.float32), "keys": self.keys,
+                    "label_keys": self.label_keys})
 
     @classmethod
     def load(cls, path) -> tuple[FirstOrderModel, dict]:
+        """The model in a file and the file's header; weights stay float32 (half the
+        memory traffic when scoring)."""
         header, arrays = files.load(path, KIND, VERSION)
-        for name in ("weights", "keys"):
+        for name in ("weights", "keys", "label_keys"):
             if name not in arrays:
                 raise files.ModelFileError(f"{path}: the model file has no {name!r} array")
-        model = cls(arrays["weights"].astype(np.float64), list(header["labels"]),
-                    arrays["keys"].astype(np.uint64))
+        model = cls(arrays["weights"], list(header["labels"]), arrays["keys"].astype(np.uint64),
+                    arrays["label_keys"].astype(np.uint64))
         return model, header
+
+
+def gold_feature_keys(encoded: list[Encoded], heads: list[np.ndarray]):
+    """The sorted arc and label feature hashes of gold trees: an exact dictionary."""
+    arcs, labels = [], []
+    for x, h in zip(encoded, heads):
+        t = x.table
+        a, b = labeled_arc_hashes(t.attrs, t.feats_ptr, t.feats, h[1:],
+                                  np.arange(1, len(h), dtype=np.int64), x.buf)
+        arcs.append(np.unique(a))
+        labels.append(np.unique(b))
+    return np.unique(np.concatenate(arcs)), np.unique(np.concatenate(labels))
 
 
 def decode(scores: Scores, decoder: str, single_root: bool) -> tuple[np.ndarray, np.ndarray]:

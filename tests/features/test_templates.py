@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from arborparse.features import arc_features, encode, label_features
-from arborparse.features.templates import arc_capacity, direction_distance
+from arborparse.features.templates import arc_capacity, direction_distance, label_index
+
+NONE = np.empty(0, dtype=np.uint64)
 from arborparse.io import read_conllu
 
 TEXT = ("1\tThe\tthe\tDET\tDT\tDefinite=Def\t2\tdet\t_\t_\n"
@@ -75,11 +77,18 @@ def test_numbers_are_normalized():
 def test_label_features(h, m):
     t = encode(sentence())
     buf = np.empty(64, dtype=np.uint64)
-    count = label_features(t.attrs, t.feats_ptr, t.feats, h, m, 0, buf)
+    count = label_features(t.attrs, t.feats_ptr, t.feats, h, m, buf)
     feats = lambda i: t.feats_ptr[i + 1] - t.feats_ptr[i]  # noqa: E731
-    # per token: label+role+direction, 4 attributes, 3 POS contexts, its FEATS; then the
-    # POS pair and the distance
+    # per token: role+direction, 4 attributes, 3 POS contexts, its FEATS; then the POS pair
+    # and the distance
     assert count == (8 + feats(h)) + (8 + feats(m)) + 2
-    first = set(buf[:count])
-    label_features(t.attrs, t.feats_ptr, t.feats, h, m, 1, buf)
-    assert not first & set(buf[:count])  # another label shares no feature
+    hashes = buf[:count].copy()
+    # every label of a feature owns its own weight, consecutive ones
+    size = 1 << 16
+    for hsh in hashes[:3]:
+        idx = [label_index(hsh, label, 5, NONE, NONE, size) for label in range(5)]
+        assert idx == [(idx[0] + label) % size for label in range(5)]
+    keys = np.sort(np.array([7, 9], dtype=np.uint64))
+    label_keys = np.sort(hashes[:4])
+    assert label_index(label_keys[2], 3, 5, keys, label_keys, 0) == 2 + 2 * 5 + 3
+    assert label_index(np.uint64(1), 3, 5, keys, label_keys, 0) == -1

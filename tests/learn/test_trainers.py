@@ -27,8 +27,9 @@ def test_exact_feature_dictionary():
     fitted = OnlineTrainer("perceptron", epochs=5, exact_features=True,
                            progress=False).fit(data, data)
     model = fitted.parser_.model
-    assert not model.hashed and len(model.keys) == len(model.weights)
-    assert np.all(np.diff(model.keys.astype(np.float64)) > 0)
+    assert not model.hashed
+    assert len(model.weights) == len(model.keys) + len(model.label_keys) * len(model.labels)
+    assert np.all(model.keys[1:] > model.keys[:-1])
     assert evaluate(data, fitted.parser_.parse(data))["LAS"] == 100.0
 
 
