@@ -35,7 +35,7 @@ def is_punct(sentence: Sentence) -> np.ndarray:
 
 
 def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> None:
-    """Raise `ArborparseError` unless both files hold the same words, naming the first difference."""
+    """Raise `ArborparseError` unless both files hold the same words; name the first difference."""
     for i, (g, p) in enumerate(zip(gold, pred), 1):
         if g.forms != p.forms:
             where = next((m for m, (a, b) in enumerate(zip(g.forms, p.forms), 1) if a != b),

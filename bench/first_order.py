@@ -23,6 +23,8 @@ from pathlib import Path
 
 from common import ROOT, UD, machine
 
+from arborparse.io import read_conllu
+
 COMMAND = [sys.executable, "-m", "arborparse"]
 TREEBANKS = ["UD_Gothic-PROIEL", "UD_Turkish-IMST", "UD_English-EWT"]
 TRAINERS = ["perceptron", "mira", "mira-kbest", "mira-factored"]
@@ -77,6 +79,20 @@ def configuration(treebank, trainer, decoder, epochs, workdir, train_args=()):
     }
 
 
+def warm_up(trainers, decoders, workdir):
+    """Train and parse a few sentences once, so that no measurement includes compiling
+    the kernels (numba caches them on disk after the first run)."""
+    train, dev, _ = files(TREEBANKS[0])
+    tiny = Path(workdir) / "tiny.conllu"
+    tiny.write_text("".join(s.to_text() for s in read_conllu(train)[:30]))
+    for trainer in trainers:
+        for decoder in decoders:
+            model = Path(workdir) / "tiny.npz"
+            run([*COMMAND, "train", "--train", tiny, "--dev", tiny, "--model", model,
+                 "--trainer", trainer, "--decoder", decoder, "--epochs", "1", "--quiet"])
+            run([*COMMAND, "parse", "--model", model, tiny, "-o", Path(workdir) / "tiny.out"])
+
+
 def table(path):
     rows = [json.loads(line) for line in open(path)]
     print("| treebank | trainer | decoder | UAS | LAS | UAS no punct | LAS no punct | UCM | "
@@ -109,6 +125,7 @@ def main():
     configs = [(tb, tr, de) for tb in args.treebanks for tr in args.trainers
                for de in args.decoders]
     with tempfile.TemporaryDirectory() as workdir, ThreadPoolExecutor(args.jobs) as pool:
+        warm_up(args.trainers, args.decoders, workdir)
         futures = [pool.submit(configuration, *c, args.epochs, workdir, args.train_args.split())
                    for c in configs]
         for future in futures:

@@ -18,8 +18,7 @@ from pathlib import Path
 
 from common import ROOT, machine
 from first_order import files
-from ufal.udpipe import (InputFormat, Model, Pipeline, ProcessingError, Sentence, Sentences,
-                         Trainer)
+from ufal.udpipe import InputFormat, Model, Pipeline, ProcessingError, Sentence, Sentences, Trainer
 
 from arborparse.eval import evaluate
 from arborparse.io import read_conllu

@@ -1,8 +1,13 @@
 """First-order feature templates (McDonald, Crammer & Pereira 2005) hashed into weight indices."""
 
+from arborparse.features.templates import (
+                                           arc_features,
+                                           label_features,
+                                           labeled_arc_indices,
+                                           score_arcs,
+                                           score_labels,
+)
 from arborparse.features.tokens import TokenTable, encode
-from arborparse.features.templates import (arc_features, label_features, labeled_arc_indices,
-                                           score_arcs, score_labels)
 
 __all__ = ["TokenTable", "encode", "arc_features", "label_features", "labeled_arc_indices",
            "score_arcs", "score_labels"]

@@ -28,8 +28,14 @@ from arborparse.eval import evaluate
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import check_tree
 from arborparse.learn.hildreth import hildreth
-from arborparse.models.first_order import (DECODERS, Encoded, FirstOrderModel, Scores, decode,
-                                           gold_feature_keys)
+from arborparse.models.first_order import (
+    DECODERS,
+    Encoded,
+    FirstOrderModel,
+    Scores,
+    decode,
+    gold_feature_keys,
+)
 from arborparse.parser import Parser
 from arborparse.trees import kbest
 
@@ -221,7 +227,8 @@ class OnlineTrainer:
                     u[columns] += steps * step
                 steps += 1
             elapsed = time.perf_counter() - start
-            average = w - u / steps
+            # float32, as saved: the parser evaluated on dev is exactly the one in the file
+            average = (w - u / steps).astype(np.float32)
             record = {"epoch": epoch, "seconds": elapsed,
                       "sentences_per_second": len(train) / elapsed,
                       "train_errors": errors}

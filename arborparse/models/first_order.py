@@ -15,8 +15,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from arborparse.features.templates import (arc_capacity, labeled_arc_hashes,
-                                           labeled_arc_indices, score_arcs, score_labels)
+from arborparse.features.templates import (
+    arc_capacity,
+    labeled_arc_hashes,
+    labeled_arc_indices,
+    score_arcs,
+    score_labels,
+)
 from arborparse.features.tokens import TokenTable, encode
 from arborparse.io.conllu import Sentence
 from arborparse.models import files

@@ -6,8 +6,8 @@ import heapq
 
 import numpy as np
 
-from arborparse.trees.projective import _eisner
 from arborparse.trees.arborescence import _mst
+from arborparse.trees.projective import _eisner
 from arborparse.trees.scores import check_scores, tree_score
 
 

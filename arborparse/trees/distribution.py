@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from arborparse.trees import projective as projective_dp
 from arborparse.trees import matrix_tree
+from arborparse.trees import projective as projective_dp
 from arborparse.trees.decode import best_tree
 from arborparse.trees.scores import check_scores, fold_labels
 

@@ -7,9 +7,9 @@ import pytest
 
 from arborparse.features import arc_features, encode, label_features
 from arborparse.features.templates import arc_capacity, direction_distance, label_index
+from arborparse.io import read_conllu
 
 NONE = np.empty(0, dtype=np.uint64)
-from arborparse.io import read_conllu
 
 TEXT = ("1\tThe\tthe\tDET\tDT\tDefinite=Def\t2\tdet\t_\t_\n"
         "2\tdoggies\tdoggy\tNOUN\tNNS\tNumber=Plur|Gender=Neut\t3\tnsubj\t_\t_\n"

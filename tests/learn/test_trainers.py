@@ -75,8 +75,11 @@ def test_hildreth_solves_the_qp(C):
         b = rng.normal(size=V) + 0.5
         alpha = hildreth(G, b, C)
         ref = qp(G, b, C)
-        obj = lambda a: 0.5 * a @ G @ a - b @ a  # noqa: E731
-        assert obj(alpha) <= obj(ref) + 1e-8
+
+        def objective(a, G=G, b=b):
+            return 0.5 * a @ G @ a - b @ a
+
+        assert objective(alpha) <= objective(ref) + 1e-8
         assert (alpha >= 0).all() and (alpha <= C + 1e-12).all()
     # one constraint: the closed form of single-best MIRA
     assert hildreth(np.array([[4.0]]), np.array([2.0]), math.inf)[0] == pytest.approx(0.5)
