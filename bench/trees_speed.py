@@ -21,6 +21,7 @@ from common import best_time, machine  # noqa: E402
 
 from arborparse import trees  # noqa: E402
 from arborparse.trees import batch  # noqa: E402
+from arborparse.trees.scores import tree_score  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -42,10 +43,6 @@ def rate(count, seconds):
 
 def row(cells):
     return "| " + " | ".join(str(c) for c in cells) + " |"
-
-
-def tree_score(S, heads):
-    return S[heads[1:], np.arange(1, len(heads))].sum()
 
 
 def bench_mst(mats, ufal, nx):

@@ -105,9 +105,9 @@ class FirstOrderModel:
                                    self.label_keys, len(self.labels), self.weights.shape[0],
                                    x.buf)
 
-    def save(self, path, decoder: str, single_root: bool, extra: dict | None = None) -> None:
+    def save(self, path, decoder: str, single_root: bool) -> None:
         header = {"labels": self.labels, "decoder": decoder, "single_root": single_root,
-                  "hashed": self.hashed, **(extra or {})}
+                  "hashed": self.hashed}
         files.save(path, KIND, VERSION, header,
                    {"weights": self.weights.astype(np.float32), "keys": self.keys,
                     "label_keys": self.label_keys})

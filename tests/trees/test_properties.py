@@ -6,15 +6,12 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from arborparse import trees
+from arborparse.trees.scores import tree_score
 
 scores = st.integers(1, 12).flatmap(lambda n: arrays(
     np.float64, (n + 1, n + 1),
     elements=st.floats(-30, 30, allow_nan=False, allow_infinity=False)))
 flags = st.booleans()
-
-
-def score_of(S, heads):
-    return S[heads[1:], np.arange(1, len(heads))].sum()
 
 
 def is_tree(heads, single_root):
@@ -41,17 +38,17 @@ def test_marginals_of_each_modifier_sum_to_one(S, projective, single_root):
 def test_mst_beats_every_sampled_tree(S, single_root, seed):
     heads = trees.mst(S, single_root=single_root)
     assert is_tree(heads, single_root)
-    best = score_of(S, heads)
+    best = tree_score(S, heads)
     for sampled in trees.sample(S, 5, False, single_root, rng=seed):
         assert is_tree(sampled, single_root)
-        assert score_of(S, sampled) <= best + 1e-9
+        assert tree_score(S, sampled) <= best + 1e-9
 
 
 @settings(max_examples=60, deadline=None)
 @given(scores, flags)
 def test_projective_never_beats_nonprojective(S, single_root):
-    proj = score_of(S, trees.eisner(S, single_root=single_root))
-    nonproj = score_of(S, trees.mst(S, single_root=single_root))
+    proj = tree_score(S, trees.eisner(S, single_root=single_root))
+    nonproj = tree_score(S, trees.mst(S, single_root=single_root))
     assert proj <= nonproj + 1e-9
     assert trees.log_partition(S, True, single_root) <= \
         trees.log_partition(S, False, single_root) + 1e-9
@@ -64,5 +61,5 @@ def test_projective_never_beats_nonprojective(S, single_root):
 def test_entropy_and_log_z_bounds(S, projective, single_root):
     H = trees.entropy(S, projective, single_root)
     assert H >= -1e-9
-    best = score_of(S, (trees.eisner if projective else trees.mst)(S, single_root=single_root))
+    best = tree_score(S, (trees.eisner if projective else trees.mst)(S, single_root=single_root))
     assert trees.log_partition(S, projective, single_root) >= best - 1e-9
