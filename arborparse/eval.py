@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from arborparse.errors import ArborparseError
+from arborparse.errors import ArborparseError, TreebankFormatError
 from arborparse.io.conllu import Sentence
 
 LENGTH_BINS = ("root", "1", "2", "3-6", ">6")
@@ -35,8 +35,14 @@ def is_punct(sentence: Sentence) -> np.ndarray:
 
 
 def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> None:
-    """Raise `ArborparseError` unless both files hold the same words; name the first difference."""
+    """Raise `ArborparseError` unless both files hold the same words, each with a HEAD;
+    name the first difference."""
     for i, (g, p) in enumerate(zip(gold, pred), 1):
+        for s in (g, p):
+            if not s.has_tree:
+                m = int(np.flatnonzero(s.heads[1:] < 0)[0]) + 1
+                raise TreebankFormatError(s.path, s.word_line(m),
+                                          f"word {m} has no HEAD (evaluation needs trees)")
         if g.forms != p.forms:
             where = next((m for m, (a, b) in enumerate(zip(g.forms, p.forms), 1) if a != b),
                          min(len(g), len(p)) + 1)

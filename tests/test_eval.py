@@ -115,6 +115,15 @@ def test_mismatched_files_name_the_first_difference():
         evaluate(gold, gold[:1])
 
 
+def test_files_without_heads_are_refused():
+    gold = sentences(GOLD)
+    raw = sentences(GOLD.replace("\t2\tdet\t", "\t_\t_\t"))
+    with pytest.raises(ArborparseError, match=r"<stream>:1: word 1 has no HEAD"):
+        evaluate(gold, raw)
+    with pytest.raises(ArborparseError, match="word 1 has no HEAD"):
+        evaluate(raw, gold)
+
+
 def test_nonprojective_arcs():
     # 1 <- 3, 2 <- 0 ... arc 3 -> 1 crosses the root arc into 2
     assert nonprojective_arcs(np.array([-1, 3, 0, 2])).tolist() == [True, False, False]
