@@ -160,13 +160,44 @@ def train_cmd(train_path, dev_path, model_path, trainer, decoder, train_decoder,
               help="Where to write the parsed file (default: stdout).")
 @click.option("--decoder", type=click.Choice(["mst", "eisner"]),
               help="Override the model's decoder.")
+@click.option("--decode", "decode_as", type=click.Choice(["map", "mbr"]), default="map",
+              show_default=True,
+              help="map: the best tree; mbr: the tree with the most expected correct "
+                   "attachments under the model's tree distribution.")
+@click.option("--marginals", is_flag=True,
+              help="Add HeadProb and LabelProb of each word's arc to MISC.")
 @FORMAT
-def parse_cmd(input, model_path, output, decoder, fmt):
-    """Parse INPUT (CoNLL-U or CoNLL-X; default stdin): only HEAD and DEPREL change."""
+def parse_cmd(input, model_path, output, decoder, decode_as, marginals, fmt):
+    """Parse INPUT (CoNLL-U or CoNLL-X; default stdin): only HEAD and DEPREL change
+    (and MISC with --marginals)."""
     from arborparse.parser import Parser
 
     parser = Parser.load(model_path)
-    write_conllu(parser.iter_parse(iter_conllu(input, fmt), decoder), output)
+    write_conllu(parser.iter_parse(iter_conllu(input, fmt), decoder, decode_as, marginals),
+                 output)
+
+
+@cli.command("projectivize")
+@click.argument("input", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("output", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--multi-root", is_flag=True,
+              help="Allow several words attached to the root (default: exactly one).")
+@FORMAT
+def projectivize_cmd(input, output, multi_root, fmt):
+    """Replace each non-projective tree of INPUT by the projective tree that keeps the most
+    of its arcs (Eisner's algorithm on +1/-1 scores); write OUTPUT."""
+    from arborparse.io import check_tree
+    from arborparse.transforms import projectivize
+
+    sentences = read_conllu(input, fmt)
+    out, changed = [], 0
+    for s in sentences:
+        check_tree(s, not multi_root)
+        p = projectivize(s, not multi_root)
+        changed += p is not s
+        out.append(p)
+    write_conllu(out, output)
+    click.echo(f"{changed} of {len(sentences)} sentences projectivized", err=True)
 
 
 def main():

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+import numpy as np
+
+from arborparse import trees
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
 from arborparse.models.first_order import DECODERS, Encoded, FirstOrderModel, decode
+
+DECODES = ("map", "mbr")
 
 
 class Parser:
@@ -36,19 +41,54 @@ class Parser:
         """Write the model atomically (see `arborparse.models.files`)."""
         self.model.save(path, self.decoder, self.single_root)
 
-    def parse_one(self, sentence: Sentence, decoder: str | None = None) -> Sentence:
-        """The sentence with HEAD and DEPREL predicted (nothing else changes)."""
+    def marginals(self, sentence: Sentence, decoder: str | None = None) -> np.ndarray:
+        """P(h -> m with label l) under P(tree) ∝ exp Σ s(h, m, l), over the trees of the
+        decoder's class: an array (n+1, n+1, L) whose columns m >= 1 sum to 1."""
+        projective = (decoder or self.decoder) == "eisner"
+        return trees.marginals(self.model.labeled_scores(Encoded.of(sentence)), projective,
+                               self.single_root)
+
+    def parse_one(self, sentence: Sentence, decoder: str | None = None, decode_as: str = "map",
+                  marginals: bool = False) -> Sentence:
+        """The sentence with HEAD and DEPREL predicted (nothing else changes).
+
+        decode_as : ``"map"`` (the best tree) or ``"mbr"`` (the tree with the most expected
+            correct labeled attachments, Smith & Smith 2007 §4)
+        marginals : add ``HeadProb`` (the probability of the chosen head) and ``LabelProb``
+            (of the chosen label given that head) to each word's MISC
+        """
+        if decode_as not in DECODES:
+            raise ArborparseError(f"unknown decoding {decode_as!r}; choose one of {DECODES}")
+        decoder = decoder or self.decoder
         x = Encoded.of(sentence)
-        heads, labels = decode(self.model.scores(x), decoder or self.decoder, self.single_root)
+        if decode_as == "map" and not marginals:
+            heads, labels = decode(self.model.scores(x), decoder, self.single_root)
+        else:
+            S = self.model.labeled_scores(x)
+            projective = decoder == "eisner"
+            if decode_as == "mbr":
+                heads, labels = trees.mbr(S, projective, self.single_root)
+            else:
+                heads, labels = decode(self.model.scores(x), decoder, self.single_root)
         names = self.model.labels
-        return sentence.with_tree(heads, [names[label] for label in labels[1:]])
+        parsed = sentence.with_tree(heads, [names[label] for label in labels[1:]])
+        if not marginals:
+            return parsed
+        mu = trees.marginals(S, projective, self.single_root)
+        m = np.arange(1, len(heads))
+        head_prob = mu[heads[1:], m].sum(axis=1)
+        label_prob = mu[heads[1:], m, labels[1:]] / np.maximum(head_prob, 1e-300)
+        return parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}"
+                                 for h, lp in zip(head_prob, label_prob)])
 
-    def iter_parse(self, sentences: Iterable[Sentence], decoder: str | None = None
-                   ) -> Iterator[Sentence]:
-        """Parse lazily, one sentence at a time (for streams)."""
+    def iter_parse(self, sentences: Iterable[Sentence], decoder: str | None = None,
+                   decode_as: str = "map", marginals: bool = False) -> Iterator[Sentence]:
+        """Parse lazily, one sentence at a time (for streams); options as in `parse_one`."""
         for sentence in sentences:
-            yield self.parse_one(sentence, decoder)
+            yield self.parse_one(sentence, decoder, decode_as, marginals)
 
-    def parse(self, sentences: Iterable[Sentence], decoder: str | None = None) -> list[Sentence]:
-        """Parse every sentence; `decoder` overrides the model's decoder."""
-        return list(self.iter_parse(sentences, decoder))
+    def parse(self, sentences: Iterable[Sentence], decoder: str | None = None,
+              decode_as: str = "map", marginals: bool = False) -> list[Sentence]:
+        """Parse every sentence; `decoder` overrides the model's decoder; options as in
+        `parse_one`."""
+        return list(self.iter_parse(sentences, decoder, decode_as, marginals))

@@ -57,3 +57,18 @@ def test_help_on_every_command():
     for command in ([], ["evaluate"], ["compare"], ["baseline"]):
         r = run(*command, "--help")
         assert r.exit_code == 0 and "Usage" in r.output
+
+
+def test_projectivize_command(tmp_path):
+    text = ("1\ta\t_\tX\t_\t_\t3\tx\t_\t_\n2\tb\t_\tX\t_\t_\t0\troot\t_\t_\n"
+            "3\tc\t_\tX\t_\t_\t2\ty\t_\t_\n4\td\t_\tX\t_\t_\t1\tz\t_\t_\n\n")
+    src = tmp_path / "in.conllu"
+    src.write_text(text)
+    out = tmp_path / "out.conllu"
+    r = run("projectivize", src, out)
+    assert r.exit_code == 0
+    assert "1 of 1 sentences projectivized" in r.output
+    from arborparse.io import read_conllu
+    from arborparse.transforms import is_projective
+    (s,) = read_conllu(out)
+    assert is_projective(s.heads) and s.deprels == ["x", "root", "y", "z"]

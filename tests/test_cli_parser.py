@@ -1,8 +1,10 @@
 """The train and parse commands end to end on a small treebank."""
 
+import io
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from treebanks import separable_text
@@ -72,3 +74,38 @@ def test_errors_are_one_line(trained, tmp_path):
         assert proc.returncode == 1, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
     assert not (tmp_path / "m.npz").exists()
+
+
+def test_mbr_and_marginals(trained):
+    root, train, model = trained
+    r = CliRunner().invoke(cli, ["parse", "--model", str(model), str(train), "--decode", "mbr"])
+    assert r.exit_code == 0 and len(read_conllu(io.StringIO(r.output))) == 18
+    r = CliRunner().invoke(cli, ["parse", "--model", str(model), str(train), "--marginals"])
+    assert r.exit_code == 0
+    original = [ln.split("\t") for ln in train.read_text().splitlines()]
+    marked = [ln.split("\t") for ln in r.output.splitlines()]
+    for a, b in zip(original, marked, strict=True):
+        if len(a) == 10:
+            assert a[:9] == b[:9]
+            head_prob, label_prob = (float(kv.split("=")[1]) for kv in b[9].split("|"))
+            assert 0.0 <= head_prob <= 1.0 and 0.0 <= label_prob <= 1.0
+        else:
+            assert a == b
+
+
+def test_parser_marginals(trained):
+    from arborparse.parser import Parser
+
+    _, train, model = trained
+    parser = Parser.load(model)
+    sentence = read_conllu(train)[1]
+    for decoder in ("mst", "eisner"):
+        mu = parser.marginals(sentence, decoder)
+        n = len(sentence)
+        assert mu.shape == (n + 1, n + 1, len(parser.model.labels))
+        assert abs(mu[:, 1:].sum(axis=(0, 2)) - 1).max() < 1e-9
+        # MBR's tree has at least as many expected correct heads as the best tree
+        m = np.arange(1, n + 1)
+        gain = lambda s: mu.sum(axis=2)[s.heads[1:], m].sum()  # noqa: E731
+        assert gain(parser.parse_one(sentence, decoder, "mbr")) >= \
+            gain(parser.parse_one(sentence, decoder)) - 1e-12

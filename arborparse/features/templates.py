@@ -275,16 +275,14 @@ def _add_labels(w, h, labels, keys, label_keys, out):
 
 
 @njit(cache=True)
-def score_labels(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
-    """The best label and its score for every arc: (best (n+1, n+1) int, score (n+1, n+1)).
-
-    s(h, m, l) = head(h, l, dir) + child(m, l, dir) + pair(UPOS_h, UPOS_m, l, dir)
-    + distance(l, dir, dist). Each part is looked up once per distinct argument (token,
-    UPOS pair, distance bucket), so the cost is O(n L) lookups plus O(n² L) additions.
-    """
+def _label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
+    """The parts of s(h, m, l) = head(h, l, dir) + child(m, l, dir)
+    + pair(UPOS_h, UPOS_m, l, dir) + distance(l, dir, dist), each looked up once per
+    distinct argument: token [i, role, dir, l], pair [tag_h, tag_m, dir, l], tag [i] (the
+    index of word i's UPOS in pair), distance [dd, l]."""
     N = attrs.shape[0]
     L = labels
-    token = np.zeros((N, 2, 2, L))  # [i, role, direction, label]
+    token = np.zeros((N, 2, 2, L))
     for i in range(N):
         for role in range(2):
             for direction in range(2):
@@ -304,21 +302,51 @@ def score_labels(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
     distance = np.zeros((16, L))
     for dd in range(16):
         _add_labels(w, _distance_feature(dd), L, keys, label_keys, distance[dd])
+    return token, pair, tag, distance
+
+
+@njit(inline="always", cache=True)
+def _label_score(token, pair, tag, distance, h, m, label):
+    direction = 1 if h < m else 0
+    return (token[h, 0, direction, label] + token[m, 1, direction, label]
+            + pair[tag[h], tag[m], direction, label]
+            + distance[direction_distance(h, m), label])
+
+
+@njit(cache=True)
+def score_labels(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
+    """The best label and its score for every arc: (best (n+1, n+1) int, score (n+1, n+1)).
+    O(n L) weight lookups plus O(n² L) additions."""
+    token, pair, tag, distance = _label_tables(attrs, feats_ptr, feats, w, keys, label_keys,
+                                               labels, buf)
+    N = attrs.shape[0]
     best = np.zeros((N, N), dtype=np.int64)
     score = np.full((N, N), -np.inf)
     for h in range(N):
         for m in range(1, N):
             if h == m:
                 continue
-            direction = 1 if h < m else 0
-            dd = direction_distance(h, m)
-            for label in range(L):
-                total = (token[h, 0, direction, label] + token[m, 1, direction, label]
-                         + pair[tag[h], tag[m], direction, label] + distance[dd, label])
+            for label in range(labels):
+                total = _label_score(token, pair, tag, distance, h, m, label)
                 if total > score[h, m]:
                     score[h, m] = total
                     best[h, m] = label
     return best, score
+
+
+@njit(cache=True)
+def label_scores(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
+    """s(h, m, l) for every arc and label: shape (n+1, n+1, L), -inf where there is no arc."""
+    token, pair, tag, distance = _label_tables(attrs, feats_ptr, feats, w, keys, label_keys,
+                                               labels, buf)
+    N = attrs.shape[0]
+    out = np.full((N, N, labels), -np.inf)
+    for h in range(N):
+        for m in range(1, N):
+            if h != m:
+                for label in range(labels):
+                    out[h, m, label] = _label_score(token, pair, tag, distance, h, m, label)
+    return out
 
 
 @njit(cache=True)

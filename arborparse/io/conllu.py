@@ -125,6 +125,16 @@ class Sentence:
         return Sentence(list(self.comments), rows, list(self.word_rows), new_heads,
                         self.path, self.line, self.format)
 
+    def with_misc(self, items: list[str]) -> Sentence:
+        """A copy with items[m - 1] (``Key=Value``) added to the MISC column of word m."""
+        if len(items) != len(self):
+            raise ValueError(f"need {len(self)} MISC items, got {len(items)}")
+        rows = [list(r) for r in self.rows]
+        for r, item in zip(self.word_rows, items):
+            rows[r][MISC] = item if rows[r][MISC] == "_" else f"{rows[r][MISC]}|{item}"
+        return Sentence(list(self.comments), rows, list(self.word_rows), self.heads.copy(),
+                        self.path, self.line, self.format)
+
     def to_text(self) -> str:
         """The sentence as CoNLL-U/CoNLL-X text, ending with its blank line."""
         lines = self.comments + ["\t".join(r) for r in self.rows]

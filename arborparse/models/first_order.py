@@ -17,6 +17,7 @@ import numpy as np
 
 from arborparse.features.templates import (
     arc_capacity,
+    label_scores,
     labeled_arc_hashes,
     labeled_arc_indices,
     score_arcs,
@@ -92,6 +93,15 @@ class FirstOrderModel:
         label, label_score = score_labels(t.attrs, t.feats_ptr, t.feats, w, self.keys,
                                           self.label_keys, len(self.labels), x.buf)
         return Scores(arc, label, label_score)
+
+    def labeled_scores(self, x: Encoded) -> np.ndarray:
+        """s(h, m, l) for every arc and label, shape (n+1, n+1, L): the scores whose
+        exponentials define P(tree | sentence) ∝ exp Σ s(h, m, l)."""
+        t = x.table
+        arc = score_arcs(t.attrs, t.feats_ptr, t.feats, self.weights, self.keys, x.buf)
+        return arc[:, :, None] + label_scores(t.attrs, t.feats_ptr, t.feats, self.weights,
+                                              self.keys, self.label_keys, len(self.labels),
+                                              x.buf)
 
     def arc_features(self, x: Encoded, heads, words, labels) -> tuple[np.ndarray, np.ndarray]:
         """Weight indices of the features of the labeled arcs heads[i] -> words[i] with

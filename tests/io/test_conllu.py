@@ -195,3 +195,14 @@ def test_written_files_get_normal_permissions(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert out.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_with_misc_appends_to_misc_only():
+    s = read_conllu(io.StringIO(GOOD))[0]
+    t = s.with_misc(["A=1", "B=2", "C=3", "D=4"])
+    words = [r for r in t.rows if r[0].isdigit()]
+    assert [r[9] for r in words] == ["A=1", "B=2", "SpaceAfter=No|C=3", "D=4"]
+    assert t.heads.tolist() == s.heads.tolist()
+    assert s.rows[3][9] == "SpaceAfter=No"
+    with pytest.raises(ValueError, match="need 4 MISC items"):
+        s.with_misc(["x"])
