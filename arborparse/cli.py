@@ -119,8 +119,10 @@ def baseline_cmd(input, output, kind, fmt):
 @click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False),
               help="Where to write the model file.")
 @click.option("--trainer", type=click.Choice(["perceptron", "mira", "mira-kbest",
-                                              "mira-factored"]),
-              default="perceptron", show_default=True)
+                                              "mira-factored", "loglinear", "loglinear-sgd"]),
+              default="perceptron", show_default=True,
+              help="Online large-margin trainers, or conditional log-linear training "
+                   "(loglinear: batch L-BFGS; loglinear-sgd: online).")
 @click.option("--decoder", type=click.Choice(["mst", "eisner"]), default="mst",
               show_default=True, help="Decoder for parsing (mst: non-projective).")
 @click.option("--train-decoder", type=click.Choice(["mst", "eisner"]),
@@ -135,19 +137,32 @@ def baseline_cmd(input, output, kind, fmt):
               help="Index the gold trees' features exactly instead of hashing.")
 @click.option("-k", "--kbest", "k", type=click.IntRange(1), default=5, show_default=True,
               help="Constraints of mira-kbest.")
-@click.option("-C", "C", type=click.FloatRange(min=0, min_open=True), default=float("inf"),
-              help="Bound on MIRA steps (default: none).")
+@click.option("-C", "C", type=click.FloatRange(min=0, min_open=True),
+              help="MIRA: bound on the steps (default: none); log-linear: weight of the "
+                   "likelihood against ½‖w‖² (default: 1).")
+@click.option("--learning-rate", type=click.FloatRange(min=0, min_open=True), default=0.1,
+              show_default=True, help="Initial learning rate of loglinear-sgd.")
 @click.option("--quiet", is_flag=True, help="No progress bar or epoch lines.")
 @FORMAT
 def train_cmd(train_path, dev_path, model_path, trainer, decoder, train_decoder, multi_root,
-              epochs, seed, hash_bits, exact_features, k, C, quiet, fmt):
+              epochs, seed, hash_bits, exact_features, k, C, learning_rate, quiet, fmt):
     """Train a first-order parser and save the best epoch's model."""
     from arborparse.learn import OnlineTrainer
+    from arborparse.learn.loglinear import LogLinearTrainer
 
     train = read_conllu(train_path, fmt)
     dev = read_conllu(dev_path, fmt) if dev_path else None
-    fitted = OnlineTrainer(trainer, epochs, decoder, train_decoder, not multi_root, seed,
-                           hash_bits, exact_features, k, C, progress=not quiet).fit(train, dev)
+    if trainer.startswith("loglinear"):
+        if exact_features:
+            raise click.UsageError("--exact-features applies to the online trainers only")
+        optimizer = "sgd" if trainer == "loglinear-sgd" else "lbfgs"
+        fitted = LogLinearTrainer(optimizer, 1.0 if C is None else C, epochs, learning_rate,
+                                  decoder, train_decoder, not multi_root, seed, hash_bits,
+                                  progress=not quiet).fit(train, dev)
+    else:
+        fitted = OnlineTrainer(trainer, epochs, decoder, train_decoder, not multi_root, seed,
+                               hash_bits, exact_features, k, float("inf") if C is None else C,
+                               progress=not quiet).fit(train, dev)
     fitted.parser_.save(model_path)
     if not quiet:
         click.echo(f"saved {model_path} (epoch {fitted.best_epoch_})", err=True)

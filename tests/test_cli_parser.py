@@ -110,3 +110,18 @@ def test_parser_marginals(trained):
         best = parser.parse_one(sentence, decoder).heads
         m = np.arange(1, n + 1)
         assert heads_mu[mbr[1:], m].sum() >= heads_mu[best[1:], m].sum() - 1e-12
+
+
+def test_train_loglinear(tmp_path):
+    train = tmp_path / "train.conllu"
+    train.write_text(separable_text())
+    model = tmp_path / "ll.npz"
+    r = CliRunner().invoke(cli, ["train", "--train", str(train), "--model", str(model),
+                                 "--trainer", "loglinear-sgd", "--epochs", "3", "-C", "10",
+                                 "--learning-rate", "0.5", "--hash-bits", "14", "--quiet"])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(cli, ["parse", "--model", str(model), str(train)])
+    assert r.exit_code == 0 and r.output == train.read_text()
+    r = CliRunner().invoke(cli, ["train", "--train", str(train), "--model", str(model),
+                                 "--trainer", "loglinear", "--exact-features"])
+    assert r.exit_code == 2

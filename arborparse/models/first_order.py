@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from arborparse.features.templates import (
+    add_arc_expectations,
+    add_label_expectations,
     arc_capacity,
     label_scores,
     labeled_arc_hashes,
@@ -94,14 +96,24 @@ class FirstOrderModel:
                                           self.label_keys, len(self.labels), x.buf)
         return Scores(arc, label, label_score)
 
-    def labeled_scores(self, x: Encoded) -> np.ndarray:
+    def labeled_scores(self, x: Encoded, weights: np.ndarray | None = None) -> np.ndarray:
         """s(h, m, l) for every arc and label, shape (n+1, n+1, L): the scores whose
         exponentials define P(tree | sentence) ∝ exp Σ s(h, m, l)."""
+        w = self.weights if weights is None else weights
         t = x.table
-        arc = score_arcs(t.attrs, t.feats_ptr, t.feats, self.weights, self.keys, x.buf)
-        return arc[:, :, None] + label_scores(t.attrs, t.feats_ptr, t.feats, self.weights,
-                                              self.keys, self.label_keys, len(self.labels),
-                                              x.buf)
+        arc = score_arcs(t.attrs, t.feats_ptr, t.feats, w, self.keys, x.buf)
+        return arc[:, :, None] + label_scores(t.attrs, t.feats_ptr, t.feats, w, self.keys,
+                                              self.label_keys, len(self.labels), x.buf)
+
+    def add_expectations(self, x: Encoded, D: np.ndarray, out: np.ndarray) -> None:
+        """out += Σ_{h,m,l} D[h, m, l] f(x, h, m, l) (arc and label features), D shaped
+        like `labeled_scores`."""
+        t = x.table
+        size = out.shape[0]
+        add_arc_expectations(t.attrs, t.feats_ptr, t.feats, D.sum(axis=2), self.keys, size,
+                             x.buf, out)
+        add_label_expectations(t.attrs, t.feats_ptr, t.feats, D, self.keys, self.label_keys,
+                               len(self.labels), size, x.buf, out)
 
     def arc_features(self, x: Encoded, heads, words, labels) -> tuple[np.ndarray, np.ndarray]:
         """Weight indices of the features of the labeled arcs heads[i] -> words[i] with

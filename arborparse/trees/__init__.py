@@ -6,11 +6,20 @@ array ``heads`` of length n+1 with ``heads[0] = -1``. ``single_root=True`` means
 word attaches to the root; ``projective=True`` restricts to projective trees.
 
 Decoding: `mst` (Chu-Liu-Edmonds/Tarjan, O(n²)), `eisner` (O(n³)), `kbest`, `mbr`.
-The distribution P(y | x) ∝ exp(Σ S[h, m]): `log_partition`, `marginals`, `entropy`,
-`sample`. The batched, differentiable PyTorch back end is `arborparse.trees.batch`.
+The distribution P(y | x) ∝ exp(Σ S[h, m]): `log_partition`, `marginals` (both at once:
+`log_partition_and_marginals`), `entropy`, `sample`. The batched, differentiable PyTorch
+back end is `arborparse.trees.batch`.
 """
 
 from arborparse.trees.decode import eisner, kbest, mst
-from arborparse.trees.distribution import entropy, log_partition, marginals, mbr, sample
+from arborparse.trees.distribution import (
+                                           entropy,
+                                           log_partition,
+                                           log_partition_and_marginals,
+                                           marginals,
+                                           mbr,
+                                           sample,
+)
 
-__all__ = ["mst", "eisner", "kbest", "mbr", "log_partition", "marginals", "entropy", "sample"]
+__all__ = ["mst", "eisner", "kbest", "mbr", "log_partition", "marginals",
+           "log_partition_and_marginals", "entropy", "sample"]

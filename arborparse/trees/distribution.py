@@ -38,6 +38,19 @@ def log_partition(S, projective: bool = False, single_root: bool = True) -> floa
     return _log_partition(S, projective, single_root)
 
 
+def log_partition_and_marginals(S, projective: bool = False, single_root: bool = True):
+    """(log Z, marginals) from one computation; shapes and meaning as in `log_partition`
+    and `marginals`. Raises ValueError when no tree has a finite score."""
+    S = check_scores(S)
+    if S.ndim == 2:
+        return _marginals(S, projective, single_root)
+    folded = fold_labels(S)
+    logZ, mu = _marginals(folded, projective, single_root)
+    with np.errstate(invalid="ignore"):
+        label_probs = np.exp(S - folded[..., None])
+    return logZ, np.nan_to_num(mu[..., None] * label_probs)
+
+
 def marginals(S, projective: bool = False, single_root: bool = True) -> np.ndarray:
     """Arc marginals mu[h, m] = P(h -> m in y), an array like S.
 
@@ -45,14 +58,7 @@ def marginals(S, projective: bool = False, single_root: bool = True) -> np.ndarr
     mu[h, m, l] = P(h -> m with label l). Non-projective by the matrix inverse (Koo et al.
     §3.2), projective by the outside pass; O(n³) (+ L n² labeled).
     """
-    S = check_scores(S)
-    if S.ndim == 3:
-        folded = fold_labels(S)
-        _, mu = _marginals(folded, projective, single_root)
-        with np.errstate(invalid="ignore"):
-            label_probs = np.exp(S - folded[..., None])
-        return np.nan_to_num(mu[..., None] * label_probs)
-    return _marginals(S, projective, single_root)[1]
+    return log_partition_and_marginals(S, projective, single_root)[1]
 
 
 def entropy(S, projective: bool = False, single_root: bool = True) -> float:

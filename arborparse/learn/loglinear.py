@@ -1,0 +1,172 @@
+"""Conditional log-linear (CRF) training of the first-order model (Koo et al. 2007, §4.1).
+
+    L(w) = C Σ_i -log P(y_i | x_i; w) + ½‖w‖²,   P(y | x; w) ∝ exp Σ_{(h,m,l) ∈ y} s(h, m, l)
+
+over non-projective trees (Matrix-Tree Theorem) or projective trees (inside-outside),
+single- or multi-root, labels summed out (§3.4). The gradient of -log P(y | x) is
+E[f] - f(y): the arc and label marginals minus the gold tree's indicator, scattered onto
+the features (`FirstOrderModel.add_expectations`). Projective training projectivizes
+the gold trees first (footnote 4), since a non-projective tree has probability 0 there.
+
+Optimizers: ``lbfgs``, batch L-BFGS from scipy (Sha & Pereira 2003), one full pass per
+function evaluation; ``sgd``, online stochastic gradient (Smith & Smith 2007, §3.3) with
+learning rate η_t = η / (1 + t / N) and the regularizer spread over the N examples,
+kept cheap by storing w = a·v (the decay multiplies the scalar a).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+from scipy.optimize import minimize
+from tqdm import tqdm
+
+from arborparse import trees
+from arborparse.errors import ArborparseError
+from arborparse.eval import evaluate
+from arborparse.io.conllu import Sentence
+from arborparse.io.validate import check_tree
+from arborparse.models.first_order import DECODERS, Encoded, FirstOrderModel
+from arborparse.parser import Parser
+from arborparse.transforms import projectivize
+
+OPTIMIZERS = ("sgd", "lbfgs")
+
+
+def negative_log_likelihood(model: FirstOrderModel, x: Encoded, heads: np.ndarray,
+                            labels: np.ndarray, weights: np.ndarray, projective: bool,
+                            single_root: bool, grad: np.ndarray, factor: float = 1.0,
+                            scale: float = 1.0) -> float:
+    """-log P(heads, labels | x) under the weights scale × `weights`; adds factor × its
+    gradient to grad."""
+    S = scale * model.labeled_scores(x, weights)
+    logZ, mu = trees.log_partition_and_marginals(S, projective, single_root)
+    m = np.arange(1, len(heads))
+    gold = S[heads[1:], m, labels[1:]].sum()
+    mu[heads[1:], m, labels[1:]] -= 1.0
+    model.add_expectations(x, factor * mu, grad)
+    return float(logZ - gold)
+
+
+class LogLinearTrainer:
+    """Train a first-order parser as a conditional log-linear model.
+
+    Parameters
+    ----------
+    optimizer : ``"sgd"`` (online) or ``"lbfgs"`` (batch)
+    C : weight of the data term against ½‖w‖²
+    epochs : passes over the data (sgd) or L-BFGS iterations (lbfgs)
+    learning_rate : η of sgd
+    decoder, train_decoder, single_root, seed, hash_bits, progress : as in `OnlineTrainer`;
+        ``train_decoder="eisner"`` trains the projective distribution
+
+    After `fit`: ``parser_``, ``history_`` and ``best_epoch_`` (sgd: the epoch with the best
+    development LAS; lbfgs: the last iteration).
+    """
+
+    def __init__(self, optimizer: str = "sgd", C: float = 1.0, epochs: int = 10,
+                 learning_rate: float = 0.1, decoder: str = "mst",
+                 train_decoder: str | None = None, single_root: bool = True, seed: int = 0,
+                 hash_bits: int = 23, progress: bool = True):
+        if optimizer not in OPTIMIZERS:
+            raise ArborparseError(f"unknown optimizer {optimizer!r}; choose one of {OPTIMIZERS}")
+        for name, value in (("decoder", decoder), ("train_decoder", train_decoder or decoder)):
+            if value not in DECODERS:
+                raise ArborparseError(f"unknown {name} {value!r}; choose one of {DECODERS}")
+        if epochs < 1 or not (C > 0) or not (learning_rate > 0) or not 10 <= hash_bits <= 31:
+            raise ArborparseError("epochs >= 1, C > 0, learning rate > 0, hash_bits in 10..31")
+        self.optimizer = optimizer
+        self.C = C
+        self.epochs = epochs
+        self.learning_rate = learning_rate
+        self.decoder = decoder
+        self.train_decoder = train_decoder or decoder
+        self.single_root = single_root
+        self.seed = seed
+        self.hash_bits = hash_bits
+        self.progress = progress
+
+    @property
+    def projective(self) -> bool:
+        return self.train_decoder == "eisner"
+
+    def _data(self, train: list[Sentence]):
+        labels = sorted({d for s in train for d in s.deprels})
+        index = {d: i for i, d in enumerate(labels)}
+        data = []
+        for s in train:
+            check_tree(s, self.single_root)
+            if self.projective:
+                s = projectivize(s, self.single_root)
+            data.append((Encoded.of(s), s.heads,
+                         np.array([-1] + [index[d] for d in s.deprels], dtype=np.int64)))
+        return labels, data
+
+    def objective(self, model: FirstOrderModel, data, weights: np.ndarray):
+        """L(w) and its gradient over the whole training data."""
+        grad = weights.copy()
+        total = 0.5 * float(weights @ weights)
+        for x, heads, labels in data:
+            total += self.C * negative_log_likelihood(model, x, heads, labels, weights,
+                                                      self.projective, self.single_root, grad,
+                                                      self.C)
+        return total, grad
+
+    def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> LogLinearTrainer:
+        """Train on `train`, select on `dev` (sgd); return self."""
+        if not train:
+            raise ArborparseError("the training data holds no sentences")
+        labels, data = self._data(train)
+        model = FirstOrderModel.hashing(self.hash_bits, labels)
+        self.history_ = []
+        self.best_epoch_ = None
+        if self.optimizer == "lbfgs":
+            result = minimize(lambda w: self.objective(model, data, w),
+                              np.zeros_like(model.weights), jac=True, method="L-BFGS-B",
+                              options={"maxiter": self.epochs})
+            self.history_.append({"iterations": int(result.nit), "objective": float(result.fun)})
+            self.best_epoch_ = int(result.nit)
+            self.parser_ = Parser(FirstOrderModel(result.x.astype(np.float32), labels),
+                                  self.decoder, self.single_root)
+            return self
+        scale, v = 1.0, np.zeros_like(model.weights)
+        rng = np.random.default_rng(self.seed)
+        N, step, best = len(data), 0, -1.0
+        for epoch in range(1, self.epochs + 1):
+            start, loss = time.perf_counter(), 0.0
+            bar = tqdm(rng.permutation(N), desc=f"epoch {epoch}/{self.epochs}", unit="sent",
+                       disable=None if self.progress else True, file=sys.stderr, leave=False)
+            for i in bar:
+                x, heads, gold_labels = data[i]
+                eta = self.learning_rate / (1.0 + step / N)
+                # w = scale * v: w <- (1 - eta / N) w - eta C grad(w) becomes a new scale
+                # and a sparse step on v
+                old = scale
+                scale *= 1.0 - eta / N
+                loss += negative_log_likelihood(model, x, heads, gold_labels, v,
+                                                self.projective, self.single_root, v,
+                                                -eta * self.C / scale, old)
+                if scale < 1e-6:
+                    v *= scale
+                    scale = 1.0
+                step += 1
+            weights = (scale * v).astype(np.float32)
+            record = {"epoch": epoch, "seconds": time.perf_counter() - start,
+                      "negative_log_likelihood": loss}
+            parser = Parser(FirstOrderModel(weights, labels), self.decoder, self.single_root)
+            score = epoch
+            if dev:
+                scores = evaluate(dev, parser.parse(dev))
+                record.update(UAS=scores["UAS"], LAS=scores["LAS"])
+                score = scores["LAS"]
+            self.history_.append(record)
+            if score > best:
+                best, self.best_epoch_, self.parser_ = score, epoch, parser
+            if self.progress:
+                line = f"epoch {epoch}/{self.epochs}  {record['seconds']:.1f}s  NLL {loss:.1f}"
+                if dev:
+                    line += f"  dev UAS {record['UAS']:.2f}  LAS {record['LAS']:.2f}"
+                tqdm.write(line, file=sys.stderr)
+        return self
