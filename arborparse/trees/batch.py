@@ -66,6 +66,8 @@ def _exact(S: torch.Tensor, n: int, single_root: bool):
 # Sentences per chunk on CPU: the build, factorization, solve and marginal passes of a
 # chunk then share the cache instead of streaming the whole batch through memory 4 times.
 CHUNK_BYTES = 1 << 20
+# Up to this many words, the compiled small-matrix LU beats a batched LAPACK call.
+SMALL_MATRIX = 16
 
 
 def _nonprojective_cpu(S: torch.Tensor, lengths: torch.Tensor, single_root: bool):
@@ -74,20 +76,25 @@ def _nonprojective_cpu(S: torch.Tensor, lengths: torch.Tensor, single_root: bool
     lens = lengths.numpy()
     logZ = np.empty(B)
     mu = np.empty((B, N1, N1))
-    eye = torch.eye(N1 - 1, dtype=torch.float64)
     step = max(1, CHUNK_BYTES // (8 * N1 * N1))
     for start in range(0, B, step):
         part = slice(start, min(B, start + step))
         M, roots, first, shift = matrix_tree.build_matrices(scores[part], lens[part], single_root)
-        # LAPACK works in column-major order: factor the transpose (the same buffer, no
-        # copy) and solve with its adjoint, which leaves the transposed inverse row-major.
-        LU, piv, info = torch.linalg.lu_factor_ex(torch.from_numpy(M).transpose(1, 2))
-        inverse = torch.linalg.lu_solve(LU, piv, eye.expand(len(M), -1, -1), adjoint=True)
+        if N1 - 1 <= SMALL_MATRIX:
+            inverse_t, logdet, bad = matrix_tree.invert_small(M, lens[part])
+            logZ[part] = logdet + shift
+        else:
+            # LAPACK works in column-major order: factor the transpose (the same buffer, no
+            # copy) and solve with its adjoint, which leaves the transposed inverse row-major.
+            LU, piv, info = torch.linalg.lu_factor_ex(torch.from_numpy(M).transpose(1, 2))
+            eye = torch.eye(N1 - 1, dtype=torch.float64).expand(len(M), -1, -1)
+            inverse = torch.linalg.lu_solve(LU, piv, eye, adjoint=True)
+            inverse_t = inverse.transpose(1, 2).numpy()
+            logZ[part], bad = matrix_tree.log_determinants(LU.numpy(), piv.numpy(), shift,
+                                                           info.numpy() == 0)
         ok = matrix_tree.marginals_from_inverse(M, roots, first, lens[part], single_root,
-                                                inverse.transpose(1, 2).numpy(), mu[part],
-                                                matrix_tree.TOL)
-        logZ[part], bad = matrix_tree.log_determinants(LU.numpy(), piv.numpy(), shift,
-                                                       ok & (info.numpy() == 0))
+                                                inverse_t, mu[part], matrix_tree.TOL)
+        bad |= ~ok | ~np.isfinite(logZ[part])
         for b in start + np.flatnonzero(bad):
             logZ[b], m = _exact(S[b], int(lens[b]), single_root)
             mu[b] = 0.0

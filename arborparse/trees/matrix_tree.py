@@ -164,6 +164,65 @@ def log_determinants(LU, piv, shift, ok):
     return logdet, bad
 
 
+@njit(cache=True)
+def invert_small(M, lengths):
+    """Transposed inverses and log determinants of a batch of small matrices, by LU with
+    partial pivoting in one compiled loop: for matrices of a dozen rows the per-matrix
+    overhead of a LAPACK call costs more than the arithmetic.
+
+    Returns (MinvT (B, N, N) with MinvT[b, i, j] = inverse of M[b], entry j, i; log |det|
+    (B,); a (B,) boolean, True where the determinant is not positive)."""
+    B, n, _ = M.shape
+    MinvT = np.zeros((B, n, n))
+    logdet = np.zeros(B)
+    bad = np.zeros(B, dtype=np.bool_)
+    A = np.empty((n, n))
+    perm = np.empty(n, dtype=np.int64)
+    for b in range(B):
+        L = lengths[b]
+        for i in range(n):
+            perm[i] = i
+            for j in range(n):
+                A[i, j] = M[b, i, j]
+        negative = False
+        for k in range(n):
+            p = k
+            for i in range(k + 1, n):
+                if abs(A[i, k]) > abs(A[p, k]):
+                    p = i
+            if A[p, k] == 0.0:
+                bad[b] = True
+                break
+            if p != k:
+                for j in range(n):
+                    A[k, j], A[p, j] = A[p, j], A[k, j]
+                perm[k], perm[p] = perm[p], perm[k]
+                negative = not negative
+            pivot = A[k, k]
+            negative ^= pivot < 0.0
+            logdet[b] += np.log(abs(pivot))
+            for i in range(k + 1, n):
+                f = A[i, k] / pivot
+                A[i, k] = f
+                for j in range(k + 1, n):
+                    A[i, j] -= f * A[k, j]
+        if bad[b]:
+            continue
+        bad[b] = negative
+        # column c of the inverse solves L U x = e_perm^-1(c); row c of MinvT holds it
+        for c in range(L):
+            x = MinvT[b, c]
+            for i in range(n):
+                x[i] = 1.0 if perm[i] == c else 0.0
+                for j in range(i):
+                    x[i] -= A[i, j] * x[j]
+            for i in range(n - 1, -1, -1):
+                for j in range(i + 1, n):
+                    x[i] -= A[i, j] * x[j]
+                x[i] /= A[i, i]
+    return MinvT, logdet, bad
+
+
 # Below this many words the log-space elimination is faster than LAPACK; above it, the
 # LU factorization is used whenever it is well conditioned (error about eps / rcond).
 SMALL = 24

@@ -136,3 +136,26 @@ def test_tensor_kernels_match_compiled_kernels(projective, single_root, scale):
     z2, mu2 = cpu_path(S, lengths, single_root)
     torch.testing.assert_close(z1, z2, atol=1e-9, rtol=1e-12)
     torch.testing.assert_close(mu1, mu2, atol=1e-8, rtol=0)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+def test_small_matrix_and_lapack_routes_agree(single_root, monkeypatch):
+    lengths = torch.tensor([12, 5, 1, 9])
+    S = random_batch(lengths.tolist(), scale=2.0, seed=11)
+    small = batch._nonprojective_cpu(S, lengths, single_root)
+    monkeypatch.setattr(batch, "SMALL_MATRIX", 0)
+    lapack = batch._nonprojective_cpu(S, lengths, single_root)
+    torch.testing.assert_close(small[0], lapack[0], atol=1e-10, rtol=0)
+    torch.testing.assert_close(small[1], lapack[1], atol=1e-10, rtol=0)
+
+
+def test_invert_small_against_numpy():
+    from arborparse.trees.matrix_tree import invert_small
+
+    rng = np.random.default_rng(5)
+    M = rng.normal(size=(6, 7, 7)) + 2 * np.eye(7)
+    inverse_t, logdet, negative = invert_small(M, np.full(6, 7))
+    sign, ref = np.linalg.slogdet(M)
+    np.testing.assert_allclose(inverse_t, np.linalg.inv(M).transpose(0, 2, 1), atol=1e-12)
+    np.testing.assert_allclose(logdet, ref, atol=1e-12)
+    assert (negative == (sign < 0)).all()
