@@ -16,21 +16,17 @@ kept cheap by storing w = a·v (the decay multiplies the scalar a).
 
 from __future__ import annotations
 
-import sys
 import time
 
 import numpy as np
 from scipy.optimize import minimize
-from tqdm import tqdm
 
 from arborparse import trees
 from arborparse.errors import ArborparseError
-from arborparse.eval import evaluate
 from arborparse.io.conllu import Sentence
-from arborparse.io.validate import check_tree
-from arborparse.models.first_order import DECODERS, Encoded, FirstOrderModel
+from arborparse.learn.common import Epochs, check_decoders, gold_data
+from arborparse.models.first_order import Encoded, FirstOrderModel
 from arborparse.parser import Parser
-from arborparse.transforms import projectivize
 
 OPTIMIZERS = ("sgd", "lbfgs")
 
@@ -72,9 +68,7 @@ class LogLinearTrainer:
                  hash_bits: int = 23, progress: bool = True):
         if optimizer not in OPTIMIZERS:
             raise ArborparseError(f"unknown optimizer {optimizer!r}; choose one of {OPTIMIZERS}")
-        for name, value in (("decoder", decoder), ("train_decoder", train_decoder or decoder)):
-            if value not in DECODERS:
-                raise ArborparseError(f"unknown {name} {value!r}; choose one of {DECODERS}")
+        self.train_decoder = check_decoders(decoder, train_decoder)
         if epochs < 1 or not (C > 0) or not (learning_rate > 0) or not 10 <= hash_bits <= 31:
             raise ArborparseError("epochs >= 1, C > 0, learning rate > 0, hash_bits in 10..31")
         self.optimizer = optimizer
@@ -82,7 +76,6 @@ class LogLinearTrainer:
         self.epochs = epochs
         self.learning_rate = learning_rate
         self.decoder = decoder
-        self.train_decoder = train_decoder or decoder
         self.single_root = single_root
         self.seed = seed
         self.hash_bits = hash_bits
@@ -93,16 +86,8 @@ class LogLinearTrainer:
         return self.train_decoder == "eisner"
 
     def _data(self, train: list[Sentence]):
-        labels = sorted({d for s in train for d in s.deprels})
-        index = {d: i for i, d in enumerate(labels)}
-        data = []
-        for s in train:
-            check_tree(s, self.single_root)
-            if self.projective:
-                s = projectivize(s, self.single_root)
-            data.append((Encoded.of(s), s.heads,
-                         np.array([-1] + [index[d] for d in s.deprels], dtype=np.int64)))
-        return labels, data
+        labels, encoded, heads, ids = gold_data(train, self.single_root, self.projective)
+        return labels, list(zip(encoded, heads, ids))
 
     def objective(self, model: FirstOrderModel, data, weights: np.ndarray):
         """L(w) and its gradient over the whole training data."""
@@ -116,29 +101,24 @@ class LogLinearTrainer:
 
     def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> LogLinearTrainer:
         """Train on `train`, select on `dev` (sgd); return self."""
-        if not train:
-            raise ArborparseError("the training data holds no sentences")
         labels, data = self._data(train)
         model = FirstOrderModel.hashing(self.hash_bits, labels)
-        self.history_ = []
-        self.best_epoch_ = None
         if self.optimizer == "lbfgs":
             result = minimize(lambda w: self.objective(model, data, w),
                               np.zeros_like(model.weights), jac=True, method="L-BFGS-B",
                               options={"maxiter": self.epochs})
-            self.history_.append({"iterations": int(result.nit), "objective": float(result.fun)})
+            self.history_ = [{"iterations": int(result.nit), "objective": float(result.fun)}]
             self.best_epoch_ = int(result.nit)
             self.parser_ = Parser(FirstOrderModel(result.x.astype(np.float32), labels),
                                   self.decoder, self.single_root)
             return self
         scale, v = 1.0, np.zeros_like(model.weights)
         rng = np.random.default_rng(self.seed)
-        N, step, best = len(data), 0, -1.0
+        N, step = len(data), 0
+        log = Epochs(self.epochs, dev, self.progress)
         for epoch in range(1, self.epochs + 1):
             start, loss = time.perf_counter(), 0.0
-            bar = tqdm(rng.permutation(N), desc=f"epoch {epoch}/{self.epochs}", unit="sent",
-                       disable=None if self.progress else True, file=sys.stderr, leave=False)
-            for i in bar:
+            for i in log.bar(epoch, rng.permutation(N)):
                 x, heads, gold_labels = data[i]
                 eta = self.learning_rate / (1.0 + step / N)
                 # w = scale * v: w <- (1 - eta / N) w - eta C grad(w) becomes a new scale
@@ -152,21 +132,10 @@ class LogLinearTrainer:
                     v *= scale
                     scale = 1.0
                 step += 1
-            weights = (scale * v).astype(np.float32)
-            record = {"epoch": epoch, "seconds": time.perf_counter() - start,
-                      "negative_log_likelihood": loss}
-            parser = Parser(FirstOrderModel(weights, labels), self.decoder, self.single_root)
-            score = epoch
-            if dev:
-                scores = evaluate(dev, parser.parse(dev))
-                record.update(UAS=scores["UAS"], LAS=scores["LAS"])
-                score = scores["LAS"]
-            self.history_.append(record)
-            if score > best:
-                best, self.best_epoch_, self.parser_ = score, epoch, parser
-            if self.progress:
-                line = f"epoch {epoch}/{self.epochs}  {record['seconds']:.1f}s  NLL {loss:.1f}"
-                if dev:
-                    line += f"  dev UAS {record['UAS']:.2f}  LAS {record['LAS']:.2f}"
-                tqdm.write(line, file=sys.stderr)
+            elapsed = time.perf_counter() - start
+            parser = Parser(FirstOrderModel((scale * v).astype(np.float32), labels),
+                            self.decoder, self.single_root)
+            log.end(epoch, parser, {"seconds": elapsed, "negative_log_likelihood": loss},
+                    f"{elapsed:.1f}s  NLL {loss:.1f}")
+        self.history_, self.best_epoch_, self.parser_ = log.history, log.best_epoch, log.best_parser
         return self

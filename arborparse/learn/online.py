@@ -16,26 +16,16 @@ keep u = Σ_t t Δ_t; the average after T steps is w - u / T.
 from __future__ import annotations
 
 import math
-import sys
 import time
 
 import numpy as np
 import scipy.sparse as sp
-from tqdm import tqdm
 
 from arborparse.errors import ArborparseError
-from arborparse.eval import evaluate
 from arborparse.io.conllu import Sentence
-from arborparse.io.validate import check_tree
+from arborparse.learn.common import Epochs, check_decoders, gold_data
 from arborparse.learn.hildreth import hildreth
-from arborparse.models.first_order import (
-    DECODERS,
-    Encoded,
-    FirstOrderModel,
-    Scores,
-    decode,
-    gold_feature_keys,
-)
+from arborparse.models.first_order import FirstOrderModel, Scores, decode, gold_feature_keys
 from arborparse.parser import Parser
 from arborparse.trees import kbest
 
@@ -78,15 +68,12 @@ class OnlineTrainer:
                  C: float = math.inf, progress: bool = True):
         if trainer not in TRAINERS:
             raise ArborparseError(f"unknown trainer {trainer!r}; choose one of {TRAINERS}")
-        for name, value in (("decoder", decoder), ("train_decoder", train_decoder or decoder)):
-            if value not in DECODERS:
-                raise ArborparseError(f"unknown {name} {value!r}; choose one of {DECODERS}")
+        self.train_decoder = check_decoders(decoder, train_decoder)
         if epochs < 1 or k < 1 or not (C > 0) or not (10 <= hash_bits <= 31):
             raise ArborparseError("epochs and k must be >= 1, C > 0, hash_bits in 10..31")
         self.trainer = trainer
         self.epochs = epochs
         self.decoder = decoder
-        self.train_decoder = train_decoder or decoder
         self.single_root = single_root
         self.seed = seed
         self.hash_bits = hash_bits
@@ -96,14 +83,6 @@ class OnlineTrainer:
         self.progress = progress
 
     # ------------------------------------------------------------------ set-up
-
-    def _gold(self, sentences: list[Sentence], labels: dict[str, int]):
-        for s in sentences:
-            check_tree(s, self.single_root)
-        heads = [s.heads for s in sentences]
-        ids = [np.array([-1] + [labels[d] for d in s.deprels], dtype=np.int64)
-               for s in sentences]
-        return heads, ids
 
     def _model(self, encoded, heads, labels) -> FirstOrderModel:
         if not self.exact_features:
@@ -186,30 +165,17 @@ class OnlineTrainer:
 
     def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> OnlineTrainer:
         """Train on `train`, select the best epoch on `dev` (or keep the last); return self."""
-        if not train:
-            raise ArborparseError("the training data holds no sentences")
-        labels = sorted({d for s in train for d in s.deprels})
-        index = {d: i for i, d in enumerate(labels)}
-        gold_heads, gold_labels = self._gold(train, index)
-        encoded = [Encoded.of(s) for s in train]
+        labels, encoded, gold_heads, gold_labels = gold_data(train, self.single_root)
         model = self._model(encoded, gold_heads, labels)
         w = model.weights
         u = np.zeros_like(w)
         steps = 1
         rng = np.random.default_rng(self.seed)
-        self.history_ = []
-        self.best_epoch_ = None
-        best_score, best_weights = -1.0, None
+        log = Epochs(self.epochs, dev, self.progress)
         for epoch in range(1, self.epochs + 1):
             start = time.perf_counter()
-            order = rng.permutation(len(train))
             errors = 0
-            bar = tqdm(order, desc=f"epoch {epoch}/{self.epochs}", unit="sent",
-                       disable=None if self.progress else True, file=sys.stderr, leave=False)
-            if self.history_ and "UAS" in self.history_[-1]:
-                last = self.history_[-1]
-                bar.set_postfix_str(f"dev UAS {last['UAS']:.2f} LAS {last['LAS']:.2f}")
-            for i in bar:
+            for i in log.bar(epoch, rng.permutation(len(train))):
                 x = encoded[i]
                 scores = model.scores(x, w)
                 A, b = self._constraints(model, x, w, scores, gold_heads[i], gold_labels[i])
@@ -229,28 +195,11 @@ class OnlineTrainer:
             elapsed = time.perf_counter() - start
             # float32, as saved: the parser evaluated on dev is exactly the one in the file
             average = (w - u / steps).astype(np.float32)
-            record = {"epoch": epoch, "seconds": elapsed,
-                      "sentences_per_second": len(train) / elapsed,
-                      "train_errors": errors}
             parser = Parser(FirstOrderModel(average, labels, model.keys, model.label_keys),
                             self.decoder, self.single_root)
-            if dev:
-                scores = evaluate(dev, parser.parse(dev))
-                record.update(UAS=scores["UAS"], LAS=scores["LAS"])
-                score = scores["LAS"]
-            else:
-                score = epoch
-            self.history_.append(record)
-            if score > best_score:
-                best_score, best_weights, self.best_epoch_ = score, average, epoch
-            if self.progress:
-                line = (f"epoch {epoch}/{self.epochs}  {elapsed:.1f}s  "
-                        f"{record['sentences_per_second']:.0f} sent/s  "
-                        f"sentences with updates {errors}")
-                if dev:
-                    line += f"  dev UAS {record['UAS']:.2f}  LAS {record['LAS']:.2f}"
-                    line += "  (best)" if self.best_epoch_ == epoch else ""
-                tqdm.write(line, file=sys.stderr)
-        self.parser_ = Parser(FirstOrderModel(best_weights, labels, model.keys, model.label_keys),
-                              self.decoder, self.single_root)
+            rate = len(train) / elapsed
+            log.end(epoch, parser, {"seconds": elapsed, "sentences_per_second": rate,
+                                    "train_errors": errors},
+                    f"{elapsed:.1f}s  {rate:.0f} sent/s  sentences with updates {errors}")
+        self.history_, self.best_epoch_, self.parser_ = log.history, log.best_epoch, log.best_parser
         return self

@@ -1,0 +1,86 @@
+"""What every trainer of the first-order model shares: checking options, preparing the
+gold data, and the epoch bookkeeping (progress bar, dev evaluation, best epoch)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+
+import numpy as np
+from tqdm import tqdm
+
+from arborparse.errors import ArborparseError
+from arborparse.eval import evaluate
+from arborparse.io.conllu import Sentence
+from arborparse.io.validate import check_tree
+from arborparse.models.first_order import DECODERS, Encoded
+from arborparse.parser import Parser
+from arborparse.transforms import projectivize
+
+
+def check_decoders(decoder: str, train_decoder: str | None) -> str:
+    """The training decoder (default: `decoder`); raises for unknown names."""
+    for name, value in (("decoder", decoder), ("train_decoder", train_decoder or decoder)):
+        if value not in DECODERS:
+            raise ArborparseError(f"unknown {name} {value!r}; choose one of {DECODERS}")
+    return train_decoder or decoder
+
+
+def gold_data(train: list[Sentence], single_root: bool, projective: bool = False):
+    """(labels, encoded sentences, gold heads, gold label ids) of the training data.
+
+    Every gold tree is checked (single-rooted if asked); with `projective`, non-projective
+    trees are replaced by their closest projective trees.
+    """
+    if not train:
+        raise ArborparseError("the training data holds no sentences")
+    labels = sorted({d for s in train for d in s.deprels})
+    index = {d: i for i, d in enumerate(labels)}
+    encoded, heads, ids = [], [], []
+    for s in train:
+        check_tree(s, single_root)
+        if projective:
+            s = projectivize(s, single_root)
+        encoded.append(Encoded.of(s))
+        heads.append(s.heads)
+        ids.append(np.array([-1] + [index[d] for d in s.deprels], dtype=np.int64))
+    return labels, encoded, heads, ids
+
+
+class Epochs:
+    """The epoch loop's bookkeeping: a progress bar per epoch, the dev scores after it,
+    the history and the best parser (best dev LAS, or the last epoch without dev)."""
+
+    def __init__(self, epochs: int, dev: list[Sentence] | None, progress: bool):
+        self.epochs = epochs
+        self.dev = dev
+        self.progress = progress
+        self.history: list[dict] = []
+        self.best_epoch: int | None = None
+        self.best_parser: Parser | None = None
+        self._best_score = -1.0
+
+    def bar(self, epoch: int, items: Iterable) -> Iterable:
+        bar = tqdm(items, desc=f"epoch {epoch}/{self.epochs}", unit="sent",
+                   disable=None if self.progress else True, file=sys.stderr, leave=False)
+        if self.history and "UAS" in self.history[-1]:
+            last = self.history[-1]
+            bar.set_postfix_str(f"dev UAS {last['UAS']:.2f} LAS {last['LAS']:.2f}")
+        return bar
+
+    def end(self, epoch: int, parser: Parser, record: dict, summary: str) -> None:
+        """Evaluate the epoch's parser on dev, keep it if best, print one line."""
+        score = epoch
+        if self.dev:
+            scores = evaluate(self.dev, parser.parse(self.dev))
+            record.update(UAS=scores["UAS"], LAS=scores["LAS"])
+            score = scores["LAS"]
+        self.history.append({"epoch": epoch, **record})
+        if score > self._best_score:
+            self._best_score, self.best_epoch, self.best_parser = score, epoch, parser
+        if self.progress:
+            line = f"epoch {epoch}/{self.epochs}  {summary}"
+            if self.dev:
+                line += f"  dev UAS {record['UAS']:.2f}  LAS {record['LAS']:.2f}"
+                line += "  (best)" if self.best_epoch == epoch else ""
+            tqdm.write(line, file=sys.stderr)
