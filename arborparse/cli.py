@@ -119,10 +119,12 @@ def baseline_cmd(input, output, kind, fmt):
 @click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False),
               help="Where to write the model file.")
 @click.option("--trainer", type=click.Choice(["perceptron", "mira", "mira-kbest",
-                                              "mira-factored", "loglinear", "loglinear-sgd"]),
+                                              "mira-factored", "loglinear", "loglinear-sgd",
+                                              "eg"]),
               default="perceptron", show_default=True,
-              help="Online large-margin trainers, or conditional log-linear training "
-                   "(loglinear: batch L-BFGS; loglinear-sgd: online).")
+              help="Online large-margin trainers; conditional log-linear training "
+                   "(loglinear: batch L-BFGS; loglinear-sgd: online); eg: max-margin by "
+                   "exponentiated gradient.")
 @click.option("--decoder", type=click.Choice(["mst", "eisner"]), default="mst",
               show_default=True, help="Decoder for parsing (mst: non-projective).")
 @click.option("--train-decoder", type=click.Choice(["mst", "eisner"]),
@@ -138,8 +140,8 @@ def baseline_cmd(input, output, kind, fmt):
 @click.option("-k", "--kbest", "k", type=click.IntRange(1), default=5, show_default=True,
               help="Constraints of mira-kbest.")
 @click.option("-C", "C", type=click.FloatRange(min=0, min_open=True),
-              help="MIRA: bound on the steps (default: none); log-linear: weight of the "
-                   "likelihood against ½‖w‖² (default: 1).")
+              help="MIRA: bound on the steps (default: none); log-linear and eg: weight of "
+                   "the loss against ½‖w‖² (default: 1).")
 @click.option("--learning-rate", type=click.FloatRange(min=0, min_open=True), default=0.1,
               show_default=True, help="Initial learning rate of loglinear-sgd.")
 @click.option("--quiet", is_flag=True, help="No progress bar or epoch lines.")
@@ -152,9 +154,15 @@ def train_cmd(train_path, dev_path, model_path, trainer, decoder, train_decoder,
 
     train = read_conllu(train_path, fmt)
     dev = read_conllu(dev_path, fmt) if dev_path else None
-    if trainer.startswith("loglinear"):
-        if exact_features:
-            raise click.UsageError("--exact-features applies to the online trainers only")
+    if exact_features and (trainer.startswith("loglinear") or trainer == "eg"):
+        raise click.UsageError("--exact-features applies to the online trainers only")
+    if trainer == "eg":
+        from arborparse.learn.eg import EGTrainer
+
+        fitted = EGTrainer(1.0 if C is None else C, epochs, decoder=decoder,
+                           train_decoder=train_decoder, single_root=not multi_root,
+                           hash_bits=hash_bits, progress=not quiet).fit(train, dev)
+    elif trainer.startswith("loglinear"):
         optimizer = "sgd" if trainer == "loglinear-sgd" else "lbfgs"
         fitted = LogLinearTrainer(optimizer, 1.0 if C is None else C, epochs, learning_rate,
                                   decoder, train_decoder, not multi_root, seed, hash_bits,
