@@ -66,8 +66,9 @@ def _exact(S: torch.Tensor, n: int, single_root: bool):
 # Sentences per chunk on CPU: the build, factorization, solve and marginal passes of a
 # chunk then share the cache instead of streaming the whole batch through memory 4 times.
 CHUNK_BYTES = 1 << 20
-# Up to this many words, the compiled small-matrix LU beats a batched LAPACK call.
-SMALL_MATRIX = 16
+# Up to this many words, the compiled small-matrix LU beats a batched LAPACK call
+# (measured: 0.72x the time at n = 16, 0.93x at 24, 1.14x at 32).
+SMALL_MATRIX = 24
 
 
 def _nonprojective_cpu(S: torch.Tensor, lengths: torch.Tensor, single_root: bool):

@@ -177,13 +177,13 @@ def invert_small(M, lengths):
     logdet = np.zeros(B)
     bad = np.zeros(B, dtype=np.bool_)
     A = np.empty((n, n))
+    X = np.empty((n, n))
     perm = np.empty(n, dtype=np.int64)
     for b in range(B):
         L = lengths[b]
+        A[:, :] = M[b]
         for i in range(n):
             perm[i] = i
-            for j in range(n):
-                A[i, j] = M[b, i, j]
         negative = False
         for k in range(n):
             p = k
@@ -201,25 +201,37 @@ def invert_small(M, lengths):
             pivot = A[k, k]
             negative ^= pivot < 0.0
             logdet[b] += np.log(abs(pivot))
+            inv = 1.0 / pivot
             for i in range(k + 1, n):
-                f = A[i, k] / pivot
+                f = A[i, k] * inv
                 A[i, k] = f
                 for j in range(k + 1, n):
                     A[i, j] -= f * A[k, j]
         if bad[b]:
             continue
         bad[b] = negative
-        # column c of the inverse solves L U x = e_perm^-1(c); row c of MinvT holds it
+        # the inverse X solves L U X = P: all right-hand sides at once, row by row, so the
+        # innermost loops run along contiguous rows without a dependency chain
+        X[:, :] = 0.0
+        for i in range(n):
+            if perm[i] < L:
+                X[i, perm[i]] = 1.0
+        for i in range(n):
+            for j in range(i):
+                a = A[i, j]
+                for c in range(L):
+                    X[i, c] -= a * X[j, c]
+        for i in range(n - 1, -1, -1):
+            for j in range(i + 1, n):
+                a = A[i, j]
+                for c in range(L):
+                    X[i, c] -= a * X[j, c]
+            inv = 1.0 / A[i, i]
+            for c in range(L):
+                X[i, c] *= inv
         for c in range(L):
-            x = MinvT[b, c]
             for i in range(n):
-                x[i] = 1.0 if perm[i] == c else 0.0
-                for j in range(i):
-                    x[i] -= A[i, j] * x[j]
-            for i in range(n - 1, -1, -1):
-                for j in range(i + 1, n):
-                    x[i] -= A[i, j] * x[j]
-                x[i] /= A[i, i]
+                MinvT[b, c, i] = X[i, c]
     return MinvT, logdet, bad
 
 
