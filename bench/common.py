@@ -29,3 +29,15 @@ def best_time(fn, repeat=5):
         fn()
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def best_times(fns: dict, repeat=15) -> dict:
+    """The fastest of `repeat` runs of each function, runs interleaved (A B C A B C ...) so
+    that a slow spell of the machine does not favour one implementation."""
+    best = {name: float("inf") for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best

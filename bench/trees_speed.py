@@ -2,7 +2,8 @@
 
     python bench/trees_speed.py [--sentences 200] [--sizes 10 20 40 80]
 
-One thread, the same random score matrices for every implementation, in one run.
+One thread, the same random score matrices for every implementation, in one run; the
+batched log Z + marginals implementations are timed interleaved, fastest of 15 runs each.
 Prints Markdown tables of sentences/second and ratios (ours / reference).
 """
 
@@ -17,7 +18,7 @@ import sys  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from common import best_time, machine  # noqa: E402
+from common import best_time, best_times, machine  # noqa: E402
 
 from arborparse import trees  # noqa: E402
 from arborparse.trees import batch  # noqa: E402
@@ -80,23 +81,18 @@ def bench_mst(mats, ufal, nx):
 def bench_nonprojective_crf(mats, torch_struct):
     n = mats[0].shape[0] - 1
     S = torch.from_numpy(np.stack(mats))
-    out = {}
-    t = best_time(lambda: batch.log_partition_and_marginals(S))
-    out["ours (batched torch)"] = rate(len(mats), t)
-    t = best_time(lambda: [trees.marginals(x) for x in mats], repeat=3)
-    out["ours (numpy, per sentence)"] = rate(len(mats), t)
+    eye = torch.eye(n, dtype=S.dtype).expand(len(mats), n, n)
 
     def lu_reference():
         # the dense bound: one batched LU factorization and solve of the plain matrix
-        A = torch.exp(S[:, 1:, 1:])
-        LU, piv = torch.linalg.lu_factor(A)
-        torch.linalg.lu_solve(LU, piv, torch.eye(n, dtype=S.dtype).expand_as(A))
-        return LU
+        LU, piv = torch.linalg.lu_factor(torch.exp(S[:, 1:, 1:]))
+        return torch.linalg.lu_solve(LU, piv, eye)
 
-    out["torch lu_factor + lu_solve"] = rate(len(mats), best_time(lu_reference))
     An = np.exp(np.stack(mats)[:, 1:, 1:])
-    out["numpy slogdet + inv"] = rate(len(mats), best_time(
-        lambda: (np.linalg.slogdet(An), np.linalg.inv(An))))
+    fns = {"ours (batched torch)": lambda: batch.log_partition_and_marginals(S),
+           "ours (numpy, per sentence)": lambda: [trees.marginals(x) for x in mats],
+           "torch lu_factor + lu_solve": lu_reference,
+           "numpy slogdet + inv": lambda: (np.linalg.slogdet(An), np.linalg.inv(An))}
     if torch_struct is not None:
         T = S[:, 1:, 1:].clone()
         idx = torch.arange(n)
@@ -108,10 +104,10 @@ def bench_nonprojective_crf(mats, torch_struct):
 
         try:
             run_ts()
-            out["torch-struct NonProjectiveDependencyCRF"] = rate(len(mats), best_time(run_ts))
+            fns["torch-struct NonProjectiveDependencyCRF"] = run_ts
         except Exception as err:
             print(f"<!-- torch-struct NonProjectiveDependencyCRF failed: {err} -->")
-    return out
+    return {name: rate(len(mats), t) for name, t in best_times(fns).items()}
 
 
 def bench_projective(mats, torch_struct):
