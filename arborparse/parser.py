@@ -60,16 +60,18 @@ class Parser:
         if decode_as not in DECODES:
             raise ArborparseError(f"unknown decoding {decode_as!r}; choose one of {DECODES}")
         decoder = decoder or self.decoder
+        projective = decoder == "eisner"
         x = Encoded.of(sentence)
         if decode_as == "map" and not marginals:
             heads, labels = decode(self.model.scores(x), decoder, self.single_root)
         else:
+            # the full label scores serve MBR, the marginals and the best tree alike
             S = self.model.labeled_scores(x)
-            projective = decoder == "eisner"
             if decode_as == "mbr":
                 heads, labels = trees.mbr(S, projective, self.single_root)
             else:
-                heads, labels = decode(self.model.scores(x), decoder, self.single_root)
+                heads, labels = (trees.eisner if projective else trees.mst)(
+                    S, single_root=self.single_root)
         names = self.model.labels
         parsed = sentence.with_tree(heads, [names[label] for label in labels[1:]])
         if not marginals:

@@ -28,6 +28,7 @@ from arborparse.learn.hildreth import hildreth
 from arborparse.models.first_order import FirstOrderModel, Scores, decode, gold_feature_keys
 from arborparse.parser import Parser
 from arborparse.trees import kbest
+from arborparse.trees.scores import arc_labels
 
 TRAINERS = ("perceptron", "mira", "mira-kbest", "mira-factored")
 
@@ -111,12 +112,7 @@ class OnlineTrainer:
             trees = [(heads, labels)]
         elif self.trainer == "mira-kbest":
             found = kbest(scores.total, self.k, self.train_decoder == "eisner", self.single_root)
-            m = np.arange(1, len(gold_h))
-            trees = []
-            for _, heads in found:
-                labels = np.full(len(heads), -1, dtype=np.int64)
-                labels[1:] = scores.label[heads[1:], m]
-                trees.append((heads, labels))
+            trees = [(heads, arc_labels(scores.label, heads)) for _, heads in found]
         else:
             return self._factored(model, x, w, scores, gold_h, gold_l)
         rows, b = [], []

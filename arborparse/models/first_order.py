@@ -28,8 +28,8 @@ from arborparse.features.templates import (
 from arborparse.features.tokens import TokenTable, encode
 from arborparse.io.conllu import Sentence
 from arborparse.models import files
-from arborparse.trees.arborescence import _mst
-from arborparse.trees.projective import _eisner
+from arborparse.trees.decode import best_tree
+from arborparse.trees.scores import arc_labels
 
 KIND = "first-order"
 VERSION = 1
@@ -161,11 +161,8 @@ def gold_feature_keys(encoded: list[Encoded], heads: list[np.ndarray]):
 
 def decode(scores: Scores, decoder: str, single_root: bool) -> tuple[np.ndarray, np.ndarray]:
     """The best tree and its labels: (heads, labels), both (n+1,) with -1 at index 0."""
-    search = _eisner if decoder == "eisner" else _mst
-    heads, ok = search(scores.total, single_root)
-    if not ok:
+    heads = best_tree(scores.total, decoder == "eisner", single_root)
+    if heads is None:
         raise ValueError("no tree has a finite score")
-    labels = np.full(len(heads), -1, dtype=np.int64)
-    labels[1:] = scores.label[heads[1:], np.arange(1, len(heads))]
-    return heads, labels
+    return heads, arc_labels(scores.label, heads)
 

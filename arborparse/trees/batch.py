@@ -28,8 +28,7 @@ import numpy as np
 import torch
 
 from arborparse.trees import matrix_tree, projective
-from arborparse.trees.arborescence import _mst
-from arborparse.trees.projective import _eisner
+from arborparse.trees.decode import best_tree
 
 
 def _lengths(S: torch.Tensor, lengths) -> torch.Tensor:
@@ -272,13 +271,14 @@ def marginals(S: torch.Tensor, lengths=None, projective: bool = False,
     return log_partition_and_marginals(S, lengths, projective, single_root)[1]
 
 
-def _decode(S, lengths, single_root, decoder):
+def _decode(S, lengths, single_root, projective):
     lengths = _lengths(S, lengths)
     scores = S.detach().double().cpu().numpy()
     out = np.full((S.shape[0], S.shape[1]), -1, dtype=np.int64)
     for b, n in enumerate(lengths.tolist()):
-        heads, ok = decoder(np.ascontiguousarray(scores[b, :n + 1, :n + 1]), single_root)
-        if not ok:
+        heads = best_tree(np.ascontiguousarray(scores[b, :n + 1, :n + 1]), projective,
+                          single_root)
+        if heads is None:
             raise ValueError(f"sentence {b}: no tree has a finite score")
         out[b, :n + 1] = heads
     return torch.from_numpy(out).to(S.device)
@@ -286,9 +286,9 @@ def _decode(S, lengths, single_root, decoder):
 
 def mst(S: torch.Tensor, lengths=None, single_root: bool = True) -> torch.Tensor:
     """Best non-projective tree of each sentence: heads (B, N+1), -1 at 0 and on padding."""
-    return _decode(S, lengths, single_root, _mst)
+    return _decode(S, lengths, single_root, False)
 
 
 def eisner(S: torch.Tensor, lengths=None, single_root: bool = True) -> torch.Tensor:
     """Best projective tree of each sentence: heads (B, N+1), -1 at 0 and on padding."""
-    return _decode(S, lengths, single_root, _eisner)
+    return _decode(S, lengths, single_root, True)

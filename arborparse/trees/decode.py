@@ -8,7 +8,7 @@ import numpy as np
 
 from arborparse.trees.arborescence import _mst
 from arborparse.trees.projective import _eisner
-from arborparse.trees.scores import check_scores, tree_score
+from arborparse.trees.scores import arc_labels, check_scores, force_arc, tree_score
 
 
 def best_tree(S: np.ndarray, projective: bool, single_root: bool):
@@ -30,9 +30,7 @@ def _decode(S, projective: bool, single_root: bool):
         raise ValueError("no tree has a finite score (too many arcs are -inf)")
     if labels is None:
         return heads
-    tree_labels = np.full(len(heads), -1, dtype=np.int64)
-    tree_labels[1:] = labels[heads[1:], np.arange(1, len(heads))]
-    return heads, tree_labels
+    return heads, arc_labels(labels, heads)
 
 
 def mst(S, single_root: bool = True):
@@ -97,7 +95,5 @@ def kbest(S, k: int, projective: bool = False, single_root: bool = True):
             if alt is not None:
                 counter += 1
                 heapq.heappush(queue, (-tree_score(S, alt), counter, alt, child))
-            keep = forced[heads[m], m]
-            forced[:, m] = -np.inf
-            forced[heads[m], m] = keep
+            force_arc(forced, heads[m], m)
     return found

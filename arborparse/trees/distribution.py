@@ -8,7 +8,7 @@ import numpy as np
 from arborparse.trees import matrix_tree
 from arborparse.trees import projective as projective_dp
 from arborparse.trees.decode import best_tree
-from arborparse.trees.scores import check_scores, fold_labels
+from arborparse.trees.scores import arc_labels, check_scores, fold_labels, force_arc
 
 
 def _log_partition(S, projective, single_root):
@@ -84,10 +84,7 @@ def mbr(S, projective: bool = False, single_root: bool = True):
     heads = best_tree(np.where(np.isneginf(folded), -np.inf, mu), projective, single_root)
     if S.ndim == 2:
         return heads
-    labels = np.full(len(heads), -1, dtype=np.int64)
-    m = np.arange(1, len(heads))
-    labels[1:] = S[heads[1:], m].argmax(axis=1)
-    return heads, labels
+    return heads, arc_labels(S.argmax(axis=2), heads)
 
 
 def sample(S, size: int, projective: bool = False, single_root: bool = True, rng=None):
@@ -113,9 +110,7 @@ def sample(S, size: int, projective: bool = False, single_root: bool = True, rng
             p = mu[:, m] / mu[:, m].sum()
             h = rng.choice(N, p=p)
             out[i, m] = h
-            keep = cond[h, m]
-            cond[:, m] = -np.inf
-            cond[h, m] = keep
+            force_arc(cond, h, m)
             if m < N - 1:
                 mu = _marginals(cond, projective, single_root)[1]
     return out

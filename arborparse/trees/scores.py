@@ -31,6 +31,20 @@ def fold_labels(S: np.ndarray) -> np.ndarray:
         return np.log(np.exp(S - safe[..., None]).sum(axis=2)) + safe
 
 
+def arc_labels(best: np.ndarray, heads: np.ndarray) -> np.ndarray:
+    """The label of each word's arc in a tree: best[heads[m], m]; -1 at index 0."""
+    labels = np.full(len(heads), -1, dtype=np.int64)
+    labels[1:] = best[heads[1:], np.arange(1, len(heads))]
+    return labels
+
+
+def force_arc(S: np.ndarray, h: int, m: int) -> None:
+    """Keep h -> m as the only arc into m allowed by S (in place): every other is -inf."""
+    keep = S[h, m]
+    S[:, m] = -np.inf
+    S[h, m] = keep
+
+
 def tree_score(S: np.ndarray, heads: np.ndarray) -> float:
     """Σ_m S[heads[m], m] over words 1..n."""
     m = np.arange(1, len(heads))
