@@ -31,7 +31,7 @@ TRAINERS = ["perceptron", "mira", "mira-kbest", "mira-factored"]
 
 
 def run(args):
-    """Run a command; return (wall seconds, CPU seconds of the child, stdout)."""
+    """Run a command; return (wall seconds, CPU seconds of the child, stdout, stderr)."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
                PYTHONPATH=str(ROOT))
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
@@ -44,7 +44,7 @@ def run(args):
         err.seek(0)
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(map(str, args))} failed:\n{err.read()}")
-        return wall, usage.ru_utime + usage.ru_stime, out.read()
+        return wall, usage.ru_utime + usage.ru_stime, out.read(), err.read()
 
 
 def files(treebank):
@@ -59,9 +59,9 @@ def configuration(treebank, trainer, decoder, epochs, workdir, train_args=()):
     parsed = Path(workdir) / f"{name}.conllu"
     train_cmd = [*COMMAND, "train", "--train", train, "--dev", dev, "--model", model, "--trainer",
                  trainer, "--decoder", decoder, "--epochs", str(epochs), "--quiet", *train_args]
-    train_wall, train_cpu, _ = run(train_cmd)
-    parse_wall, parse_cpu, _ = run([*COMMAND, "parse", "--model", model, test, "-o", parsed])
-    _, _, scores = run([*COMMAND, "evaluate", test, parsed, "--json"])
+    train_wall, train_cpu, _, _ = run(train_cmd)
+    parse_wall, parse_cpu, _, _ = run([*COMMAND, "parse", "--model", model, test, "-o", parsed])
+    scores = run([*COMMAND, "evaluate", test, parsed, "--json"])[2]
     scores = json.loads(scores)
     dev_parsed = Path(workdir) / f"{name}.dev.conllu"
     run([*COMMAND, "parse", "--model", model, dev, "-o", dev_parsed])
