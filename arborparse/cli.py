@@ -120,11 +120,12 @@ def baseline_cmd(input, output, kind, fmt):
               help="Where to write the model file.")
 @click.option("--trainer", type=click.Choice(["perceptron", "mira", "mira-kbest",
                                               "mira-factored", "loglinear", "loglinear-sgd",
-                                              "eg"]),
+                                              "eg", "latent", "latent-lbfgs"]),
               default="perceptron", show_default=True,
               help="Online large-margin trainers; conditional log-linear training "
                    "(loglinear: batch L-BFGS; loglinear-sgd: online); eg: max-margin by "
-                   "exponentiated gradient.")
+                   "exponentiated gradient; latent: log-linear with hidden arc clusters "
+                   "(online; latent-lbfgs: batch).")
 @click.option("--decoder", type=click.Choice(["mst", "eisner"]), default="mst",
               show_default=True, help="Decoder for parsing (mst: non-projective).")
 @click.option("--train-decoder", type=click.Choice(["mst", "eisner"]),
@@ -143,30 +144,39 @@ def baseline_cmd(input, output, kind, fmt):
               help="MIRA: bound on the steps (default: none); log-linear and eg: weight of "
                    "the loss against ½‖w‖² (default: 1).")
 @click.option("--learning-rate", type=click.FloatRange(min=0, min_open=True), default=0.1,
-              show_default=True, help="Initial learning rate of loglinear-sgd.")
+              show_default=True, help="Initial learning rate of loglinear-sgd and latent.")
+@click.option("--clusters", type=click.IntRange(1),
+              help="latent: hidden clusters per arc (default: 2).")
+@click.option("--init-noise", type=click.FloatRange(min=0), default=0.01, show_default=True,
+              help="latent: standard deviation of the initial weights (seeded by --seed).")
 @click.option("--quiet", is_flag=True, help="No progress bar or epoch lines.")
 @FORMAT
 def train_cmd(train_path, dev_path, model_path, trainer, decoder, train_decoder, multi_root,
-              epochs, seed, hash_bits, exact_features, k, C, learning_rate, quiet, fmt):
+              epochs, seed, hash_bits, exact_features, k, C, learning_rate, clusters, init_noise,
+              quiet, fmt):
     """Train a first-order parser and save the best epoch's model."""
     from arborparse.learn import OnlineTrainer
     from arborparse.learn.loglinear import LogLinearTrainer
 
     train = read_conllu(train_path, fmt)
     dev = read_conllu(dev_path, fmt) if dev_path else None
-    if exact_features and (trainer.startswith("loglinear") or trainer == "eg"):
+    latent = trainer.startswith("latent")
+    if exact_features and (trainer.startswith("loglinear") or trainer == "eg" or latent):
         raise click.UsageError("--exact-features applies to the online trainers only")
+    if clusters is not None and not latent:
+        raise click.UsageError("--clusters applies to the latent trainers only")
     if trainer == "eg":
         from arborparse.learn.eg import EGTrainer
 
         fitted = EGTrainer(1.0 if C is None else C, epochs, decoder=decoder,
                            train_decoder=train_decoder, single_root=not multi_root,
                            hash_bits=hash_bits, progress=not quiet).fit(train, dev)
-    elif trainer.startswith("loglinear"):
-        optimizer = "sgd" if trainer == "loglinear-sgd" else "lbfgs"
+    elif trainer.startswith("loglinear") or latent:
+        optimizer = "sgd" if trainer in ("loglinear-sgd", "latent") else "lbfgs"
         fitted = LogLinearTrainer(optimizer, 1.0 if C is None else C, epochs, learning_rate,
                                   decoder, train_decoder, not multi_root, seed, hash_bits,
-                                  progress=not quiet).fit(train, dev)
+                                  progress=not quiet, clusters=(clusters or 2) if latent else 1,
+                                  init_noise=init_noise if latent else 0.0).fit(train, dev)
     else:
         fitted = OnlineTrainer(trainer, epochs, decoder, train_decoder, not multi_root, seed,
                                hash_bits, exact_features, k, float("inf") if C is None else C,
@@ -183,10 +193,11 @@ def train_cmd(train_path, dev_path, model_path, trainer, decoder, train_decoder,
               help="Where to write the parsed file (default: stdout).")
 @click.option("--decoder", type=click.Choice(["mst", "eisner"]),
               help="Override the model's decoder.")
-@click.option("--decode", "decode_as", type=click.Choice(["map", "mbr"]), default="map",
-              show_default=True,
+@click.option("--decode", "decode_as", type=click.Choice(["map", "mbr", "max-z"]),
+              default="map", show_default=True,
               help="map: the best tree; mbr: the tree with the most expected correct "
-                   "attachments under the model's tree distribution.")
+                   "attachments under the model's tree distribution; max-z: the best tree "
+                   "with each arc scored by its best hidden cluster (latent models).")
 @click.option("--marginals", is_flag=True,
               help="Add HeadProb and LabelProb of each word's arc to MISC.")
 @FORMAT

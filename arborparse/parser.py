@@ -11,7 +11,7 @@ from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
 from arborparse.models.first_order import DECODERS, Encoded, FirstOrderModel, decode
 
-DECODES = ("map", "mbr")
+DECODES = ("map", "mbr", "max-z")
 
 
 class Parser:
@@ -52,8 +52,10 @@ class Parser:
                   marginals: bool = False) -> Sentence:
         """The sentence with HEAD and DEPREL predicted (nothing else changes).
 
-        decode_as : ``"map"`` (the best tree) or ``"mbr"`` (the tree with the most expected
-            correct labeled attachments, Smith & Smith 2007 §4)
+        decode_as : ``"map"`` (the best tree), ``"mbr"`` (the tree with the most expected
+            correct labeled attachments, Smith & Smith 2007 §4) or ``"max-z"`` (the best
+            tree when each arc keeps only its best hidden cluster, Smith & Smith §5; the
+            same as map for a model without clusters)
         marginals : add ``HeadProb`` (the probability of the chosen head) and ``LabelProb``
             (of the chosen label given that head) to each word's MISC
         """
@@ -62,16 +64,17 @@ class Parser:
         decoder = decoder or self.decoder
         projective = decoder == "eisner"
         x = Encoded.of(sentence)
-        if decode_as == "map" and not marginals:
-            heads, labels = decode(self.model.scores(x), decoder, self.single_root)
+        # the full label scores serve MBR, the marginals and the best tree alike
+        S = self.model.labeled_scores(x) if marginals or decode_as == "mbr" else None
+        if decode_as == "mbr":
+            heads, labels = trees.mbr(S, projective, self.single_root)
+        elif decode_as == "map" and S is not None:
+            heads, labels = (trees.eisner if projective else trees.mst)(
+                S, single_root=self.single_root)
         else:
-            # the full label scores serve MBR, the marginals and the best tree alike
-            S = self.model.labeled_scores(x)
-            if decode_as == "mbr":
-                heads, labels = trees.mbr(S, projective, self.single_root)
-            else:
-                heads, labels = (trees.eisner if projective else trees.mst)(
-                    S, single_root=self.single_root)
+            combine = "max" if decode_as == "max-z" else "sum"
+            heads, labels = decode(self.model.scores(x, combine=combine), decoder,
+                                   self.single_root)
         names = self.model.labels
         parsed = sentence.with_tree(heads, [names[label] for label in labels[1:]])
         if not marginals:

@@ -23,6 +23,9 @@ the label (role "head"), of the child token (role "child"), each with direction 
 token's FORM, LEMMA, UPOS, XPOS, POS context and FEATS, plus label × (head UPOS, child
 UPOS, direction) and label × direction × distance.
 
+Arc features can be conjoined with a hidden cluster z (`cluster_index`; Smith & Smith
+2007, §5): `score_arcs` scores every arc in each cluster.
+
 A feature is a 64-bit hash; `index` maps an arc feature to a weight: the low bits for a
 hashed weight vector (a power-of-two size), or its position in a sorted array of known
 features (an exact dictionary), -1 when unknown. Label features are hashed without their
@@ -42,6 +45,7 @@ _STR = np.uint64(0x5354520000000001)
 _END = np.uint64(0x454E440000000002)
 _MID = np.uint64(0x4D49440000000003)
 _FEAT_SALT = ATTRIBUTES
+_CLUSTER_SALT = np.uint64(0xC1C1C1C100000000)
 
 
 @njit(inline="always", cache=True)
@@ -196,26 +200,34 @@ def label_index(h, label, labels, keys, label_keys, size):
 
 
 @njit(inline="always", cache=True)
-def _weight(w, keys, h):
-    i = index(h, keys, w.shape[0])
-    return w[i] if i >= 0 else 0.0
+def cluster_index(h, z, keys, size):
+    """The weight index of arc feature h conjoined with cluster z (Smith & Smith 2007,
+    §5): cluster 0 is the plain feature, so a one-cluster model is the plain model."""
+    if z == 0:
+        return index(h, keys, size)
+    return index(_final(_mix(h, _CLUSTER_SALT + np.uint64(z))), keys, size)
 
 
 @njit(cache=True)
-def score_arcs(attrs, feats_ptr, feats, w, keys, buf):
-    """S[h, m] = w · f(x, h, m) for every arc; S has shape (n+1, n+1), -inf on the
-    diagonal and in column 0. buf: scratch of `arc_capacity` entries."""
+def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf):
+    """S[z, h, m] = w · f(x, h, m, z) for every arc and each of `clusters` clusters (1:
+    the plain scores w · f(x, h, m)); shape (clusters, n+1, n+1), -inf on the diagonal
+    and in column 0. buf: scratch of `arc_capacity` entries."""
     N = attrs.shape[0]
-    S = np.full((N, N), -np.inf)
+    size = w.shape[0]
+    S = np.full((clusters, N, N), -np.inf)
     for h in range(N):
         for m in range(1, N):
             if h == m:
                 continue
             count = arc_features(attrs, feats_ptr, feats, h, m, buf)
-            total = 0.0
-            for k in range(count):
-                total += _weight(w, keys, buf[k])
-            S[h, m] = total
+            for z in range(clusters):
+                total = 0.0
+                for k in range(count):
+                    i = cluster_index(buf[k], z, keys, size)
+                    if i >= 0:
+                        total += w[i]
+                S[z, h, m] = total
     return S
 
 
@@ -394,19 +406,25 @@ def labeled_arc_indices(attrs, feats_ptr, feats, heads, words, arc_labels, keys,
 
 @njit(cache=True)
 def add_arc_expectations(attrs, feats_ptr, feats, D, keys, size, buf, out):
-    """out[i] += Σ_{h,m} D[h, m] [feature i fires on the arc h -> m] (D: (n+1, n+1), e.g.
-    marginals minus the gold tree's indicator: the gradient of the log-likelihood)."""
+    """out[i] += Σ_{z,h,m} D[z, h, m] [feature i fires on the arc h -> m in cluster z]
+    (D: (clusters, n+1, n+1), e.g. marginals minus the gold tree's indicator: the
+    gradient of the log-likelihood)."""
     N = attrs.shape[0]
     for h in range(N):
         for m in range(1, N):
-            c = D[h, m]
-            if h == m or c == 0.0:
+            if h == m:
                 continue
-            count = arc_features(attrs, feats_ptr, feats, h, m, buf)
-            for k in range(count):
-                i = index(buf[k], keys, size)
-                if i >= 0:
-                    out[i] += c
+            count = -1
+            for z in range(D.shape[0]):
+                c = D[z, h, m]
+                if c == 0.0:
+                    continue
+                if count < 0:
+                    count = arc_features(attrs, feats_ptr, feats, h, m, buf)
+                for k in range(count):
+                    i = cluster_index(buf[k], z, keys, size)
+                    if i >= 0:
+                        out[i] += c
 
 
 @njit(cache=True)

@@ -12,6 +12,13 @@ Optimizers: ``lbfgs``, batch L-BFGS from scipy (Sha & Pereira 2003), one full pa
 function evaluation; ``sgd``, online stochastic gradient (Smith & Smith 2007, §3.3) with
 learning rate η_t = η / (1 + t / N) and the regularizer spread over the N examples,
 kept cheap by storing w = a·v (the decay multiplies the scalar a).
+
+Hidden-variable training (Smith & Smith 2007, §5): with K > 1 clusters the model sums a
+hidden cluster out of every arc (`FirstOrderModel`), the objective becomes the marginal
+likelihood Σ_i log Σ_z P(y_i, z | x_i) (Eq. 17), non-convex, and its gradient the same
+expectations with each arc's features of cluster z weighted by P(z | arc) (the gold
+tree's arcs by the same posterior). The weights start as seeded Gaussian noise
+(`init_noise`) to break the symmetry between the clusters.
 """
 
 from __future__ import annotations
@@ -35,14 +42,14 @@ def negative_log_likelihood(model: FirstOrderModel, x: Encoded, heads: np.ndarra
                             labels: np.ndarray, weights: np.ndarray, projective: bool,
                             single_root: bool, grad: np.ndarray, factor: float = 1.0,
                             scale: float = 1.0) -> float:
-    """-log P(heads, labels | x) under the weights scale × `weights`; adds factor × its
-    gradient to grad."""
-    S = scale * model.labeled_scores(x, weights)
+    """-log P(heads, labels | x) (clusters summed out) under the weights scale ×
+    `weights`; adds factor × its gradient to grad."""
+    S, posteriors = model.labeled_scores(x, weights, scale, posteriors=True)
     logZ, mu = trees.log_partition_and_marginals(S, projective, single_root)
     m = np.arange(1, len(heads))
     gold = S[heads[1:], m, labels[1:]].sum()
     mu[heads[1:], m, labels[1:]] -= 1.0
-    model.add_expectations(x, factor * mu, grad)
+    model.add_expectations(x, factor * mu, grad, posteriors)
     return float(logZ - gold)
 
 
@@ -57,6 +64,9 @@ class LogLinearTrainer:
     learning_rate : η of sgd
     decoder, train_decoder, single_root, seed, hash_bits, progress : as in `OnlineTrainer`;
         ``train_decoder="eisner"`` trains the projective distribution
+    clusters : hidden clusters per arc (1: the plain log-linear model)
+    init_noise : standard deviation of the initial weights (0: all zero); needed, with
+        clusters, to break their symmetry
 
     After `fit`: ``parser_``, ``history_`` and ``best_epoch_`` (sgd: the epoch with the best
     development LAS; lbfgs: the last iteration).
@@ -65,12 +75,15 @@ class LogLinearTrainer:
     def __init__(self, optimizer: str = "sgd", C: float = 1.0, epochs: int = 10,
                  learning_rate: float = 0.1, decoder: str = "mst",
                  train_decoder: str | None = None, single_root: bool = True, seed: int = 0,
-                 hash_bits: int = 23, progress: bool = True):
+                 hash_bits: int = 23, progress: bool = True, clusters: int = 1,
+                 init_noise: float = 0.0):
         if optimizer not in OPTIMIZERS:
             raise ArborparseError(f"unknown optimizer {optimizer!r}; choose one of {OPTIMIZERS}")
         self.train_decoder = check_decoders(decoder, train_decoder)
         if epochs < 1 or not (C > 0) or not (learning_rate > 0) or not 10 <= hash_bits <= 31:
             raise ArborparseError("epochs >= 1, C > 0, learning rate > 0, hash_bits in 10..31")
+        if clusters < 1 or not (init_noise >= 0):
+            raise ArborparseError("clusters >= 1 and init_noise >= 0")
         self.optimizer = optimizer
         self.C = C
         self.epochs = epochs
@@ -80,6 +93,8 @@ class LogLinearTrainer:
         self.seed = seed
         self.hash_bits = hash_bits
         self.progress = progress
+        self.clusters = clusters
+        self.init_noise = init_noise
 
     @property
     def projective(self) -> bool:
@@ -102,17 +117,25 @@ class LogLinearTrainer:
     def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> LogLinearTrainer:
         """Train on `train`, select on `dev` (sgd); return self."""
         labels, data = self._data(train)
-        model = FirstOrderModel.hashing(self.hash_bits, labels)
+        model = FirstOrderModel.hashing(self.hash_bits, labels, self.clusters)
+        w0 = model.weights
+        if self.init_noise > 0:
+            w0 = self.init_noise * np.random.default_rng([self.seed, 1]).standard_normal(
+                w0.shape[0])
+
+        def parser(weights):
+            return Parser(FirstOrderModel(weights.astype(np.float32), labels,
+                                          clusters=self.clusters), self.decoder,
+                          self.single_root)
+
         if self.optimizer == "lbfgs":
-            result = minimize(lambda w: self.objective(model, data, w),
-                              np.zeros_like(model.weights), jac=True, method="L-BFGS-B",
-                              options={"maxiter": self.epochs})
+            result = minimize(lambda w: self.objective(model, data, w), w0, jac=True,
+                              method="L-BFGS-B", options={"maxiter": self.epochs})
             self.history_ = [{"iterations": int(result.nit), "objective": float(result.fun)}]
             self.best_epoch_ = int(result.nit)
-            self.parser_ = Parser(FirstOrderModel(result.x.astype(np.float32), labels),
-                                  self.decoder, self.single_root)
+            self.parser_ = parser(result.x)
             return self
-        scale, v = 1.0, np.zeros_like(model.weights)
+        scale, v = 1.0, w0
         rng = np.random.default_rng(self.seed)
         N, step = len(data), 0
         log = Epochs(self.epochs, dev, self.progress)
@@ -133,9 +156,8 @@ class LogLinearTrainer:
                     scale = 1.0
                 step += 1
             elapsed = time.perf_counter() - start
-            parser = Parser(FirstOrderModel((scale * v).astype(np.float32), labels),
-                            self.decoder, self.single_root)
-            log.end(epoch, parser, {"seconds": elapsed, "negative_log_likelihood": loss},
+            log.end(epoch, parser(scale * v),
+                    {"seconds": elapsed, "negative_log_likelihood": loss},
                     f"{elapsed:.1f}s  NLL {loss:.1f}")
         self.history_, self.best_epoch_, self.parser_ = log.history, log.best_epoch, log.best_parser
         return self

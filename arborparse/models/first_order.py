@@ -1,4 +1,11 @@
-"""The edge-factored linear model s(h, m, l) = w · f(x, h, m) + w · g(x, h, m, l).
+"""The edge-factored model s(h, m, l) = w · f(x, h, m) + w · g(x, h, m, l).
+
+With K > 1 hidden clusters (Smith & Smith 2007, §5, Eq. 18) every arc feature is
+conjoined with a cluster z and the arc part is summed out:
+s(h, m, l) = log Σ_z exp(w · f(x, h, m, z)) + w · g(x, h, m, l). The model stays
+edge-factored, so trees are scored, decoded and marginalized as before; the label
+features (our labeled extension) are not conjoined. ``max-z`` scoring keeps each arc's
+best cluster instead of the sum.
 
 Decoding picks the best label of every arc first (exact for first-order models), then
 the best tree under arc score + best label score, non-projective (MST) or projective
@@ -14,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.special import logsumexp, softmax
 
 from arborparse.features.templates import (
     add_arc_expectations,
@@ -32,8 +40,9 @@ from arborparse.trees.decode import best_tree
 from arborparse.trees.scores import arc_labels
 
 KIND = "first-order"
-VERSION = 1
+VERSION = 2
 DECODERS = ("mst", "eisner")
+COMBINES = ("sum", "max")
 
 
 @dataclass
@@ -65,53 +74,93 @@ class Scores:
 
 @dataclass
 class FirstOrderModel:
-    """Weights, the feature dictionary (empty keys: hashing) and the label set.
+    """Weights, the label set, the feature dictionary (empty keys: hashing) and the number
+    of hidden arc clusters.
 
     weights : hashed, any power-of-two size; with a dictionary, len(keys) arc feature
         weights then len(label_keys) blocks of len(labels) label feature weights
+    clusters : K; 1 is the plain linear model (clusters need hashed weights)
     """
 
     weights: np.ndarray
     labels: list[str]
     keys: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
     label_keys: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
+    clusters: int = 1
+
+    def __post_init__(self):
+        if self.clusters < 1 or (self.clusters > 1 and not self.hashed):
+            raise ValueError("clusters must be >= 1, and more than one needs hashed weights")
 
     @property
     def hashed(self) -> bool:
         return self.keys.shape[0] == 0
 
     @classmethod
-    def hashing(cls, bits: int, labels: list[str]) -> FirstOrderModel:
-        return cls(np.zeros(1 << bits), labels)
+    def hashing(cls, bits: int, labels: list[str], clusters: int = 1) -> FirstOrderModel:
+        return cls(np.zeros(1 << bits), labels, clusters=clusters)
 
     @classmethod
     def dictionary(cls, keys, label_keys, labels: list[str]) -> FirstOrderModel:
         return cls(np.zeros(len(keys) + len(label_keys) * len(labels)), labels, keys, label_keys)
 
-    def scores(self, x: Encoded, weights: np.ndarray | None = None) -> Scores:
+    def cluster_scores(self, x: Encoded, weights: np.ndarray | None = None) -> np.ndarray:
+        """w · f(x, h, m, z) for every cluster and arc, shape (K, n+1, n+1)."""
+        t = x.table
+        w = self.weights if weights is None else weights
+        return score_arcs(t.attrs, t.feats_ptr, t.feats, w, self.keys, self.clusters, x.buf)
+
+    def _arc_scores(self, x: Encoded, w: np.ndarray, combine: str, scale: float = 1.0):
+        A = scale * self.cluster_scores(x, w)
+        if self.clusters == 1:
+            return A[0]
+        if combine not in COMBINES:
+            raise ValueError(f"unknown combine {combine!r}; choose one of {COMBINES}")
+        with np.errstate(invalid="ignore"):  # -inf everywhere off the arcs
+            return logsumexp(A, axis=0) if combine == "sum" else A.max(axis=0)
+
+    def scores(self, x: Encoded, weights: np.ndarray | None = None,
+               combine: str = "sum") -> Scores:
+        """Arc scores (clusters summed out, or their best with ``combine="max"``) and each
+        arc's best label with its score."""
         w = self.weights if weights is None else weights
         t = x.table
-        arc = score_arcs(t.attrs, t.feats_ptr, t.feats, w, self.keys, x.buf)
         label, label_score = score_labels(t.attrs, t.feats_ptr, t.feats, w, self.keys,
                                           self.label_keys, len(self.labels), x.buf)
-        return Scores(arc, label, label_score)
+        return Scores(self._arc_scores(x, w, combine), label, label_score)
 
-    def labeled_scores(self, x: Encoded, weights: np.ndarray | None = None) -> np.ndarray:
-        """s(h, m, l) for every arc and label, shape (n+1, n+1, L): the scores whose
-        exponentials define P(tree | sentence) ∝ exp Σ s(h, m, l)."""
+    def labeled_scores(self, x: Encoded, weights: np.ndarray | None = None, scale: float = 1.0,
+                       posteriors: bool = False):
+        """s(h, m, l) for every arc and label under the weights scale × `weights`, shape
+        (n+1, n+1, L): the scores whose exponentials define P(tree | sentence) ∝
+        exp Σ s(h, m, l). With `posteriors`, also P(z | arc) (K, n+1, n+1), for
+        `add_expectations` (None for one cluster)."""
         w = self.weights if weights is None else weights
         t = x.table
-        arc = score_arcs(t.attrs, t.feats_ptr, t.feats, w, self.keys, x.buf)
-        return arc[:, :, None] + label_scores(t.attrs, t.feats_ptr, t.feats, w, self.keys,
-                                              self.label_keys, len(self.labels), x.buf)
+        labels = scale * label_scores(t.attrs, t.feats_ptr, t.feats, w, self.keys,
+                                      self.label_keys, len(self.labels), x.buf)
+        if self.clusters == 1 or not posteriors:
+            S = self._arc_scores(x, w, "sum", scale)[:, :, None] + labels
+            return (S, None) if posteriors else S
+        A = scale * self.cluster_scores(x, w)
+        with np.errstate(invalid="ignore"):
+            arc = logsumexp(A, axis=0)
+            P = np.nan_to_num(softmax(A, axis=0))
+        return arc[:, :, None] + labels, P
 
-    def add_expectations(self, x: Encoded, D: np.ndarray, out: np.ndarray) -> None:
-        """out += Σ_{h,m,l} D[h, m, l] f(x, h, m, l) (arc and label features), D shaped
-        like `labeled_scores`."""
+    def add_expectations(self, x: Encoded, D: np.ndarray, out: np.ndarray,
+                         posteriors: np.ndarray | None = None) -> None:
+        """out += Σ_{h,m,l} D[h, m, l] ∂s(h, m, l)/∂w, D shaped like `labeled_scores`:
+        the arc and label features, the arc features of cluster z weighted by P(z | arc)
+        (`posteriors` from `labeled_scores`; needed when there are clusters)."""
         t = x.table
         size = out.shape[0]
-        add_arc_expectations(t.attrs, t.feats_ptr, t.feats, D.sum(axis=2), self.keys, size,
-                             x.buf, out)
+        arc = D.sum(axis=2)[None]
+        if self.clusters > 1:
+            if posteriors is None:
+                raise ValueError("a model with clusters needs the cluster posteriors")
+            arc = arc * posteriors
+        add_arc_expectations(t.attrs, t.feats_ptr, t.feats, arc, self.keys, size, x.buf, out)
         add_label_expectations(t.attrs, t.feats_ptr, t.feats, D, self.keys, self.label_keys,
                                len(self.labels), size, x.buf, out)
 
@@ -129,7 +178,7 @@ class FirstOrderModel:
 
     def save(self, path, decoder: str, single_root: bool) -> None:
         header = {"labels": self.labels, "decoder": decoder, "single_root": single_root,
-                  "hashed": self.hashed}
+                  "hashed": self.hashed, "clusters": self.clusters}
         files.save(path, KIND, VERSION, header,
                    {"weights": self.weights.astype(np.float32), "keys": self.keys,
                     "label_keys": self.label_keys})
@@ -142,8 +191,12 @@ class FirstOrderModel:
         for name in ("weights", "keys", "label_keys"):
             if name not in arrays:
                 raise files.ModelFileError(f"{path}: the model file has no {name!r} array")
-        model = cls(arrays["weights"], list(header["labels"]), arrays["keys"].astype(np.uint64),
-                    arrays["label_keys"].astype(np.uint64))
+        try:
+            model = cls(arrays["weights"], list(header["labels"]),
+                        arrays["keys"].astype(np.uint64), arrays["label_keys"].astype(np.uint64),
+                        int(header["clusters"]))
+        except (KeyError, TypeError, ValueError) as e:
+            raise files.ModelFileError(f"{path}: the model file's header is invalid ({e})") from e
         return model, header
 
 

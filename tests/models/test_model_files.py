@@ -33,14 +33,22 @@ def test_round_trip(parser, tmp_path):
 def test_wrong_version_and_kind(parser, tmp_path):
     path = tmp_path / "m.npz"
     files.save(path, "first-order", 999, {}, {"weights": np.zeros(4)})
-    with pytest.raises(ModelFileError, match="version 999.*reads version 1"):
+    with pytest.raises(ModelFileError, match="version 999.*reads version 2"):
         Parser.load(path)
     files.save(path, "isbn", 1, {}, {"weights": np.zeros(4)})
     with pytest.raises(ModelFileError, match="kind 'isbn'"):
         Parser.load(path)
-    files.save(path, "first-order", 1, {"labels": [], "decoder": "mst", "single_root": True},
-               {"weights": np.zeros(4)})
+    header = {"labels": [], "decoder": "mst", "single_root": True}
+    files.save(path, "first-order", 2, header, {"weights": np.zeros(4)})
     with pytest.raises(ModelFileError, match="no 'keys' array"):
+        Parser.load(path)
+    empty = np.zeros(0, dtype=np.uint64)
+    arrays = {"weights": np.zeros(4), "keys": empty, "label_keys": empty}
+    files.save(path, "first-order", 2, header, arrays)
+    with pytest.raises(ModelFileError, match="header is invalid.*clusters"):
+        Parser.load(path)
+    files.save(path, "first-order", 2, {**header, "clusters": 0}, arrays)
+    with pytest.raises(ModelFileError, match="header is invalid"):
         Parser.load(path)
 
 
