@@ -36,8 +36,9 @@ def _cluster_arc_scores(model, x):
         if h != m:
             count = arc_features(t.attrs, t.feats_ptr, t.feats, h, m, x.buf)
             for z in range(model.clusters):
-                A[z, h, m] = sum(model.weights[cluster_index(f, z, model.keys, 1 << BITS)]
-                                 for f in x.buf[:count])
+                A[z, h, m] = sum(
+                    model.weights[cluster_index(f, z, model.clusters, model.keys, 1 << BITS)]
+                    for f in x.buf[:count])
     return A
 
 
