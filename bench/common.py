@@ -1,12 +1,31 @@
 """Shared by the benchmarks: where the data is and what machine this is."""
 
+import json
 import os
 import platform
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
+
+from arborparse.io import read_conllu
 
 ROOT = Path(__file__).resolve().parent.parent
 UD = Path(os.environ.get("ARBORPARSE_UD", ROOT.parent / "shared" / "data" / "ud"))
+TREEBANKS = ["UD_Gothic-PROIEL", "UD_Turkish-IMST", "UD_English-EWT"]
+COMMAND = [sys.executable, "-m", "arborparse"]
+
+
+class Run(NamedTuple):
+    """A finished command: wall and CPU seconds, peak memory (MB), stdout, stderr."""
+
+    wall: float
+    cpu: float
+    max_rss_mb: float
+    out: str
+    err: str
 
 
 def machine() -> str:
@@ -41,3 +60,57 @@ def best_times(fns: dict, repeat=15) -> dict:
             fn()
             best[name] = min(best[name], time.perf_counter() - start)
     return best
+
+
+def run(args) -> Run:
+    """Run a command (one thread for numeric libraries, this checkout's package) and
+    measure it; raise with its stderr when it fails."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               PYTHONPATH=str(ROOT))
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(list(map(str, args)), stdout=out, stderr=err, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)  # the child's own CPU time
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(map(str, args))} failed:\n{err.read()}")
+        return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.read(),
+                   err.read())
+
+
+def files(treebank):
+    folder = UD / treebank
+    return tuple(next(folder.glob(f"*-ud-{split}.conllu")) for split in ("train", "dev", "test"))
+
+
+def warm_up(trainers, decoders, workdir):
+    """Train and parse a few sentences once, so that no measurement includes compiling
+    the kernels (numba caches them on disk after the first run)."""
+    train, dev, _ = files(TREEBANKS[0])
+    tiny = Path(workdir) / "tiny.conllu"
+    tiny.write_text("".join(s.to_text() for s in read_conllu(train)[:30]))
+    for trainer in trainers:
+        for decoder in decoders:
+            model = Path(workdir) / "tiny.npz"
+            run([*COMMAND, "train", "--train", tiny, "--dev", tiny, "--model", model,
+                 "--trainer", trainer, "--decoder", decoder, "--epochs", "1", "--quiet"])
+            run([*COMMAND, "parse", "--model", model, tiny, "-o", Path(workdir) / "tiny.out"])
+
+
+def parse_and_score(model, treebank, decodings, stem) -> dict:
+    """Parse the treebank's dev and test sets with each (decode, decoder) of `decodings`
+    into ``{stem}.{decode}-{decoder}.{split}.conllu`` and score them:
+    ``{"{decode}-{decoder}-{split}": {"UAS": .., "LAS": ..}}``."""
+    _, dev, test = files(treebank)
+    scores = {}
+    for decode, decoder in decodings:
+        for split, gold in (("dev", dev), ("test", test)):
+            parsed = f"{stem}.{decode}-{decoder}.{split}.conllu"
+            run([*COMMAND, "parse", "--model", model, gold, "-o", parsed, "--decode", decode,
+                 "--decoder", decoder])
+            result = json.loads(run([*COMMAND, "evaluate", gold, parsed, "--json"]).out)
+            scores[f"{decode}-{decoder}-{split}"] = {k: result[k] for k in ("UAS", "LAS")}
+    return scores

@@ -13,43 +13,13 @@ appended to --results; `--table` prints the Markdown table of a results file.
 import argparse
 import datetime
 import json
-import os
-import subprocess
-import sys
 import tempfile
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import ROOT, UD, machine
+from common import COMMAND, ROOT, TREEBANKS, files, machine, run, warm_up
 
-from arborparse.io import read_conllu
-
-COMMAND = [sys.executable, "-m", "arborparse"]
-TREEBANKS = ["UD_Gothic-PROIEL", "UD_Turkish-IMST", "UD_English-EWT"]
 TRAINERS = ["perceptron", "mira", "mira-kbest", "mira-factored"]
-
-
-def run(args):
-    """Run a command; return (wall seconds, CPU seconds of the child, stdout, stderr)."""
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               PYTHONPATH=str(ROOT))
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(list(map(str, args)), stdout=out, stderr=err, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)  # the child's own CPU time
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        if proc.returncode != 0:
-            raise RuntimeError(f"{' '.join(map(str, args))} failed:\n{err.read()}")
-        return wall, usage.ru_utime + usage.ru_stime, out.read(), err.read()
-
-
-def files(treebank):
-    folder = UD / treebank
-    return tuple(next(folder.glob(f"*-ud-{split}.conllu")) for split in ("train", "dev", "test"))
 
 
 def configuration(treebank, trainer, decoder, epochs, workdir, train_args=()):
@@ -59,38 +29,23 @@ def configuration(treebank, trainer, decoder, epochs, workdir, train_args=()):
     parsed = Path(workdir) / f"{name}.conllu"
     train_cmd = [*COMMAND, "train", "--train", train, "--dev", dev, "--model", model, "--trainer",
                  trainer, "--decoder", decoder, "--epochs", str(epochs), "--quiet", *train_args]
-    train_wall, train_cpu, _, _ = run(train_cmd)
-    parse_wall, parse_cpu, _, _ = run([*COMMAND, "parse", "--model", model, test, "-o", parsed])
-    scores = run([*COMMAND, "evaluate", test, parsed, "--json"])[2]
-    scores = json.loads(scores)
+    trained = run(train_cmd)
+    parsing = run([*COMMAND, "parse", "--model", model, test, "-o", parsed])
+    scores = json.loads(run([*COMMAND, "evaluate", test, parsed, "--json"]).out)
     dev_parsed = Path(workdir) / f"{name}.dev.conllu"
     run([*COMMAND, "parse", "--model", model, dev, "-o", dev_parsed])
-    dev_scores = json.loads(run([*COMMAND, "evaluate", dev, dev_parsed, "--json"])[2])
+    dev_scores = json.loads(run([*COMMAND, "evaluate", dev, dev_parsed, "--json"]).out)
     return {
         "train_args": " ".join(train_args),
         "dev_UAS": dev_scores["UAS"], "dev_LAS": dev_scores["LAS"],
         "treebank": treebank, "trainer": trainer, "decoder": decoder, "epochs": epochs,
-        "train_seconds": train_wall, "train_cpu_seconds": train_cpu,
-        "parse_seconds": parse_wall, "parse_cpu_seconds": parse_cpu,
+        "train_seconds": trained.wall, "train_cpu_seconds": trained.cpu,
+        "parse_seconds": parsing.wall, "parse_cpu_seconds": parsing.cpu,
         "test_sentences": scores["sentences"], "test_words": scores["words"],
         "model_bytes": model.stat().st_size,
         **{k: scores[k] for k in ("UAS", "LAS", "UAS_nopunct", "LAS_nopunct", "UCM", "LCM")},
         "date": str(datetime.date.today()), "machine": machine(),
     }
-
-
-def warm_up(trainers, decoders, workdir):
-    """Train and parse a few sentences once, so that no measurement includes compiling
-    the kernels (numba caches them on disk after the first run)."""
-    train, dev, _ = files(TREEBANKS[0])
-    tiny = Path(workdir) / "tiny.conllu"
-    tiny.write_text("".join(s.to_text() for s in read_conllu(train)[:30]))
-    for trainer in trainers:
-        for decoder in decoders:
-            model = Path(workdir) / "tiny.npz"
-            run([*COMMAND, "train", "--train", tiny, "--dev", tiny, "--model", model,
-                 "--trainer", trainer, "--decoder", decoder, "--epochs", "1", "--quiet"])
-            run([*COMMAND, "parse", "--model", model, tiny, "-o", Path(workdir) / "tiny.out"])
 
 
 def table(path):

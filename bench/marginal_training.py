@@ -26,8 +26,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import ROOT, machine
-from first_order import COMMAND, TREEBANKS, files, run, warm_up
+from common import COMMAND, ROOT, TREEBANKS, files, machine, parse_and_score, run, warm_up
 
 # trainer: (epochs, values of C tried; None = the trainer's default)
 GRID = {
@@ -47,26 +46,19 @@ def name_of(treebank, trainer, cls, C):
 
 def configuration(treebank, trainer, cls, C, workdir):
     """Train one model; parse and score dev and test with each decoding of its class."""
-    train, dev, test = files(treebank)
+    train, dev, _ = files(treebank)
     epochs = GRID[trainer][0]
     name = name_of(treebank, trainer, cls, C)
     model = workdir / f"{name}.npz"
     c_args = [] if C is None else ["-C", str(C)]
-    wall, cpu, _, log = run([*COMMAND, "train", "--train", train, "--dev", dev, "--model",
-                             model, "--trainer", trainer, "--decoder", CLASSES[cls],
-                             "--epochs", str(epochs), *c_args])
-    scores = {}
-    for decode, decoder in DECODINGS[cls]:
-        for split, gold in (("dev", dev), ("test", test)):
-            parsed = workdir / f"{name}.{decode}-{decoder}.{split}.conllu"
-            run([*COMMAND, "parse", "--model", model, gold, "-o", parsed, "--decode", decode,
-                 "--decoder", decoder])
-            result = json.loads(run([*COMMAND, "evaluate", gold, parsed, "--json"])[2])
-            scores[f"{decode}-{decoder}-{split}"] = {k: result[k] for k in ("UAS", "LAS")}
+    trained = run([*COMMAND, "train", "--train", train, "--dev", dev, "--model", model,
+                   "--trainer", trainer, "--decoder", CLASSES[cls], "--epochs", str(epochs),
+                   *c_args])
+    scores = parse_and_score(model, treebank, DECODINGS[cls], workdir / name)
     return {
         "treebank": treebank, "trainer": trainer, "class": cls, "C": C, "epochs": epochs,
-        "best_epoch": int(re.search(r"\(epoch (\d+)\)", log).group(1)),
-        "train_seconds": wall, "train_cpu_seconds": cpu,
+        "best_epoch": int(re.search(r"\(epoch (\d+)\)", trained.err).group(1)),
+        "train_seconds": trained.wall, "train_cpu_seconds": trained.cpu,
         "scores": scores, "date": str(datetime.date.today()), "machine": machine(),
     }
 
@@ -104,7 +96,7 @@ def compare(workdir, treebanks, a, b):
         path = workdir / f"joined-{label}.conllu"
         path.write_text("".join(Path(p).read_text() for p in paths))
         joined.append(path)
-    return json.loads(run([*COMMAND, "compare", *joined, "--json"])[2])
+    return json.loads(run([*COMMAND, "compare", *joined, "--json"]).out)
 
 
 def describe(row, key):
