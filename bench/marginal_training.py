@@ -1,7 +1,8 @@
 """Koo et al. (2007) Tables 2 and 3 and Smith & Smith (2007) Table 1 on the UD treebanks.
 
-    python bench/marginal_training.py run [--treebanks ...] [--trainers ...] [--jobs 2]
-                                          [--workdir DIR] [--results FILE]
+    python bench/marginal_training.py run [--treebanks ...] [--trainers ...] [--C ...]
+                                          [--epochs N] [--jobs 2] [--workdir DIR]
+                                          [--results FILE]
     python bench/marginal_training.py tables [--results FILE] [--workdir DIR]
 
 `run` trains every (treebank, trainer, training class, C) of the grid below with
@@ -12,8 +13,9 @@ validation set; MAP and MBR), keeps the parsed files in --workdir and appends on
 line per model to --results. Configurations already in --results are skipped, so a run
 can be resumed.
 
-`tables` selects, on dev UAS only, C (and for non-projective models the decoder) per
-(treebank, trainer, class); prints Koo et al.'s Table 2 (test UAS, p and np) and Table 3
+`tables` selects, on dev UAS only, C and the run length (when several were run; the
+epoch within a run is the one with the best dev LAS) and, for non-projective models, the
+decoder, per (treebank, trainer, class); prints Koo et al.'s Table 2 (test UAS, p and np) and Table 3
 (p or np chosen on dev, and the sentence-level sign test of each marginal-based trainer
 against the perceptron over the test sentences of all treebanks, `arborparse compare`),
 and Smith & Smith's Table 1 (MIRA vs conditional training x MAP vs MBR, non-projective).
@@ -40,15 +42,14 @@ DECODINGS = {"np": [("map", "mst"), ("map", "eisner"), ("mbr", "mst")],
              "p": [("map", "eisner"), ("mbr", "eisner")]}
 
 
-def name_of(treebank, trainer, cls, C):
-    return f"{treebank}-{trainer}-{cls}-C{C}"
+def name_of(treebank, trainer, cls, C, epochs):
+    return f"{treebank}-{trainer}-{cls}-C{C}-e{epochs}"
 
 
-def configuration(treebank, trainer, cls, C, workdir):
+def configuration(treebank, trainer, cls, C, epochs, workdir):
     """Train one model; parse and score dev and test with each decoding of its class."""
     train, dev, _ = files(treebank)
-    epochs = GRID[trainer][0]
-    name = name_of(treebank, trainer, cls, C)
+    name = name_of(treebank, trainer, cls, C, epochs)
     model = workdir / f"{name}.npz"
     c_args = [] if C is None else ["-C", str(C)]
     trained = run([*COMMAND, "train", "--train", train, "--dev", dev, "--model", model,
@@ -84,8 +85,8 @@ def select(rows, treebank, trainer, cls, decodes=("map",)):
 
 
 def test_file(workdir, row, key):
-    return workdir / f"{name_of(row['treebank'], row['trainer'], row['class'], row['C'])}" \
-                     f".{key}.test.conllu"
+    stem = name_of(row["treebank"], row["trainer"], row["class"], row["C"], row["epochs"])
+    return workdir / f"{stem}.{key}.test.conllu"
 
 
 def compare(workdir, treebanks, a, b):
@@ -101,7 +102,7 @@ def compare(workdir, treebanks, a, b):
 
 def describe(row, key):
     c = "" if row["C"] is None else f"C={row['C']:g}, "
-    return f"{c}epoch {row['best_epoch']}, {key}"
+    return f"{c}epoch {row['best_epoch']} of {row['epochs']}, {key}"
 
 
 def tables(rows, workdir):
@@ -180,6 +181,7 @@ def main():
     parser.add_argument("--classes", nargs="+", default=list(CLASSES))
     parser.add_argument("--C", nargs="+", type=float,
                         help="values of C instead of the grid's (trainers that take C)")
+    parser.add_argument("--epochs", type=int, help="instead of the grid's")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--workdir", default=str(ROOT / "bench" / "runs"),
                         help="models and parsed files (kept for the sign tests)")
@@ -191,10 +193,12 @@ def main():
     if args.command == "tables":
         tables(rows, workdir)
         return
-    done = {(r["treebank"], r["trainer"], r["class"], r["C"]) for r in rows}
-    configs = [(tb, t, cls, C) for tb in args.treebanks for t in args.trainers
+    done = {(r["treebank"], r["trainer"], r["class"], r["C"], r["epochs"]) for r in rows}
+    configs = [(tb, t, cls, C, args.epochs or GRID[t][0]) for tb in args.treebanks
+               for t in args.trainers
                for C in (GRID[t][1] if args.C is None or GRID[t][1] == [None] else args.C)
-               for cls in args.classes if (tb, t, cls, C) not in done]
+               for cls in args.classes]
+    configs = [c for c in configs if c not in done]
     warm_up(args.trainers, list(CLASSES.values()), workdir)
     with ThreadPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(configuration, *c, workdir) for c in configs]
