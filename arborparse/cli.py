@@ -143,8 +143,9 @@ def baseline_cmd(input, output, kind, fmt):
 @click.option("-C", "C", type=click.FloatRange(min=0, min_open=True),
               help="MIRA: bound on the steps (default: none); log-linear and eg: weight of "
                    "the loss against ½‖w‖² (default: 1).")
-@click.option("--learning-rate", type=click.FloatRange(min=0, min_open=True), default=0.1,
-              show_default=True, help="Initial learning rate of loglinear-sgd and latent.")
+@click.option("--learning-rate", type=click.FloatRange(min=0, min_open=True),
+              help="Initial learning rate: loglinear-sgd and latent (default 0.1); eg (default "
+                   "1/C, as Koo et al.).")
 @click.option("--clusters", type=click.IntRange(1),
               help="latent: hidden clusters per arc (default: 2).")
 @click.option("--init-noise", type=click.FloatRange(min=0), default=0.01, show_default=True,
@@ -170,10 +171,12 @@ def train_cmd(train_path, dev_path, model_path, trainer, decoder, train_decoder,
 
         fitted = EGTrainer(1.0 if C is None else C, epochs, decoder=decoder,
                            train_decoder=train_decoder, single_root=not multi_root,
-                           hash_bits=hash_bits, progress=not quiet).fit(train, dev)
+                           hash_bits=hash_bits, progress=not quiet,
+                           learning_rate=learning_rate).fit(train, dev)
     elif trainer.startswith("loglinear") or latent:
         optimizer = "sgd" if trainer in ("loglinear-sgd", "latent") else "lbfgs"
-        fitted = LogLinearTrainer(optimizer, 1.0 if C is None else C, epochs, learning_rate,
+        fitted = LogLinearTrainer(optimizer, 1.0 if C is None else C, epochs,
+                                  0.1 if learning_rate is None else learning_rate,
                                   decoder, train_decoder, not multi_root, seed, hash_bits,
                                   progress=not quiet, clusters=(clusters or 2) if latent else 1,
                                   init_noise=init_noise if latent else 0.0).fit(train, dev)

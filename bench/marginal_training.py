@@ -15,8 +15,8 @@ can be resumed.
 
 `tables` selects, on dev UAS only, C and the run length (when several were run; the
 epoch within a run is the one with the best dev LAS) and, for non-projective models, the
-decoder, per (treebank, trainer, class); prints Koo et al.'s Table 2 (test UAS, p and np) and Table 3
-(p or np chosen on dev, and the sentence-level sign test of each marginal-based trainer
+decoder, per (treebank, trainer, class); prints Koo et al.'s Table 2 (test UAS, p and np)
+and Table 3 (p or np chosen on dev, and the sentence-level sign test of each marginal-based trainer
 against the perceptron over the test sentences of all treebanks, `arborparse compare`),
 and Smith & Smith's Table 1 (MIRA vs conditional training x MAP vs MBR, non-projective).
 """

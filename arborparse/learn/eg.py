@@ -12,7 +12,12 @@ inside-outside). Figure 2, example by example:
     θ_i  = θ'_i;   obj += C Σ l_i μ'_i
 
 with θ initialized to β on the gold arcs and 0 elsewhere, w = C Σ_i (f(y_i) - E_{μ_i}[f]),
-η = 1 / C, and η halved after a pass whose dual objective obj - ½‖w‖² fails to increase.
+η = 1 / C (or as given), and η halved after a pass whose dual objective obj - ½‖w‖² fails
+to increase.
+
+With ``primal=True`` each pass also reports the primal objective L(w) (loss-augmented
+decoding of every training sentence, about the cost of a perceptron pass) and the duality
+gap L(w) - dual ≥ 0, which goes to 0 as EG converges.
 """
 
 from __future__ import annotations
@@ -34,22 +39,30 @@ class EGTrainer:
 
     Parameters
     ----------
-    C : regularization constant (the learning rate starts at 1 / C)
+    C : regularization constant
+    learning_rate : the initial η (default 1 / C, as in the paper); every dual step moves θ
+        by η C (l + s), so η C < 1 takes smaller steps
     epochs : passes over the training data; the pass with the best development LAS is kept
     beta : initial dual parameter of the gold arcs (9 in the paper)
     decoder, train_decoder, single_root, hash_bits, progress : as in `OnlineTrainer`;
         ``train_decoder="eisner"`` uses projective marginals (and projectivized gold trees)
 
+    primal : also compute the primal objective and the duality gap after every pass
+
     After `fit`: ``parser_``, ``history_`` (with the dual objective and learning rate of each
-    pass), ``best_epoch_`` and ``dual_bytes_`` (memory held by the θ arrays).
+    pass, and the primal objective and gap if asked), ``best_epoch_`` and ``dual_bytes_``
+    (memory held by the θ arrays).
     """
 
     def __init__(self, C: float = 1.0, epochs: int = 10, beta: float = 9.0,
                  decoder: str = "mst", train_decoder: str | None = None,
-                 single_root: bool = True, hash_bits: int = 23, progress: bool = True):
+                 single_root: bool = True, hash_bits: int = 23, progress: bool = True,
+                 primal: bool = False, learning_rate: float | None = None):
         self.train_decoder = check_decoders(decoder, train_decoder)
         if epochs < 1 or not (C > 0) or not 10 <= hash_bits <= 31:
             raise ArborparseError("epochs must be >= 1, C > 0, hash_bits in 10..31")
+        if learning_rate is not None and not (learning_rate > 0):
+            raise ArborparseError("the learning rate must be > 0")
         self.C = C
         self.epochs = epochs
         self.beta = beta
@@ -57,6 +70,8 @@ class EGTrainer:
         self.single_root = single_root
         self.hash_bits = hash_bits
         self.progress = progress
+        self.primal = primal
+        self.learning_rate = 1.0 / C if learning_rate is None else learning_rate
 
     @property
     def projective(self) -> bool:
@@ -64,6 +79,21 @@ class EGTrainer:
 
     def _marginals(self, theta: np.ndarray) -> np.ndarray:
         return trees.marginals(theta.astype(np.float64), self.projective, self.single_root)
+
+    def primal_objective(self, model: FirstOrderModel, w: np.ndarray, encoded, heads, ids,
+                         losses) -> float:
+        """L(w) = C Σ_i max_y (E_{i,y} - m_{i,y}(w)) + ½‖w‖², the max by loss-augmented
+        decoding over the training class of trees."""
+        hinge = 0.0
+        for x, h, lab, loss in zip(encoded, heads, ids, losses):
+            S = model.labeled_scores(x, w)
+            augmented = S + loss
+            worst, worst_labels = (trees.eisner if self.projective else trees.mst)(
+                augmented, single_root=self.single_root)
+            m = np.arange(1, len(h))
+            hinge += float(augmented[worst[1:], m, worst_labels[1:]].sum()
+                           - S[h[1:], m, lab[1:]].sum())
+        return self.C * hinge + 0.5 * float(w @ w)
 
     def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> EGTrainer:
         """Train on `train`, select the best pass on `dev`; return self."""
@@ -88,7 +118,7 @@ class EGTrainer:
             losses.append(loss)
             golds.append(gold)
         self.dual_bytes_ = sum(t.nbytes for t in thetas)
-        eta = 1.0 / self.C
+        eta = self.learning_rate
         previous = -np.inf
         log = Epochs(self.epochs, dev, self.progress)
         for epoch in range(1, self.epochs + 1):
@@ -106,6 +136,10 @@ class EGTrainer:
             obj -= 0.5 * float(w @ w)
             record = {"seconds": time.perf_counter() - start, "dual_objective": obj,
                       "learning_rate": eta}
+            if self.primal:
+                record["primal_objective"] = self.primal_objective(model, w, encoded, heads,
+                                                                   ids, losses)
+                record["duality_gap"] = record["primal_objective"] - obj
             if obj < previous:
                 eta /= 2.0
             previous = obj

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from oracles import all_trees
 from treebanks import separable
 
 from arborparse.errors import ArborparseError
@@ -41,3 +42,37 @@ def test_bad_options():
         EGTrainer(C=-1)
     with pytest.raises(ArborparseError, match="unknown decoder"):
         EGTrainer(decoder="cky")
+
+
+@pytest.mark.parametrize("decoder", ["mst", "eisner"])
+def test_primal_objective_and_duality_gap(decoder):
+    """The primal L(w) by enumerating every labeled tree; weak duality every pass."""
+    data = separable(1)[:4]
+    trainer = EGTrainer(C=0.5, epochs=3, decoder=decoder, hash_bits=12, progress=False,
+                        primal=True)
+    fitted = trainer.fit(data)
+    assert all(h["duality_gap"] >= -1e-9 for h in fitted.history_)
+    assert fitted.history_[-1]["duality_gap"] == pytest.approx(
+        fitted.history_[-1]["primal_objective"] - fitted.history_[-1]["dual_objective"])
+
+    from arborparse.learn.common import gold_data
+    from arborparse.models.first_order import FirstOrderModel
+
+    labels, encoded, heads, ids = gold_data(data, True, decoder == "eisner")
+    model = FirstOrderModel.hashing(12, labels)
+    w = np.random.default_rng(0).normal(scale=0.5, size=1 << 12)
+    L = len(labels)
+    losses, hinge = [], 0.0
+    for x, h, lab in zip(encoded, heads, ids):
+        n = len(h) - 1
+        m = np.arange(1, n + 1)
+        S = model.labeled_scores(x, w)
+        loss = ((np.arange(n + 1)[:, None] != h[None, :])[:, :, None]
+                + (np.arange(L)[None, :] != lab[:, None])[None, :, :]).astype(np.float32)
+        losses.append(loss)
+        best = max((loss + S)[tree[1:], m].max(axis=1).sum()
+                   for tree in all_trees(n, decoder == "eisner", True))
+        hinge += best - S[h[1:], m, lab[1:]].sum()
+    expected = 0.5 * hinge + 0.5 * float(w @ w)
+    assert trainer.primal_objective(model, w, encoded, heads, ids, losses) == pytest.approx(
+        expected, rel=1e-9)
