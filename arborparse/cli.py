@@ -219,22 +219,39 @@ def parse_cmd(input, model_path, output, decoder, decode_as, marginals, fmt):
 @click.argument("output", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--multi-root", is_flag=True,
               help="Allow several words attached to the root (default: exactly one).")
+@click.option("--pseudo", type=click.Choice(["head", "path", "head+path"]),
+              help="Pseudo-projective: lift non-projective arcs and encode the lifts in the "
+                   "labels (Nivre & Nilsson 2005), undone by `deprojectivize`.")
 @FORMAT
-def projectivize_cmd(input, output, multi_root, fmt):
-    """Replace each non-projective tree of INPUT by the projective tree that keeps the most
-    of its arcs (Eisner's algorithm on +1/-1 scores); write OUTPUT."""
+def projectivize_cmd(input, output, multi_root, pseudo, fmt):
+    """Make each tree of INPUT projective; write OUTPUT. By default, the projective tree
+    that keeps the most of its arcs (Eisner's algorithm on +1/-1 scores)."""
     from arborparse.io import check_tree
-    from arborparse.transforms import projectivize
+    from arborparse.transforms import lift, projectivize
 
     sentences = read_conllu(input, fmt)
     out, changed = [], 0
     for s in sentences:
         check_tree(s, not multi_root)
-        p = projectivize(s, not multi_root)
-        changed += p is not s
+        p = lift(s, pseudo) if pseudo else projectivize(s, not multi_root)
+        changed += p.deprels != s.deprels or bool((p.heads != s.heads).any())
         out.append(p)
     write_conllu(out, output)
     click.echo(f"{changed} of {len(sentences)} sentences projectivized", err=True)
+
+
+@cli.command("deprojectivize")
+@click.argument("input", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("output", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--pseudo", type=click.Choice(["head", "path", "head+path"]), required=True,
+              help="The encoding the lifts were made with.")
+@FORMAT
+def deprojectivize_cmd(input, output, pseudo, fmt):
+    """Undo pseudo-projective lifts encoded in the labels of INPUT (e.g. a parser's output
+    trained on `projectivize --pseudo` data): move lifted words back and strip the marks."""
+    from arborparse.transforms import lower
+
+    write_conllu((lower(s, pseudo) for s in iter_conllu(input, fmt)), output)
 
 
 def main():
