@@ -1,0 +1,89 @@
+import numpy as np
+import pytest
+import torch
+from treebanks import separable
+
+from arborparse.isbn.history import FEATURE_SETS, Derivation, Inputs, Tokens, decisions_of
+from arborparse.isbn.network import Batch, Network
+from arborparse.isbn.transitions import LA, RA
+from arborparse.isbn.vocab import Vocabulary
+
+
+def _setup(features="tuned", latent_links=True, hidden=6):
+    data = separable(2)
+    vocab = Vocabulary.build(data, cutoff=1, unknown_cutoff=0)
+    inputs = Inputs(vocab, FEATURE_SETS[features])
+    derivations = [Derivation.of(Tokens.of(s, vocab), inputs, decisions_of(s, vocab))
+                   for s in data]
+    net = Network(vocab, inputs, hidden=hidden, latent_links=latent_links, seed=0)
+    with torch.no_grad():  # larger weights than the initial ones, to test something
+        for p in net.parameters():
+            p.mul_(20.0)
+        net.inputs[0].zero_()
+    return vocab, derivations, net
+
+
+def _naive(net, vocab, d):
+    """log P of one derivation, state by state, from the definitions."""
+    W = {k: v.detach() for k, v in net.layers.items()}
+    mus, total = [], 0.0
+    for t in range(len(d.action)):
+        eta = net.bias.detach() + sum(net.inputs.detach()[r] for r in d.inputs[t])
+        if net.latent_links:
+            for c, parent in enumerate(d.parents[t]):
+                if parent >= 0:
+                    eta = eta + net.relations.detach()[c] @ mus[parent]
+        mu = torch.sigmoid(eta)
+        mus.append(mu)
+
+        def logp(name, index, rows=None, mu=mu):
+            z = W[name][:, :-1] @ mu + W[name][:, -1]
+            rows = np.arange(len(z)) if rows is None else np.asarray(rows)
+            return (z[index] - torch.logsumexp(z[rows], 0)).item()
+
+        if d.action[t] >= 0:
+            total += logp("action", d.action[t], np.flatnonzero(d.allowed[t]))
+            if d.action[t] in (LA, RA):
+                total += logp("left_label" if d.action[t] == LA else "right_label",
+                              d.label[t])
+        if d.pos[t] >= 0:
+            total += logp("pos", d.pos[t])
+        if d.feat[t] >= 0:
+            p = d.pos[t]
+            start = sum(len(f) for f in vocab.feats[:p])
+            total += logp("feat", start + d.feat[t], range(start, start + len(vocab.feats[p])))
+            a, b = vocab.cell_range(p, d.feat[t])
+            total += logp("form", a + d.form[t], range(a, b))
+    return total
+
+
+@pytest.mark.parametrize("latent_links", [True, False])
+@pytest.mark.parametrize("features", ["tuned", "local"])
+def test_batched_likelihood_equals_the_definition(features, latent_links):
+    vocab, derivations, net = _setup(features, latent_links)
+    batched = net.log_likelihood(Batch(derivations)).item()
+    assert batched == pytest.approx(sum(_naive(net, vocab, d) for d in derivations),
+                                    rel=1e-12)
+    assert batched < 0
+
+
+def test_gradient_against_finite_differences():
+    vocab, derivations, net = _setup(hidden=4)
+    batch = Batch(derivations[:4])
+    net.zero_grad()
+    net.log_likelihood(batch).backward()
+    rng = np.random.default_rng(0)
+    eps = 1e-6
+    for name, param in net.named_parameters():
+        used = torch.nonzero(param.grad.abs() > 1e-8)
+        for k in rng.choice(len(used), size=min(3, len(used)), replace=False):
+            index = tuple(used[k].tolist())
+            with torch.no_grad():
+                param[index] += eps
+                up = net.log_likelihood(batch).item()
+                param[index] -= 2 * eps
+                down = net.log_likelihood(batch).item()
+                param[index] += eps
+            assert (up - down) / (2 * eps) == pytest.approx(param.grad[index].item(),
+                                                            rel=1e-5, abs=1e-7), name
+    assert net.inputs.grad[0].abs().max() == 0  # the padding row is never trained
