@@ -15,6 +15,7 @@ Explicit inputs: the previous decision and its label, and one value per feature 
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,6 +97,14 @@ class History:
         self.last_front: dict[int, int] = {}
         self.previous_front = -1
         self.previous = (START, None)
+
+    def copy(self) -> History:
+        """An independent copy (sharing the read-only tokens and inputs)."""
+        other = copy.copy(self)
+        other.config = self.config.copy()
+        other.last_top = dict(self.last_top)
+        other.last_front = dict(self.last_front)
+        return other
 
     def _dependents(self, w: int) -> np.ndarray:
         """The dependents of word w so far, left to right (none for w = 0)."""

@@ -48,6 +48,10 @@ class Config:
         if self.labels is None:
             self.labels = [None] * (self.n + 1)
 
+    def copy(self) -> Config:
+        return Config(self.n, list(self.stack), self.front, self.heads.copy(), list(self.labels),
+                      self.forced_shift)
+
     @property
     def done(self) -> bool:
         return self.front > self.n

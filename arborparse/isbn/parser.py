@@ -1,0 +1,114 @@
+"""`ISBNParser`: a trained ISBN with its vocabularies; parses by beam search, scores trees,
+saves and loads (model kind ``isbn``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+import torch
+from scipy.special import logsumexp
+
+from arborparse.io.conllu import Sentence
+from arborparse.isbn.history import FEATURE_SETS, Derivation, Inputs, Tokens, decisions_of
+from arborparse.isbn.network import Batch, Network
+from arborparse.isbn.search import Scorer, beam_search
+from arborparse.isbn.vocab import Vocabulary
+from arborparse.models import files
+from arborparse.transforms import lift, lower
+
+KIND = "isbn"
+VERSION = 1
+
+
+class ISBNParser:
+    """The generative parser: vocabulary, feature set, network, and the pseudo-projective
+    encoding its training trees were lifted with.
+
+    beam, branching : default beam width B and label branching K of `parse`
+    """
+
+    def __init__(self, vocab: Vocabulary, network: Network, features: str = "tuned",
+                 encoding: str = "head", beam: int = 10, branching: int = 5):
+        self.vocab = vocab
+        self.network = network
+        self.features = features
+        self.inputs = Inputs(vocab, FEATURE_SETS[features])
+        self.encoding = encoding
+        self.beam = beam
+        self.branching = branching
+        self._scorer = None
+
+    @property
+    def scorer(self) -> Scorer:
+        if self._scorer is None:
+            self._scorer = Scorer(self.network)
+        return self._scorer
+
+    def refresh(self) -> None:
+        """Forget the numpy copy of the weights (after training changed them)."""
+        self._scorer = None
+
+    def _search(self, sentence: Sentence, beam: int | None, branching: int | None):
+        tokens = Tokens.of(sentence, self.vocab)
+        return beam_search(self.scorer, tokens, self.inputs, beam or self.beam,
+                           branching or self.branching)
+
+    def parse_one(self, sentence: Sentence, beam: int | None = None,
+                  branching: int | None = None) -> Sentence:
+        """The sentence with HEAD and DEPREL of the most probable tree found."""
+        heads, labels = self._search(sentence, beam, branching)[0].history.config.tree(
+            self.vocab.root_label)
+        names = [self.vocab.root_label if lab == self.vocab.root_label
+                 else self.vocab.labels[lab] for lab in labels]
+        return lower(sentence.with_tree(heads, names), self.encoding)
+
+    def iter_parse(self, sentences: Iterable[Sentence], beam: int | None = None,
+                   branching: int | None = None) -> Iterator[Sentence]:
+        for sentence in sentences:
+            yield self.parse_one(sentence, beam, branching)
+
+    def parse(self, sentences: Iterable[Sentence], beam: int | None = None,
+              branching: int | None = None) -> list[Sentence]:
+        return list(self.iter_parse(sentences, beam, branching))
+
+    def log_probability(self, sentence: Sentence) -> float:
+        """log P(tree, sentence) of the sentence's own tree (lifted with the encoding)."""
+        lifted = lift(sentence, self.encoding)
+        derivation = Derivation.of(Tokens.of(lifted, self.vocab), self.inputs,
+                                   decisions_of(lifted, self.vocab))
+        with torch.no_grad():
+            return float(self.network.log_likelihood(Batch([derivation])))
+
+    def sentence_log_probability(self, sentence: Sentence, beam: int | None = None) -> float:
+        """An estimate (a lower bound) of log P(sentence): the sum over the trees of the
+        final beam."""
+        return float(logsumexp([item.logp for item in self._search(sentence, beam, None)]))
+
+    def save(self, path) -> None:
+        net = self.network
+        header = {"vocabulary": self.vocab.to_json(), "features": self.features,
+                  "encoding": self.encoding, "hidden": net.hidden,
+                  "latent_links": net.latent_links, "beam": self.beam,
+                  "branching": self.branching}
+        arrays = {f"param.{name}": p.detach().cpu().numpy() for name, p in
+                  net.named_parameters()}
+        files.save(path, KIND, VERSION, header, arrays)
+
+    @classmethod
+    def load(cls, path) -> ISBNParser:
+        header, arrays = files.load(path, KIND, VERSION)
+        try:
+            vocab = Vocabulary.from_json(header["vocabulary"])
+            inputs = Inputs(vocab, FEATURE_SETS[header["features"]])
+            net = Network(vocab, inputs, int(header["hidden"]), bool(header["latent_links"]))
+            state = {name.removeprefix("param."): torch.from_numpy(np.asarray(a))
+                     for name, a in arrays.items()}
+            net.load_state_dict(state, strict=False)
+            missing = {n for n, _ in net.named_parameters()} - set(state)
+            if missing:
+                raise KeyError(f"missing arrays {sorted(missing)}")
+        except (KeyError, TypeError, ValueError, RuntimeError) as e:
+            raise files.ModelFileError(f"{path}: the ISBN model file is invalid ({e})") from e
+        return cls(vocab, net, header["features"], header["encoding"], int(header["beam"]),
+                   int(header["branching"]))

@@ -1,0 +1,147 @@
+"""Beam search for the ISBN parser (spec §8): a best-first search within each round that ends
+with a Shift, the beam keeping the B best items after each Shift, with label pruning (only
+the K most probable labels of an arc are expanded).
+
+The network's weights are copied into numpy arrays: one state costs an input sum, seven
+H×H products and the rows of the output layers it needs, without framework overhead.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from arborparse.isbn.history import RELATIONS, History, Inputs, Tokens
+from arborparse.isbn.network import Network
+from arborparse.isbn.transitions import LA, RA, RED, SHIFT
+
+
+def _log_softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max()
+    return z - np.log(np.exp(z).sum())
+
+
+class Scorer:
+    """The network in numpy, one state at a time."""
+
+    def __init__(self, net: Network):
+        def array(t):
+            return t.detach().cpu().numpy().astype(np.float64)
+
+        self.inputs = array(net.inputs)
+        self.bias = array(net.bias)
+        self.relations = None if net.relations is None else array(net.relations)
+        self.layers = {name: (array(W[:, :-1]), array(W[:, -1]))
+                       for name, W in net.layers.items()}
+        self.feat_start = net.feat_start.numpy()
+        self.feat_stop = net.feat_stop.numpy()
+        self.first_cell = net.first_cell.numpy()
+        self.cell_start = net.cell_start.numpy()
+        self.cell_stop = net.cell_stop.numpy()
+
+    def mean(self, rows: list[int], parents: list[np.ndarray | None]) -> np.ndarray:
+        eta = self.bias + self.inputs[rows].sum(axis=0)
+        if self.relations is not None:
+            for c, mu in enumerate(parents):
+                if mu is not None:
+                    eta = eta + self.relations[c] @ mu
+        return 1.0 / (1.0 + np.exp(-eta))
+
+    def log_probs(self, name: str, mu: np.ndarray, start: int = 0, stop: int | None = None):
+        W, b = self.layers[name]
+        return _log_softmax(W[start:stop] @ mu + b[start:stop])
+
+    def word(self, mu: np.ndarray, p: int, f: int, w: int) -> tuple[float, float, float]:
+        """log P of POS p, then of bundle f, then of form w (the end: POS 0 only)."""
+        pos = float(self.log_probs("pos", mu)[p])
+        if p == 0:
+            return pos, 0.0, 0.0
+        feat = float(self.log_probs("feat", mu, self.feat_start[p], self.feat_stop[p])[f])
+        cell = self.first_cell[p] + f
+        form = float(self.log_probs("form", mu, self.cell_start[cell], self.cell_stop[cell])[w])
+        return pos, feat, form
+
+
+@dataclass
+class Item:
+    """A partial derivation: its log-probability, history, the μ of its states, and the
+    word-generation log-probability of its last Shift (ω)."""
+
+    logp: float
+    history: History
+    mus: list
+    omega: float = 0.0
+
+
+def _state(scorer: Scorer, item: Item):
+    """The new state of an item: its μ and the masked action log-probabilities."""
+    history = item.history.copy()
+    parents, rows = history.new_state()
+    mu = scorer.mean(rows, [item.mus[p] if p >= 0 else None for p in parents])
+    allowed = history.config.allowed()
+    W, b = scorer.layers["action"]
+    z = np.where(allowed, W @ mu + b, -np.inf)
+    z = z - z[allowed].max()
+    actions = z - np.log(np.exp(z[allowed]).sum())
+    return history, item.mus + [mu], mu, actions
+
+
+def _successor(history, mus, logp, action, label=None, omega=0.0) -> Item:
+    history = history.copy()
+    history.apply(action, label)
+    return Item(logp, history, mus, omega)
+
+
+def beam_search(scorer: Scorer, tokens: Tokens, inputs: Inputs, beam: int = 5,
+                branching: int = 3) -> list[Item]:
+    """The final beam: complete derivations, the most probable first (log P(tree,
+    sentence) in logp)."""
+    history = History(tokens, inputs)
+    parents, rows = history.new_state()
+    mu = scorer.mean(rows, [None] * RELATIONS)
+    first = scorer.word(mu, int(tokens.pos[1]), int(tokens.feat[1]), int(tokens.form[1]))
+    items = [Item(sum(first), history, [mu], sum(first))]
+    tie = itertools.count()  # heap order among equal log-probabilities: first pushed
+    for _ in range(len(tokens)):
+        queue = [(-o.logp, next(tie), o) for o in items]
+        heapq.heapify(queue)
+        new: list[Item] = []
+        thr = thr_word = -np.inf
+        while queue:
+            o = heapq.heappop(queue)[2]
+            if o.logp < thr:
+                break
+            history, mus, mu, actions = _state(scorer, o)
+            if np.isfinite(actions[SHIFT]) and o.logp + actions[SHIFT] >= thr:
+                shifted = _successor(history, mus, o.logp + actions[SHIFT], SHIFT)
+                p, f, w = shifted.history.next_word()
+                pos, feat, form = scorer.word(mu, p, f, w)
+                logp = shifted.logp + pos
+                if logp >= thr_word and logp + feat >= thr_word and \
+                        logp + feat + form >= thr_word + 1e-12:
+                    shifted.logp, shifted.omega = logp + feat + form, pos + feat + form
+                    new.append(shifted)
+                    new.sort(key=lambda x: -x.logp)
+                    del new[beam:]
+                    if len(new) == beam:
+                        thr_word = new[-1].logp
+                        thr = thr_word - 0.5 * max(x.omega for x in new)
+            for action, name in ((LA, "left_label"), (RA, "right_label")):
+                if np.isfinite(actions[action]) and o.logp + actions[action] >= thr:
+                    labels = scorer.log_probs(name, mu)
+                    for label in np.argsort(-labels)[:branching]:
+                        logp = o.logp + actions[action] + labels[label]
+                        if logp >= thr:
+                            heapq.heappush(queue, (-logp, next(tie), _successor(
+                                history, mus, logp, action, int(label))))
+            if np.isfinite(actions[RED]) and o.logp + actions[RED] >= thr:
+                logp = o.logp + actions[RED]
+                heapq.heappush(queue, (-logp, next(tie), _successor(history, mus, logp, RED)))
+            if len(queue) > 3000:
+                queue = heapq.nsmallest(2000, queue)
+                heapq.heapify(queue)
+        items = new
+    return items

@@ -1,0 +1,57 @@
+import pytest
+from treebanks import separable
+
+from arborparse.errors import ArborparseError
+from arborparse.eval import evaluate
+from arborparse.isbn.parser import ISBNParser
+from arborparse.isbn.train import ISBNTrainer
+from arborparse.models.files import ModelFileError
+
+
+@pytest.fixture(scope="module")
+def memorized():
+    data = separable(3)
+    fitted = ISBNTrainer(hidden=16, cutoff=1, unknown_cutoff=0, epochs=40, batch_size=2,
+                         decay=0.0, progress=False).fit(data)
+    return data, fitted
+
+
+def test_beam_search_finds_the_memorized_trees(memorized):
+    data, fitted = memorized
+    nll = [h["negative_log_likelihood"] for h in fitted.history_]
+    assert nll[-1] < nll[0] / 5
+    parser = fitted.parser_
+    for beam in (1, 5):
+        assert evaluate(data, parser.parse(data, beam=beam))["LAS"] == 100.0
+    for s in data[:6]:
+        joint = parser.log_probability(s)
+        assert joint < 0
+        # the beam's sum over trees bounds log P(sentence) from below, and holds the gold tree
+        assert parser.sentence_log_probability(s) >= joint - 1e-9
+
+
+def test_model_file_round_trip(memorized, tmp_path):
+    data, fitted = memorized
+    path = tmp_path / "isbn.npz"
+    fitted.parser_.save(path)
+    loaded = ISBNParser.load(path)
+    assert [s.to_text() for s in loaded.parse(data)] == \
+        [s.to_text() for s in fitted.parser_.parse(data)]
+    assert loaded.log_probability(data[0]) == pytest.approx(
+        fitted.parser_.log_probability(data[0]), abs=1e-12)
+
+
+def test_damaged_model_file(tmp_path):
+    from arborparse.models import files
+
+    path = tmp_path / "bad.npz"
+    files.save(path, "isbn", 1, {"vocabulary": {}}, {})
+    with pytest.raises(ModelFileError, match="ISBN model file is invalid"):
+        ISBNParser.load(path)
+
+
+def test_bad_options():
+    with pytest.raises(ArborparseError, match="features"):
+        ISBNTrainer(features="fancy")
+    with pytest.raises(ArborparseError, match=">= 1"):
+        ISBNTrainer(beam=0)
