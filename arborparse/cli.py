@@ -111,7 +111,23 @@ def baseline_cmd(input, output, kind, fmt):
     write_conllu([parse(s) for s in read_conllu(input, fmt)], output)
 
 
+FIRST_ORDER_OPTIONS = ("trainer", "decoder", "train_decoder", "multi_root", "hash_bits",
+                       "exact_features", "k", "C", "clusters", "init_noise")
+ISBN_OPTIONS = ("hidden", "features", "latent_links", "pseudo", "cutoff", "batch_size",
+                "patience", "beam", "branching")
+
+
+def _given(ctx, names) -> list[str]:
+    """The options among `names` set on the command line."""
+    return [name for name in names
+            if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
+
+
 @cli.command("train")
+@click.option("--model-type", type=click.Choice(["first-order", "isbn"]), default="first-order",
+              show_default=True,
+              help="first-order: the graph-based parser; isbn: the generative Incremental "
+                   "Sigmoid Belief Network parser (Titov & Henderson 2007).")
 @click.option("--train", "train_path", required=True, type=click.Path(dir_okay=False),
               help="Training treebank (CoNLL-U or CoNLL-X).")
 @click.option("--dev", "dev_path", type=click.Path(dir_okay=False),
@@ -150,17 +166,53 @@ def baseline_cmd(input, output, kind, fmt):
               help="latent: hidden clusters per arc (default: 2).")
 @click.option("--init-noise", type=click.FloatRange(min=0), default=0.01, show_default=True,
               help="latent: standard deviation of the initial weights (seeded by --seed).")
+@click.option("--hidden", type=click.IntRange(1), default=80, show_default=True,
+              help="isbn: latent units per state.")
+@click.option("--features", type=click.Choice(["tuned", "local"]), default="tuned",
+              show_default=True, help="isbn: explicit features (local: stack top and front).")
+@click.option("--latent-links/--no-latent-links", default=True, show_default=True,
+              help="isbn: relation matrices between latent states (off: the TF-NA ablation).")
+@click.option("--pseudo", type=click.Choice(["head", "path", "head+path"]), default="head",
+              show_default=True, help="isbn: pseudo-projective encoding of training trees.")
+@click.option("--cutoff", type=click.IntRange(1), default=5, show_default=True,
+              help="isbn: rarer words, bundles and lemmas become #UNKNOWN#.")
+@click.option("--batch-size", type=click.IntRange(1), default=32, show_default=True,
+              help="isbn: sentences per step.")
+@click.option("--patience", type=click.IntRange(1), default=10, show_default=True,
+              help="isbn: stop after this many epochs without a better dev LAS.")
+@click.option("--beam", type=click.IntRange(1), default=5, show_default=True,
+              help="isbn: beam width B when parsing dev (the model keeps it for parsing).")
+@click.option("--branching", type=click.IntRange(1), default=3, show_default=True,
+              help="isbn: labels K expanded per arc in the search.")
 @click.option("--quiet", is_flag=True, help="No progress bar or epoch lines.")
 @FORMAT
-def train_cmd(train_path, dev_path, model_path, trainer, decoder, train_decoder, multi_root,
-              epochs, seed, hash_bits, exact_features, k, C, learning_rate, clusters, init_noise,
-              quiet, fmt):
-    """Train a first-order parser and save the best epoch's model."""
+@click.pass_context
+def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decoder,
+              train_decoder, multi_root, epochs, seed, hash_bits, exact_features, k, C,
+              learning_rate, clusters, init_noise, hidden, features, latent_links, pseudo,
+              cutoff, batch_size, patience, beam, branching, quiet, fmt):
+    """Train a parser and save the best epoch's model."""
     from arborparse.learn import OnlineTrainer
     from arborparse.learn.loglinear import LogLinearTrainer
 
+    wrong = _given(ctx, FIRST_ORDER_OPTIONS if model_type == "isbn" else ISBN_OPTIONS)
+    if wrong:
+        names = ", ".join("--" + w.replace("_", "-") for w in wrong)
+        raise click.UsageError(f"{names} do not apply to --model-type {model_type}")
     train = read_conllu(train_path, fmt)
     dev = read_conllu(dev_path, fmt) if dev_path else None
+    if model_type == "isbn":
+        from arborparse.isbn.train import ISBNTrainer
+
+        fitted = ISBNTrainer(hidden, features, latent_links, pseudo, cutoff, cutoff, epochs,
+                             patience, batch_size,
+                             0.005 if learning_rate is None else learning_rate, beam=beam,
+                             branching=branching, seed=seed, progress=not quiet
+                             ).fit(train, dev)
+        fitted.parser_.save(model_path)
+        if not quiet:
+            click.echo(f"saved {model_path} (epoch {fitted.best_epoch_})", err=True)
+        return
     latent = trainer.startswith("latent")
     if exact_features and (trainer.startswith("loglinear") or trainer == "eg" or latent):
         raise click.UsageError("--exact-features applies to the online trainers only")
@@ -203,15 +255,34 @@ def train_cmd(train_path, dev_path, model_path, trainer, decoder, train_decoder,
                    "with each arc scored by its best hidden cluster (latent models).")
 @click.option("--marginals", is_flag=True,
               help="Add HeadProb and LabelProb of each word's arc to MISC.")
+@click.option("--beam", type=click.IntRange(1),
+              help="ISBN models: beam width (default: the model's).")
+@click.option("--branching", type=click.IntRange(1),
+              help="ISBN models: labels expanded per arc (default: the model's).")
 @FORMAT
-def parse_cmd(input, model_path, output, decoder, decode_as, marginals, fmt):
+@click.pass_context
+def parse_cmd(ctx, input, model_path, output, decoder, decode_as, marginals, beam, branching,
+              fmt):
     """Parse INPUT (CoNLL-U or CoNLL-X; default stdin): only HEAD and DEPREL change
     (and MISC with --marginals)."""
-    from arborparse.parser import Parser
+    from arborparse.models.files import kind_of
 
-    parser = Parser.load(model_path)
-    write_conllu(parser.iter_parse(iter_conllu(input, fmt), decoder, decode_as, marginals),
-                 output)
+    sentences = iter_conllu(input, fmt)
+    if kind_of(model_path) == "isbn":
+        from arborparse.isbn.parser import ISBNParser
+
+        wrong = _given(ctx, ("decoder", "decode_as", "marginals"))
+        if wrong:
+            raise click.UsageError("--decoder, --decode and --marginals apply to first-order "
+                                   "models only")
+        parsed = ISBNParser.load(model_path).iter_parse(sentences, beam, branching)
+    else:
+        from arborparse.parser import Parser
+
+        if _given(ctx, ("beam", "branching")):
+            raise click.UsageError("--beam and --branching apply to ISBN models only")
+        parsed = Parser.load(model_path).iter_parse(sentences, decoder, decode_as, marginals)
+    write_conllu(parsed, output)
 
 
 @cli.command("projectivize")

@@ -34,6 +34,22 @@ def save(path, kind: str, version: int, header: dict, arrays: dict[str, np.ndarr
         np.savez_compressed(handle, **payload)
 
 
+def kind_of(path) -> str:
+    """The kind of model a file holds (raises ModelFileError for anything else)."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            meta = json.loads(archive["header"].tobytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise ModelFileError(f"{path}: no such model file") from None
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile, EOFError,
+            json.JSONDecodeError) as err:
+        raise ModelFileError(f"{path}: not a readable arborparse model file ({err})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ModelFileError(f"{path}: not an arborparse model file")
+    return str(meta.get("kind"))
+
+
 def load(path, kind: str, version: int) -> tuple[dict, dict[str, np.ndarray]]:
     """Read a model file: (header, arrays). Raises ModelFileError with what is wrong."""
     path = Path(path)

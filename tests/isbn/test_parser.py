@@ -55,3 +55,26 @@ def test_bad_options():
         ISBNTrainer(features="fancy")
     with pytest.raises(ArborparseError, match=">= 1"):
         ISBNTrainer(beam=0)
+
+
+def test_command_line(tmp_path):
+    from click.testing import CliRunner
+    from treebanks import separable_text
+
+    from arborparse.cli import cli
+
+    train = tmp_path / "train.conllu"
+    train.write_text(separable_text())
+    model = tmp_path / "isbn.npz"
+    run = CliRunner().invoke
+    r = run(cli, ["train", "--model-type", "isbn", "--train", str(train), "--model", str(model),
+                  "--hidden", "16", "--cutoff", "1", "--epochs", "40", "--batch-size", "2",
+                  "--quiet"])
+    assert r.exit_code == 0, r.output
+    r = run(cli, ["parse", "--model", str(model), str(train), "--beam", "3"])
+    assert r.exit_code == 0 and r.output == train.read_text()
+    r = run(cli, ["parse", "--model", str(model), str(train), "--decode", "mbr"])
+    assert r.exit_code == 2 and "first-order models only" in r.output
+    r = run(cli, ["train", "--model-type", "isbn", "--train", str(train), "--model",
+                  str(model), "--trainer", "mira"])
+    assert r.exit_code == 2 and "--trainer do not apply" in r.output
