@@ -15,7 +15,6 @@ Explicit inputs: the previous decision and its label, and one value per feature 
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,6 +60,14 @@ class Tokens:
     def __len__(self) -> int:
         return len(self.pos) - 1
 
+    def values(self, kind: str) -> list:
+        """The input value (before the template's offset) of each word for a feature kind
+        other than DEP: one id, or the list of FEATS atoms."""
+        if kind == "FEATS":
+            return [[2 + a for a in atoms] for atoms in self.atoms]
+        column = {"LEX": self.lex, "LEMMA": self.lemma, "CPOS": self.pos, "POS": self.xpos}
+        return [[2 + int(v)] for v in column[kind]]
+
 
 class Inputs:
     """Where each template's values sit in the one table of input vectors."""
@@ -88,9 +95,16 @@ class History:
     and the previous decision. `new_state` creates the state of the current configuration;
     `apply` carries out its decision."""
 
+    __slots__ = ("tokens", "inputs", "_tables", "config", "count", "last_top", "last_front",
+                 "previous_front", "previous")
+
     def __init__(self, tokens: Tokens, inputs: Inputs):
         self.tokens = tokens
         self.inputs = inputs
+        # per template: its offset and, except for DEP, each word's rows
+        self._tables = [(where, offset, None if kind == "DEP" else
+                         [[offset + v for v in values] for values in tokens.values(kind)])
+                        for (kind, where), offset in zip(inputs.templates, inputs.offsets)]
         self.config = Config(len(tokens))
         self.count = 0
         self.last_top: dict[int, int] = {}
@@ -99,46 +113,25 @@ class History:
         self.previous = (START, None)
 
     def copy(self) -> History:
-        """An independent copy (sharing the read-only tokens and inputs)."""
-        other = copy.copy(self)
+        """An independent copy (sharing the read-only tokens, inputs and tables)."""
+        other = History.__new__(History)
+        other.tokens, other.inputs, other._tables = self.tokens, self.inputs, self._tables
         other.config = self.config.copy()
-        other.last_top = dict(self.last_top)
-        other.last_front = dict(self.last_front)
+        other.count, other.previous_front, other.previous = \
+            self.count, self.previous_front, self.previous
+        other.last_top, other.last_front = dict(self.last_top), dict(self.last_front)
         return other
 
-    def _dependents(self, w: int) -> np.ndarray:
-        """The dependents of word w so far, left to right (none for w = 0)."""
-        return np.flatnonzero(self.config.heads == w) if w else np.empty(0, dtype=np.int64)
-
-    def _word(self, where: str) -> int:
-        """The word a template names (0: none); lc and rc are the leftmost and rightmost
-        dependents on either side."""
+    def _words(self) -> dict[str, int]:
+        """The word each template position names (0: none); lc and rc are the leftmost and
+        rightmost dependents on either side."""
         c = self.config
         front = c.front if c.front <= c.n else 0
         s = c.stack[-1] if c.stack else 0
-        if where == "I0":
-            return front
-        if where == "S0":
-            return s
-        if where == "S1":
-            return c.stack[-2] if len(c.stack) > 1 else 0
-        if where == "hS0":
-            return max(int(c.heads[s]), 0) if s else 0
-        deps = self._dependents(front if where == "lcI0" else s)
-        if len(deps) == 0:
-            return 0
-        return int(deps[-1] if where == "rcS0" else deps[0])
-
-    def _value(self, kind: str, w: int) -> list[int]:
-        if w == 0:
-            return [NONE]
-        t = self.tokens
-        if kind == "DEP":
-            label = self.config.labels[w]
-            return [NO_HEAD if label is None else 2 + label]
-        if kind == "FEATS":
-            return [2 + a for a in t.atoms[w]]
-        return [2 + int({"LEX": t.lex, "LEMMA": t.lemma, "CPOS": t.pos, "POS": t.xpos}[kind][w])]
+        return {"I0": front, "S0": s, "S1": c.stack[-2] if len(c.stack) > 1 else 0,
+                "hS0": max(c.heads[s], 0) if s else 0,
+                "lcS0": c.leftmost[s] if s else 0, "rcS0": c.rightmost[s] if s else 0,
+                "lcI0": c.leftmost[front] if front else 0}
 
     def new_state(self) -> tuple[list[int], list[int]]:
         """(the parent state of each relation, -1 if none; the input rows) of a new state
@@ -153,22 +146,28 @@ class History:
             if label is not None:
                 rows.append(inputs.previous_label + (label if action == LA
                                                      else inputs.labels + label))
-            for (kind, where), offset in zip(inputs.templates, inputs.offsets):
-                rows.extend(offset + v for v in self._value(kind, self._word(where)))
+            words = self._words()
+            for where, offset, table in self._tables:
+                w = words[where]
+                if w == 0:
+                    rows.append(offset + NONE)
+                elif table is not None:
+                    rows.extend(table[w])
+                else:
+                    label = c.labels[w]
+                    rows.append(offset + (NO_HEAD if label is None else 2 + label))
             s = c.top
             parents[0] = self.last_front.get(c.front, -1)
             if s is not None:
-                deps = self._dependents(s)
-                right, left = deps[deps > s], deps[deps < s]
                 parents[1] = self.last_top.get(s, -1)
-                if len(right):
-                    parents[2] = self.last_top.get(int(right[-1]), -1)
-                if len(left):
-                    parents[3] = self.last_top.get(int(left[0]), -1)
-                parents[4] = self.last_top.get(int(c.heads[s]), -1)
+                if c.rightmost[s] > s:
+                    parents[2] = self.last_top.get(c.rightmost[s], -1)
+                if 0 < c.leftmost[s] < s:
+                    parents[3] = self.last_top.get(c.leftmost[s], -1)
+                parents[4] = self.last_top.get(c.heads[s], -1)
                 if self.previous_front == s:
                     parents[6] = t - 1
-            parents[5] = self.last_top.get(self._word("lcI0"), -1)
+            parents[5] = self.last_top.get(words["lcI0"], -1)
         if c.top is not None:
             self.last_top[c.top] = t
         self.last_front[c.front] = t

@@ -21,8 +21,6 @@ and any tree the transitions can build — still have a derivation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from arborparse.errors import ArborparseError
@@ -31,26 +29,30 @@ LA, RA, RED, SHIFT = range(4)
 ACTIONS = ("LA", "RA", "RED", "SHIFT")
 
 
-@dataclass
 class Config:
-    """A parser configuration over n words; heads[m] = -1 while m has no head."""
+    """A parser configuration over n words: the stack, the front, and for words 1..n their
+    head (-1 while none), label and outermost dependents so far (0: none)."""
 
-    n: int
-    stack: list[int] = field(default_factory=list)
-    front: int = 1
-    heads: np.ndarray = None
-    labels: list = None
-    forced_shift: bool = False
+    __slots__ = ("n", "stack", "front", "heads", "labels", "leftmost", "rightmost",
+                 "forced_shift")
 
-    def __post_init__(self):
-        if self.heads is None:
-            self.heads = np.full(self.n + 1, -1, dtype=np.int64)
-        if self.labels is None:
-            self.labels = [None] * (self.n + 1)
+    def __init__(self, n: int):
+        self.n = n
+        self.stack: list[int] = []
+        self.front = 1
+        self.heads = [-1] * (n + 1)
+        self.labels: list = [None] * (n + 1)
+        self.leftmost = [0] * (n + 1)
+        self.rightmost = [0] * (n + 1)
+        self.forced_shift = False
 
     def copy(self) -> Config:
-        return Config(self.n, list(self.stack), self.front, self.heads.copy(), list(self.labels),
-                      self.forced_shift)
+        other = Config.__new__(Config)
+        other.n, other.front, other.forced_shift = self.n, self.front, self.forced_shift
+        other.stack, other.heads, other.labels = list(self.stack), list(self.heads), \
+            list(self.labels)
+        other.leftmost, other.rightmost = list(self.leftmost), list(self.rightmost)
+        return other
 
     @property
     def done(self) -> bool:
@@ -70,16 +72,22 @@ class Config:
         return np.array([s is not None and self.heads[s] < 0, s is not None, s is not None,
                          True])
 
+    def _attach(self, head: int, dependent: int, label) -> None:
+        self.heads[dependent], self.labels[dependent] = head, label
+        if self.leftmost[head] == 0 or dependent < self.leftmost[head]:
+            self.leftmost[head] = dependent
+        if dependent > self.rightmost[head]:
+            self.rightmost[head] = dependent
+
     def apply(self, action: int, label=None) -> None:
         """Carry out an allowed decision (the label of LA and RA)."""
         if not self.allowed()[action]:
             raise ArborparseError(f"{ACTIONS[action]} is not allowed here")
         j = self.front
         if action == LA:
-            s = self.stack.pop()
-            self.heads[s], self.labels[s] = j, label
+            self._attach(j, self.stack.pop(), label)
         elif action == RA:
-            self.heads[j], self.labels[j] = self.stack[-1], label
+            self._attach(self.stack[-1], j, label)
             self.forced_shift = True
         elif action == RED:
             self.stack.pop()
@@ -91,7 +99,7 @@ class Config:
     def tree(self, root_label) -> tuple[np.ndarray, list]:
         """(heads, labels of words 1..n): words without a head attach to the root with
         `root_label`."""
-        heads = self.heads.copy()
+        heads = np.array(self.heads, dtype=np.int64)
         labels = list(self.labels)
         for m in range(1, self.n + 1):
             if heads[m] < 0:
