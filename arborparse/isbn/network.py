@@ -74,8 +74,8 @@ class Network(nn.Module):
                                                   padding_idx=0).sum(dim=2)  # (B, T, H)
         if not self.latent_links:
             return torch.sigmoid(pre)
-        buffer = torch.zeros(B, T + 1, self.hidden, dtype=DTYPE)  # slot T: no parent
-        rows = torch.arange(B)[:, None]
+        buffer = torch.zeros(B, T + 1, self.hidden, dtype=DTYPE, device=pre.device)  # T: none
+        rows = torch.arange(B, device=pre.device)[:, None]
         for t in range(T):
             parents = buffer[rows, batch.parents[:, t]]  # (B, 7, H)
             eta = pre[:, t] + torch.einsum("bch,cgh->bg", parents, self.relations)
@@ -91,14 +91,14 @@ class Network(nn.Module):
     def _pick_in_range(self, name, mu, chosen, start, stop) -> torch.Tensor:
         """Σ log softmax over the rows [start, stop) of layer `name` (per state)."""
         logits = self.logits(name, mu)
-        cols = torch.arange(logits.shape[1])
+        cols = torch.arange(logits.shape[1], device=logits.device)
         inside = (cols >= start[:, None]) & (cols < stop[:, None])
         return self._pick(logits, chosen, inside)
 
     def log_likelihood(self, batch: Batch) -> torch.Tensor:
         """Σ over the batch of log P(derivation, sentence)."""
         mu = self.means(batch)[batch.valid]  # (N, H), the states in order
-        total = torch.zeros((), dtype=DTYPE)
+        total = torch.zeros((), dtype=DTYPE, device=mu.device)
         acts = batch.action >= 0
         total = total + self._pick(self.logits("action", mu[acts]), batch.action[acts],
                                    batch.allowed[acts])
@@ -148,3 +148,10 @@ class Batch:
         self.pos, self.feat, self.form = flat("pos"), flat("feat"), flat("form")
         self.allowed = flat("allowed")
         self.states = int(valid.sum())
+
+    def to(self, device) -> Batch:
+        """This batch with its tensors on `device` (in place)."""
+        for name, value in vars(self).items():
+            if isinstance(value, torch.Tensor):
+                setattr(self, name, value.to(device))
+        return self

@@ -77,8 +77,9 @@ class ISBNParser:
         lifted = lift(sentence, self.encoding)
         derivation = Derivation.of(Tokens.of(lifted, self.vocab), self.inputs,
                                    decisions_of(lifted, self.vocab))
+        device = next(self.network.parameters()).device
         with torch.no_grad():
-            return float(self.network.log_likelihood(Batch([derivation])))
+            return float(self.network.log_likelihood(Batch([derivation]).to(device)))
 
     def sentence_log_probability(self, sentence: Sentence, beam: int | None = None) -> float:
         """An estimate (a lower bound) of log P(sentence): the sum over the trees of the

@@ -1,7 +1,7 @@
 """Training the ISBN parser (spec §7): regularized maximum likelihood of the gold derivations
-(words included), by gradient steps with momentum and weight decay, the learning rate and
-the decay cut when the development score or the training likelihood gets worse, early
-stopping, the best development checkpoint kept.
+(words included), on a GPU when one is present, by gradient steps with momentum and weight
+decay, the learning rate and the decay cut when the development score or the training
+likelihood gets worse, early stopping, the best development checkpoint kept.
 
 Batched: sentences of similar length form minibatches whose states are computed step by
 step together (`Network.log_likelihood`). IDP updates every 10 sentences,
@@ -77,8 +77,9 @@ class ISBNTrainer:
         inputs = Inputs(vocab, FEATURE_SETS[self.features])
         derivations = [Derivation.of(Tokens.of(s, vocab), inputs, decisions_of(s, vocab))
                        for s in lifted]
-        batches = self._batches(derivations)
-        net = Network(vocab, inputs, self.hidden, self.latent_links, self.seed)
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        batches = [b.to(device) for b in self._batches(derivations)]
+        net = Network(vocab, inputs, self.hidden, self.latent_links, self.seed).to(device)
         parser = ISBNParser(vocab, net, self.features, self.encoding, self.beam, self.branching)
         params = list(net.parameters())
         delta = [torch.zeros_like(p) for p in params]
@@ -110,7 +111,7 @@ class ISBNTrainer:
             if previous_nll is not None and nll > previous_nll:
                 eta = max(eta * 0.3, 1e-5 * self.learning_rate)
             previous_nll = nll
-            parser.refresh()
+            parser.refresh()  # the search reads a numpy copy of the weights
             line = f"epoch {epoch}/{self.epochs}  {record['seconds']:.1f}s  NLL {nll:.1f}"
             if dev:
                 scores = evaluate(dev, parser.parse(dev))
