@@ -33,21 +33,23 @@ class Scorer:
 
         self.inputs = array(net.inputs)
         self.bias = array(net.bias)
-        self.relations = None if net.relations is None else array(net.relations)
+        # the relation matrices side by side, (H, 7H): one product per state
+        self.relations = None if net.relations is None else \
+            np.ascontiguousarray(np.concatenate(list(array(net.relations)), axis=1))
+        self.zeros = np.zeros(net.hidden)
         self.layers = {name: (array(W[:, :-1]), array(W[:, -1]))
                        for name, W in net.layers.items()}
-        self.feat_start = net.feat_start.numpy()
-        self.feat_stop = net.feat_stop.numpy()
-        self.first_cell = net.first_cell.numpy()
-        self.cell_start = net.cell_start.numpy()
-        self.cell_stop = net.cell_stop.numpy()
+        self.feat_start = net.feat_start.cpu().numpy()
+        self.feat_stop = net.feat_stop.cpu().numpy()
+        self.first_cell = net.first_cell.cpu().numpy()
+        self.cell_start = net.cell_start.cpu().numpy()
+        self.cell_stop = net.cell_stop.cpu().numpy()
 
     def mean(self, rows: list[int], parents: list[np.ndarray | None]) -> np.ndarray:
         eta = self.bias + self.inputs[rows].sum(axis=0)
         if self.relations is not None:
-            for c, mu in enumerate(parents):
-                if mu is not None:
-                    eta = eta + self.relations[c] @ mu
+            eta += self.relations @ np.concatenate([self.zeros if mu is None else mu
+                                                    for mu in parents])
         return 1.0 / (1.0 + np.exp(-eta))
 
     def log_probs(self, name: str, mu: np.ndarray, start: int = 0, stop: int | None = None):
