@@ -113,8 +113,8 @@ def baseline_cmd(input, output, kind, fmt):
 
 FIRST_ORDER_OPTIONS = ("trainer", "decoder", "train_decoder", "multi_root", "hash_bits",
                        "exact_features", "k", "C", "clusters", "init_noise")
-ISBN_OPTIONS = ("hidden", "features", "latent_links", "pseudo", "cutoff", "batch_size",
-                "patience", "beam", "branching")
+ISBN_OPTIONS = ("hidden", "features", "latent_links", "approximation", "pseudo", "cutoff",
+                "batch_size", "patience", "beam", "branching")
 
 
 def _given(ctx, names) -> list[str]:
@@ -172,6 +172,9 @@ def _given(ctx, names) -> list[str]:
               show_default=True, help="isbn: explicit features (local: stack top and front).")
 @click.option("--latent-links/--no-latent-links", default=True, show_default=True,
               help="isbn: relation matrices between latent states (off: the TF-NA ablation).")
+@click.option("--approximation", type=click.Choice(["ff", "mf"]), default="ff",
+              show_default=True,
+              help="isbn: feed-forward (batched) or mean-field (slower) approximation.")
 @click.option("--pseudo", type=click.Choice(["head", "path", "head+path"]), default="head",
               show_default=True, help="isbn: pseudo-projective encoding of training trees.")
 @click.option("--cutoff", type=click.IntRange(1), default=5, show_default=True,
@@ -189,8 +192,9 @@ def _given(ctx, names) -> list[str]:
 @click.pass_context
 def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decoder,
               train_decoder, multi_root, epochs, seed, hash_bits, exact_features, k, C,
-              learning_rate, clusters, init_noise, hidden, features, latent_links, pseudo,
-              cutoff, batch_size, patience, beam, branching, quiet, fmt):
+              learning_rate, clusters, init_noise, hidden, features, latent_links,
+              approximation, pseudo, cutoff, batch_size, patience, beam, branching, quiet,
+              fmt):
     """Train a parser and save the best epoch's model."""
     from arborparse.learn import OnlineTrainer
     from arborparse.learn.loglinear import LogLinearTrainer
@@ -207,8 +211,8 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
         fitted = ISBNTrainer(hidden, features, latent_links, pseudo, cutoff, cutoff, epochs,
                              patience, batch_size,
                              0.005 if learning_rate is None else learning_rate, beam=beam,
-                             branching=branching, seed=seed, progress=not quiet
-                             ).fit(train, dev)
+                             branching=branching, seed=seed, progress=not quiet,
+                             approximation=approximation).fit(train, dev)
         fitted.parser_.save(model_path)
         if not quiet:
             click.echo(f"saved {model_path} (epoch {fitted.best_epoch_})", err=True)

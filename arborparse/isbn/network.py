@@ -7,6 +7,13 @@ W·μ_t + b: the action (masked by Φ), the label of a left or a right arc (two 
 POS of the next word, its FEATS bundle within the POS and its form within the (POS,
 bundle) cell. `log_likelihood` computes Σ log P(derivation, words) of a whole minibatch of
 gold derivations, state by state for all sentences at once.
+
+The mean-field approximation (spec §6, ``approximation="mf"``) re-estimates the means
+after each elementary decision d_k of a state, among the allowed values A_k:
+m^k = argmax_m log softmax_A(W m + b)[d_k] - KL(Bern(m) || Bern(m^{k-1})), whose stationary
+point m = σ(logit(m^{k-1}) + W_{d_k} - W_Aᵀ p(m)) we reach by damped fixed-point iteration
+(unrolled for the gradient); P(d_k) reads m^{k-1} and later states read the final m. It
+runs sentence by sentence, slower than the feed-forward approximation.
 """
 
 from __future__ import annotations
@@ -20,6 +27,23 @@ from arborparse.isbn.transitions import LA, RA
 from arborparse.isbn.vocab import Vocabulary
 
 DTYPE = torch.float64
+APPROXIMATIONS = ("ff", "mf")
+MF_ITERATIONS, MF_DAMPING, MF_TOLERANCE = 30, 0.5, 1e-6
+
+
+def mean_field_update(m: torch.Tensor, W: torch.Tensor, b: torch.Tensor,
+                      chosen: int) -> torch.Tensor:
+    """The means after decision `chosen` among the rows of (W, b) (spec §6)."""
+    m = m.clamp(1e-12, 1 - 1e-12)
+    target = torch.logit(m) + W[chosen]
+    for _ in range(MF_ITERATIONS):
+        p = torch.softmax(W @ m + b, dim=0)
+        step = MF_DAMPING * m + (1 - MF_DAMPING) * torch.sigmoid(target - W.T @ p)
+        converged = float((step - m).detach().abs().max()) < MF_TOLERANCE
+        m = step
+        if converged:
+            break
+    return m
 
 
 def _ranges(sizes) -> tuple[torch.Tensor, torch.Tensor]:
@@ -32,8 +56,12 @@ class Network(nn.Module):
     ``latent_links=False``: the TF-NA ablation), output layers."""
 
     def __init__(self, vocab: Vocabulary, inputs: Inputs, hidden: int = 80,
-                 latent_links: bool = True, seed: int = 1):
+                 latent_links: bool = True, seed: int = 1, approximation: str = "ff"):
         super().__init__()
+        if approximation not in APPROXIMATIONS:
+            raise ValueError(f"unknown approximation {approximation!r}; choose one of "
+                             f"{APPROXIMATIONS}")
+        self.approximation = approximation
         generator = torch.Generator().manual_seed(seed)
 
         def uniform(scale, *shape):
@@ -95,8 +123,52 @@ class Network(nn.Module):
         inside = (cols >= start[:, None]) & (cols < stop[:, None])
         return self._pick(logits, chosen, inside)
 
+    def decisions(self, d: Derivation, t: int):
+        """The elementary decisions of state t: (layer, first row, allowed rows (None: a
+        range from the first row), chosen index among them)."""
+        out = []
+        if d.action[t] >= 0:
+            allowed = np.flatnonzero(d.allowed[t])
+            out.append(("action", 0, allowed, int(np.searchsorted(allowed, d.action[t]))))
+            if d.action[t] in (LA, RA):
+                out.append(("left_label" if d.action[t] == LA else "right_label", 0,
+                            len(self.layers["left_label"]), int(d.label[t])))
+        if d.pos[t] >= 0:
+            p = int(d.pos[t])
+            out.append(("pos", 0, len(self.layers["pos"]), p))
+            if d.feat[t] >= 0:
+                start, stop = int(self.feat_start[p]), int(self.feat_stop[p])
+                out.append(("feat", start, stop - start, int(d.feat[t])))
+                cell = int(self.first_cell[p]) + int(d.feat[t])
+                start, stop = int(self.cell_start[cell]), int(self.cell_stop[cell])
+                out.append(("form", start, stop - start, int(d.form[t])))
+        return out
+
+    def _mean_field_log_likelihood(self, d: Derivation) -> torch.Tensor:
+        total = torch.zeros((), dtype=DTYPE, device=self.bias.device)
+        finals = []
+        for t in range(len(d.action)):
+            eta = self.bias + self.inputs[d.inputs[t]].sum(dim=0)
+            if self.latent_links:
+                for c, parent in enumerate(d.parents[t]):
+                    if parent >= 0:
+                        eta = eta + self.relations[c] @ finals[parent]
+            m = torch.sigmoid(eta)
+            for name, start, rows, chosen in self.decisions(d, t):
+                layer = self.layers[name]
+                block = layer[rows] if isinstance(rows, np.ndarray) else \
+                    layer[start:start + rows]
+                W, b = block[:, :-1], block[:, -1]
+                total = total + torch.log_softmax(W @ m + b, dim=0)[chosen]
+                if len(block) > 1:
+                    m = mean_field_update(m, W, b, chosen)
+            finals.append(m)
+        return total
+
     def log_likelihood(self, batch: Batch) -> torch.Tensor:
         """Σ over the batch of log P(derivation, sentence)."""
+        if self.approximation == "mf":
+            return sum(self._mean_field_log_likelihood(d) for d in batch.derivations)
         mu = self.means(batch)[batch.valid]  # (N, H), the states in order
         total = torch.zeros((), dtype=DTYPE, device=mu.device)
         acts = batch.action >= 0
@@ -128,6 +200,7 @@ class Batch:
         T = max(len(d.action) for d in derivations)
         F = max(len(r) for d in derivations for r in d.inputs)
         B = len(derivations)
+        self.derivations = derivations
         parents = np.full((B, T, RELATIONS), T, dtype=np.int64)
         inputs = np.zeros((B, T, F), dtype=np.int64)
         valid = np.zeros((B, T), dtype=bool)

@@ -90,7 +90,8 @@ class ISBNParser:
         net = self.network
         header = {"vocabulary": self.vocab.to_json(), "features": self.features,
                   "encoding": self.encoding, "hidden": net.hidden,
-                  "latent_links": net.latent_links, "beam": self.beam,
+                  "latent_links": net.latent_links, "approximation": net.approximation,
+                  "beam": self.beam,
                   "branching": self.branching}
         arrays = {f"param.{name}": p.detach().cpu().numpy() for name, p in
                   net.named_parameters()}
@@ -102,7 +103,8 @@ class ISBNParser:
         try:
             vocab = Vocabulary.from_json(header["vocabulary"])
             inputs = Inputs(vocab, FEATURE_SETS[header["features"]])
-            net = Network(vocab, inputs, int(header["hidden"]), bool(header["latent_links"]))
+            net = Network(vocab, inputs, int(header["hidden"]), bool(header["latent_links"]),
+                          approximation=header["approximation"])
             state = {name.removeprefix("param."): torch.from_numpy(np.asarray(a))
                      for name, a in arrays.items()}
             net.load_state_dict(state, strict=False)

@@ -23,7 +23,7 @@ from arborparse.eval import evaluate
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import check_tree
 from arborparse.isbn.history import FEATURE_SETS, Derivation, Inputs, Tokens, decisions_of
-from arborparse.isbn.network import Batch, Network
+from arborparse.isbn.network import APPROXIMATIONS, Batch, Network
 from arborparse.isbn.parser import ISBNParser
 from arborparse.isbn.vocab import Vocabulary
 from arborparse.transforms import ENCODINGS, lift
@@ -35,6 +35,8 @@ class ISBNTrainer:
     hidden : latent units H (80 in the paper)
     features : ``"tuned"`` or ``"local"`` explicit features
     latent_links : False drops the relation matrices (the TF-NA ablation)
+    approximation : ``"ff"`` (feed-forward, batched) or ``"mf"`` (mean field, sentence by
+        sentence)
     encoding : pseudo-projective encoding of the training trees
     cutoff, unknown_cutoff : vocabulary frequency cut-offs
     epochs : at most this many passes; patience: stop after this many without a better
@@ -48,10 +50,12 @@ class ISBNTrainer:
                  encoding: str = "head", cutoff: int = 5, unknown_cutoff: int = 5,
                  epochs: int = 20, patience: int = 10, batch_size: int = 32,
                  learning_rate: float = 0.005, decay: float = 0.08, momentum: float = 0.99,
-                 beam: int = 5, branching: int = 3, seed: int = 1, progress: bool = True):
-        if features not in FEATURE_SETS or encoding not in ENCODINGS:
+                 beam: int = 5, branching: int = 3, seed: int = 1, progress: bool = True,
+                 approximation: str = "ff"):
+        if features not in FEATURE_SETS or encoding not in ENCODINGS or \
+                approximation not in APPROXIMATIONS:
             raise ArborparseError(f"features: one of {tuple(FEATURE_SETS)}; encoding: one of "
-                                  f"{ENCODINGS}")
+                                  f"{ENCODINGS}; approximation: one of {APPROXIMATIONS}")
         if min(hidden, epochs, patience, batch_size, beam, branching) < 1:
             raise ArborparseError("hidden, epochs, patience, batch size, beam and branching "
                                   "must be >= 1")
@@ -60,6 +64,7 @@ class ISBNTrainer:
         self.epochs, self.patience, self.batch_size = epochs, patience, batch_size
         self.learning_rate, self.decay, self.momentum = learning_rate, decay, momentum
         self.beam, self.branching, self.seed, self.progress = beam, branching, seed, progress
+        self.approximation = approximation
 
     def _batches(self, derivations: list[Derivation]) -> list[Batch]:
         order = sorted(range(len(derivations)), key=lambda i: len(derivations[i].action))
@@ -79,7 +84,8 @@ class ISBNTrainer:
                        for s in lifted]
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         batches = [b.to(device) for b in self._batches(derivations)]
-        net = Network(vocab, inputs, self.hidden, self.latent_links, self.seed).to(device)
+        net = Network(vocab, inputs, self.hidden, self.latent_links, self.seed,
+                      self.approximation).to(device)
         parser = ISBNParser(vocab, net, self.features, self.encoding, self.beam, self.branching)
         params = list(net.parameters())
         delta = [torch.zeros_like(p) for p in params]

@@ -4,18 +4,19 @@ import torch
 from treebanks import separable
 
 from arborparse.isbn.history import FEATURE_SETS, Derivation, Inputs, Tokens, decisions_of
-from arborparse.isbn.network import Batch, Network
+from arborparse.isbn.network import Batch, Network, mean_field_update
 from arborparse.isbn.transitions import LA, RA
 from arborparse.isbn.vocab import Vocabulary
 
 
-def _setup(features="tuned", latent_links=True, hidden=6):
+def _setup(features="tuned", latent_links=True, hidden=6, approximation="ff"):
     data = separable(2)
     vocab = Vocabulary.build(data, cutoff=1, unknown_cutoff=0)
     inputs = Inputs(vocab, FEATURE_SETS[features])
     derivations = [Derivation.of(Tokens.of(s, vocab), inputs, decisions_of(s, vocab))
                    for s in data]
-    net = Network(vocab, inputs, hidden=hidden, latent_links=latent_links, seed=0)
+    net = Network(vocab, inputs, hidden=hidden, latent_links=latent_links, seed=0,
+                  approximation=approximation)
     with torch.no_grad():  # larger weights than the initial ones, to test something
         for p in net.parameters():
             p.mul_(20.0)
@@ -67,8 +68,9 @@ def test_batched_likelihood_equals_the_definition(features, latent_links):
     assert batched < 0
 
 
-def test_gradient_against_finite_differences():
-    vocab, derivations, net = _setup(hidden=4)
+@pytest.mark.parametrize("approximation", ["ff", "mf"])
+def test_gradient_against_finite_differences(approximation):
+    vocab, derivations, net = _setup(hidden=4, approximation=approximation)
     batch = Batch(derivations[:4])
     net.zero_grad()
     net.log_likelihood(batch).backward()
@@ -87,3 +89,17 @@ def test_gradient_against_finite_differences():
             assert (up - down) / (2 * eps) == pytest.approx(param.grad[index].item(),
                                                             rel=1e-5, abs=1e-7), name
     assert net.inputs.grad[0].abs().max() == 0  # the padding row is never trained
+
+
+def test_mean_field_update_reaches_its_stationary_point():
+    rng = np.random.default_rng(0)
+    W = torch.tensor(rng.normal(size=(7, 5)))
+    b = torch.tensor(rng.normal(size=7))
+    previous = torch.sigmoid(torch.tensor(rng.normal(size=5)))
+    m = mean_field_update(previous, W, b, 3)
+    p = torch.softmax(W @ m + b, dim=0)
+    expected = torch.sigmoid(torch.logit(previous) + W[3] - W.T @ p)
+    assert torch.allclose(m, expected, atol=1e-5)
+    # the decision made more probable than before the update
+    assert torch.softmax(W @ m + b, 0)[3] > torch.softmax(W @ previous + b, 0)[3]
+

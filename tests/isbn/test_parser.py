@@ -8,11 +8,13 @@ from arborparse.isbn.train import ISBNTrainer
 from arborparse.models.files import ModelFileError
 
 
-@pytest.fixture(scope="module")
-def memorized():
-    data = separable(3)
-    fitted = ISBNTrainer(hidden=16, cutoff=1, unknown_cutoff=0, epochs=40, batch_size=2,
-                         decay=0.0, progress=False).fit(data)
+@pytest.fixture(scope="module", params=["ff", "mf"])
+def memorized(request):
+    # mean field runs sentence by sentence: a smaller treebank, steps of one sentence
+    data = separable(3 if request.param == "ff" else 1)
+    fitted = ISBNTrainer(hidden=16, cutoff=1, unknown_cutoff=0, epochs=40,
+                         batch_size=2 if request.param == "ff" else 1, decay=0.0,
+                         progress=False, approximation=request.param).fit(data)
     return data, fitted
 
 
@@ -26,6 +28,8 @@ def test_beam_search_finds_the_memorized_trees(memorized):
     for s in data[:6]:
         joint = parser.log_probability(s)
         assert joint < 0
+        # the search scores the tree it finds (the gold one) as training does
+        assert parser._search(s, 5, 3)[0].logp == pytest.approx(joint, abs=1e-7)
         # the beam's sum over trees bounds log P(sentence) from below, and holds the gold tree
         assert parser.sentence_log_probability(s) >= joint - 1e-9
 
