@@ -112,7 +112,7 @@ def baseline_cmd(input, output, kind, fmt):
 
 
 FIRST_ORDER_OPTIONS = ("trainer", "decoder", "train_decoder", "multi_root", "hash_bits",
-                       "exact_features", "k", "C", "clusters", "init_noise")
+                       "exact_features", "k", "C", "clusters", "init_noise", "squeeze")
 ISBN_OPTIONS = ("hidden", "features", "latent_links", "approximation", "pseudo", "cutoff",
                 "batch_size", "patience", "beam", "branching")
 
@@ -166,6 +166,8 @@ def _given(ctx, names) -> list[str]:
               help="latent: hidden clusters per arc (default: 2).")
 @click.option("--init-noise", type=click.FloatRange(min=0), default=0.01, show_default=True,
               help="latent: standard deviation of the initial weights (seeded by --seed).")
+@click.option("--squeeze", is_flag=True,
+              help="latent: drop the arc features pairing both words and the POS four-grams.")
 @click.option("--hidden", type=click.IntRange(1), default=80, show_default=True,
               help="isbn: latent units per state.")
 @click.option("--features", type=click.Choice(["tuned", "local"]), default="tuned",
@@ -192,7 +194,7 @@ def _given(ctx, names) -> list[str]:
 @click.pass_context
 def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decoder,
               train_decoder, multi_root, epochs, seed, hash_bits, exact_features, k, C,
-              learning_rate, clusters, init_noise, hidden, features, latent_links,
+              learning_rate, clusters, init_noise, squeeze, hidden, features, latent_links,
               approximation, pseudo, cutoff, batch_size, patience, beam, branching, quiet,
               fmt):
     """Train a parser and save the best epoch's model."""
@@ -220,8 +222,8 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
     latent = trainer.startswith("latent")
     if exact_features and (trainer.startswith("loglinear") or trainer == "eg" or latent):
         raise click.UsageError("--exact-features applies to the online trainers only")
-    if clusters is not None and not latent:
-        raise click.UsageError("--clusters applies to the latent trainers only")
+    if (clusters is not None or squeeze) and not latent:
+        raise click.UsageError("--clusters and --squeeze apply to the latent trainers only")
     if trainer == "eg":
         from arborparse.learn.eg import EGTrainer
 
@@ -235,7 +237,8 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
                                   0.1 if learning_rate is None else learning_rate,
                                   decoder, train_decoder, not multi_root, seed, hash_bits,
                                   progress=not quiet, clusters=(clusters or 2) if latent else 1,
-                                  init_noise=init_noise if latent else 0.0).fit(train, dev)
+                                  init_noise=init_noise if latent else 0.0,
+                                  squeeze=squeeze).fit(train, dev)
     else:
         fitted = OnlineTrainer(trainer, epochs, decoder, train_decoder, not multi_root, seed,
                                hash_bits, exact_features, k, float("inf") if C is None else C,

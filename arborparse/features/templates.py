@@ -93,10 +93,12 @@ def _pos(attrs, i, attr, n):
 
 
 @njit(cache=True)
-def arc_features(attrs, feats_ptr, feats, h, m, out):
+def arc_features(attrs, feats_ptr, feats, h, m, out, squeeze=False):
     """Write the feature hashes of the arc h -> m into out; return how many.
 
-    out must hold at least ``arc_capacity(n, max FEATS per word)`` entries.
+    out must hold at least ``arc_capacity(n, max FEATS per word)`` entries. `squeeze` drops
+    the templates that pair the head's and the child's word (form, lemma or prefix) and
+    the POS four-grams (Smith & Smith 2007, §5.2).
     """
     n = attrs.shape[0] - 1
     dd = direction_distance(h, m)
@@ -115,24 +117,31 @@ def arc_features(attrs, feats_ptr, feats, h, m, out):
         k = _emit(out, k, _mix(_mix(_start(t + 3), cw), cp), dd)
         k = _emit(out, k, _mix(_start(t + 4), cw), dd)
         k = _emit(out, k, _mix(_start(t + 5), cp), dd)
-        k = _emit(out, k, _mix(_mix(_mix(_mix(_start(t + 6), hw), hp), cw), cp), dd)
+        # the templates pairing both words (6, 8, 10, 11) go with squeeze
+        if not squeeze:
+            k = _emit(out, k, _mix(_mix(_mix(_mix(_start(t + 6), hw), hp), cw), cp), dd)
         k = _emit(out, k, _mix(_mix(_mix(_start(t + 7), hp), cw), cp), dd)
-        k = _emit(out, k, _mix(_mix(_mix(_start(t + 8), hw), cw), cp), dd)
+        if not squeeze:
+            k = _emit(out, k, _mix(_mix(_mix(_start(t + 8), hw), cw), cp), dd)
         k = _emit(out, k, _mix(_mix(_mix(_start(t + 9), hw), hp), cp), dd)
-        k = _emit(out, k, _mix(_mix(_mix(_start(t + 10), hw), hp), cw), dd)
-        k = _emit(out, k, _mix(_mix(_start(t + 11), hw), cw), dd)
+        if not squeeze:
+            k = _emit(out, k, _mix(_mix(_mix(_start(t + 10), hw), hp), cw), dd)
+            k = _emit(out, k, _mix(_mix(_start(t + 11), hw), cw), dd)
         k = _emit(out, k, _mix(_mix(_start(t + 12), hp), cp), dd)
     if attrs[h, LONG] or attrs[m, LONG]:
         hw = np.uint64(attrs[h, PREFIX])
         hp = np.uint64(attrs[h, XPOS])
         cw = np.uint64(attrs[m, PREFIX])
         cp = np.uint64(attrs[m, XPOS])
-        k = _emit(out, k, _mix(_mix(_mix(_mix(_start(40), hw), hp), cw), cp), dd)
+        if not squeeze:
+            k = _emit(out, k, _mix(_mix(_mix(_mix(_start(40), hw), hp), cw), cp), dd)
         k = _emit(out, k, _mix(_mix(_mix(_start(41), hp), cw), cp), dd)
-        k = _emit(out, k, _mix(_mix(_mix(_start(42), hw), cw), cp), dd)
+        if not squeeze:
+            k = _emit(out, k, _mix(_mix(_mix(_start(42), hw), cw), cp), dd)
         k = _emit(out, k, _mix(_mix(_mix(_start(43), hw), hp), cp), dd)
-        k = _emit(out, k, _mix(_mix(_mix(_start(44), hw), hp), cw), dd)
-        k = _emit(out, k, _mix(_mix(_start(45), hw), cw), dd)
+        if not squeeze:
+            k = _emit(out, k, _mix(_mix(_mix(_start(44), hw), hp), cw), dd)
+            k = _emit(out, k, _mix(_mix(_start(45), hw), cw), dd)
         k = _emit(out, k, _mix(_mix(_start(46), hw), cp), dd)
     left = min(h, m)
     right = max(h, m)
@@ -150,10 +159,15 @@ def arc_features(attrs, feats_ptr, feats, h, m, out):
         r_prev = _MID if adjacent else _pos(attrs, right - 1, P, n)
         l_prev = _pos(attrs, left - 1, P, n)
         r_next = _pos(attrs, right + 1, P, n)
-        k = _emit(out, k, _mix(_mix(_mix(_mix(_start(t + 1), lp), l_next), r_prev), rp), dd)
-        k = _emit(out, k, _mix(_mix(_mix(_mix(_start(t + 2), l_prev), lp), r_prev), rp), dd)
-        k = _emit(out, k, _mix(_mix(_mix(_mix(_start(t + 3), lp), l_next), rp), r_next), dd)
-        k = _emit(out, k, _mix(_mix(_mix(_mix(_start(t + 4), l_prev), lp), rp), r_next), dd)
+        if not squeeze:  # the four-grams
+            k = _emit(out, k, _mix(_mix(_mix(_mix(_start(t + 1), lp), l_next), r_prev), rp),
+                      dd)
+            k = _emit(out, k, _mix(_mix(_mix(_mix(_start(t + 2), l_prev), lp), r_prev), rp),
+                      dd)
+            k = _emit(out, k, _mix(_mix(_mix(_mix(_start(t + 3), lp), l_next), rp), r_next),
+                      dd)
+            k = _emit(out, k, _mix(_mix(_mix(_mix(_start(t + 4), l_prev), lp), rp), r_next),
+                      dd)
         k = _emit(out, k, _mix(_mix(_mix(_start(t + 5), lp), l_next), rp), dd)
         k = _emit(out, k, _mix(_mix(_mix(_start(t + 6), lp), r_prev), rp), dd)
         k = _emit(out, k, _mix(_mix(_mix(_start(t + 7), l_prev), lp), rp), dd)
@@ -210,7 +224,7 @@ def cluster_index(h, z, clusters, keys, size):
 
 
 @njit(cache=True)
-def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf):
+def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
     """S[z, h, m] = w · f(x, h, m, z) for every arc and each of `clusters` clusters (1:
     the plain scores w · f(x, h, m)); shape (clusters, n+1, n+1), -inf on the diagonal
     and in column 0. buf: scratch of `arc_capacity` entries."""
@@ -222,7 +236,7 @@ def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf):
         for m in range(1, N):
             if h == m:
                 continue
-            count = arc_features(attrs, feats_ptr, feats, h, m, buf)
+            count = arc_features(attrs, feats_ptr, feats, h, m, buf, squeeze)
             if clusters == 1:  # a scalar sum: the loads overlap, 4x faster
                 one = 0.0
                 for k in range(count):
@@ -371,14 +385,14 @@ def label_scores(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
 
 
 @njit(cache=True)
-def labeled_arc_hashes(attrs, feats_ptr, feats, heads, words, buf):
+def labeled_arc_hashes(attrs, feats_ptr, feats, heads, words, buf, squeeze=False):
     """The arc feature hashes and the label-free label feature hashes of the arcs
     heads[i] -> words[i], concatenated (for building an exact feature dictionary)."""
     arcs = np.empty(words.shape[0] * buf.shape[0], dtype=np.uint64)
     labels = np.empty(words.shape[0] * buf.shape[0], dtype=np.uint64)
     a = b = 0
     for i in range(words.shape[0]):
-        count = arc_features(attrs, feats_ptr, feats, heads[i], words[i], buf)
+        count = arc_features(attrs, feats_ptr, feats, heads[i], words[i], buf, squeeze)
         arcs[a:a + count] = buf[:count]
         a += count
         count = label_features(attrs, feats_ptr, feats, heads[i], words[i], buf)
@@ -389,7 +403,7 @@ def labeled_arc_hashes(attrs, feats_ptr, feats, heads, words, buf):
 
 @njit(cache=True)
 def labeled_arc_indices(attrs, feats_ptr, feats, heads, words, arc_labels, keys, label_keys,
-                        labels, size, buf):
+                        labels, size, buf, squeeze=False):
     """The weight indices of the features of the labeled arcs heads[i] -> words[i] with
     arc_labels[i]: (indices, ptr), arc i owning ``indices[ptr[i]:ptr[i+1]]``; features
     unknown to a dictionary are dropped."""
@@ -397,7 +411,7 @@ def labeled_arc_indices(attrs, feats_ptr, feats, heads, words, arc_labels, keys,
     ptr = np.zeros(words.shape[0] + 1, dtype=np.int64)
     k = 0
     for i in range(words.shape[0]):
-        count = arc_features(attrs, feats_ptr, feats, heads[i], words[i], buf)
+        count = arc_features(attrs, feats_ptr, feats, heads[i], words[i], buf, squeeze)
         for j in range(count):
             idx = index(buf[j], keys, size)
             if idx >= 0:
@@ -414,7 +428,7 @@ def labeled_arc_indices(attrs, feats_ptr, feats, heads, words, arc_labels, keys,
 
 
 @njit(cache=True)
-def add_arc_expectations(attrs, feats_ptr, feats, D, keys, size, buf, out):
+def add_arc_expectations(attrs, feats_ptr, feats, D, keys, size, buf, out, squeeze=False):
     """out[i] += Σ_{z,h,m} D[z, h, m] [feature i fires on the arc h -> m in cluster z]
     (D: (clusters, n+1, n+1), e.g. marginals minus the gold tree's indicator: the
     gradient of the log-likelihood)."""
@@ -428,13 +442,13 @@ def add_arc_expectations(attrs, feats_ptr, feats, D, keys, size, buf, out):
                 c = D[0, h, m]
                 if c == 0.0:
                     continue
-                count = arc_features(attrs, feats_ptr, feats, h, m, buf)
+                count = arc_features(attrs, feats_ptr, feats, h, m, buf, squeeze)
                 for k in range(count):
                     i = index(buf[k], keys, size)
                     if i >= 0:
                         out[i] += c
                 continue
-            count = arc_features(attrs, feats_ptr, feats, h, m, buf)
+            count = arc_features(attrs, feats_ptr, feats, h, m, buf, squeeze)
             for k in range(count):
                 i = cluster_index(buf[k], 0, clusters, keys, size)
                 for z in range(clusters):

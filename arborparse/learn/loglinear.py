@@ -67,6 +67,8 @@ class LogLinearTrainer:
     clusters : hidden clusters per arc (1: the plain log-linear model)
     init_noise : standard deviation of the initial weights (0: all zero); needed, with
         clusters, to break their symmetry
+    squeeze : drop the arc templates pairing both words and the POS four-grams (to squeeze
+        lexical information through the clusters, Smith & Smith §5.2)
 
     After `fit`: ``parser_``, ``history_`` and ``best_epoch_`` (sgd: the epoch with the best
     development LAS; lbfgs: the last iteration).
@@ -76,7 +78,7 @@ class LogLinearTrainer:
                  learning_rate: float = 0.1, decoder: str = "mst",
                  train_decoder: str | None = None, single_root: bool = True, seed: int = 0,
                  hash_bits: int = 23, progress: bool = True, clusters: int = 1,
-                 init_noise: float = 0.0):
+                 init_noise: float = 0.0, squeeze: bool = False):
         if optimizer not in OPTIMIZERS:
             raise ArborparseError(f"unknown optimizer {optimizer!r}; choose one of {OPTIMIZERS}")
         self.train_decoder = check_decoders(decoder, train_decoder)
@@ -95,6 +97,7 @@ class LogLinearTrainer:
         self.progress = progress
         self.clusters = clusters
         self.init_noise = init_noise
+        self.squeeze = squeeze
 
     @property
     def projective(self) -> bool:
@@ -117,7 +120,7 @@ class LogLinearTrainer:
     def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> LogLinearTrainer:
         """Train on `train`, select on `dev` (sgd); return self."""
         labels, data = self._data(train)
-        model = FirstOrderModel.hashing(self.hash_bits, labels, self.clusters)
+        model = FirstOrderModel.hashing(self.hash_bits, labels, self.clusters, self.squeeze)
         w0 = model.weights
         if self.init_noise > 0:
             w0 = self.init_noise * np.random.default_rng([self.seed, 1]).standard_normal(
@@ -125,8 +128,8 @@ class LogLinearTrainer:
 
         def parser(weights):
             return Parser(FirstOrderModel(weights.astype(np.float32), labels,
-                                          clusters=self.clusters), self.decoder,
-                          self.single_root)
+                                          clusters=self.clusters, squeeze=self.squeeze),
+                          self.decoder, self.single_root)
 
         if self.optimizer == "lbfgs":
             result = minimize(lambda w: self.objective(model, data, w), w0, jac=True,

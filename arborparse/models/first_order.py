@@ -80,6 +80,8 @@ class FirstOrderModel:
     weights : hashed, any power-of-two size; with a dictionary, len(keys) arc feature
         weights then len(label_keys) blocks of len(labels) label feature weights
     clusters : K; 1 is the plain linear model (clusters need hashed weights)
+    squeeze : without the arc templates that pair both words and the POS four-grams
+        (Smith & Smith 2007, §5.2)
     """
 
     weights: np.ndarray
@@ -87,6 +89,7 @@ class FirstOrderModel:
     keys: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
     label_keys: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
     clusters: int = 1
+    squeeze: bool = False
 
     def __post_init__(self):
         if self.clusters < 1 or (self.clusters > 1 and not self.hashed):
@@ -97,8 +100,9 @@ class FirstOrderModel:
         return self.keys.shape[0] == 0
 
     @classmethod
-    def hashing(cls, bits: int, labels: list[str], clusters: int = 1) -> FirstOrderModel:
-        return cls(np.zeros(1 << bits), labels, clusters=clusters)
+    def hashing(cls, bits: int, labels: list[str], clusters: int = 1,
+                squeeze: bool = False) -> FirstOrderModel:
+        return cls(np.zeros(1 << bits), labels, clusters=clusters, squeeze=squeeze)
 
     @classmethod
     def dictionary(cls, keys, label_keys, labels: list[str]) -> FirstOrderModel:
@@ -108,7 +112,8 @@ class FirstOrderModel:
         """w · f(x, h, m, z) for every cluster and arc, shape (K, n+1, n+1)."""
         t = x.table
         w = self.weights if weights is None else weights
-        return score_arcs(t.attrs, t.feats_ptr, t.feats, w, self.keys, self.clusters, x.buf)
+        return score_arcs(t.attrs, t.feats_ptr, t.feats, w, self.keys, self.clusters, x.buf,
+                          self.squeeze)
 
     def _arc_scores(self, x: Encoded, w: np.ndarray, combine: str, scale: float = 1.0):
         A = scale * self.cluster_scores(x, w)
@@ -160,7 +165,8 @@ class FirstOrderModel:
             if posteriors is None:
                 raise ValueError("a model with clusters needs the cluster posteriors")
             arc = arc * posteriors
-        add_arc_expectations(t.attrs, t.feats_ptr, t.feats, arc, self.keys, size, x.buf, out)
+        add_arc_expectations(t.attrs, t.feats_ptr, t.feats, arc, self.keys, size, x.buf, out,
+                             self.squeeze)
         add_label_expectations(t.attrs, t.feats_ptr, t.feats, D, self.keys, self.label_keys,
                                len(self.labels), size, x.buf, out)
 
@@ -174,11 +180,11 @@ class FirstOrderModel:
                                    np.asarray(words, dtype=np.int64),
                                    np.asarray(labels, dtype=np.int64), self.keys,
                                    self.label_keys, len(self.labels), self.weights.shape[0],
-                                   x.buf)
+                                   x.buf, self.squeeze)
 
     def save(self, path, decoder: str, single_root: bool) -> None:
         header = {"labels": self.labels, "decoder": decoder, "single_root": single_root,
-                  "hashed": self.hashed, "clusters": self.clusters}
+                  "hashed": self.hashed, "clusters": self.clusters, "squeeze": self.squeeze}
         files.save(path, KIND, VERSION, header,
                    {"weights": self.weights.astype(np.float32), "keys": self.keys,
                     "label_keys": self.label_keys})
@@ -194,19 +200,20 @@ class FirstOrderModel:
         try:
             model = cls(arrays["weights"], list(header["labels"]),
                         arrays["keys"].astype(np.uint64), arrays["label_keys"].astype(np.uint64),
-                        int(header["clusters"]))
+                        int(header["clusters"]), bool(header["squeeze"]))
         except (KeyError, TypeError, ValueError) as e:
             raise files.ModelFileError(f"{path}: the model file's header is invalid ({e})") from e
         return model, header
 
 
-def gold_feature_keys(encoded: list[Encoded], heads: list[np.ndarray]):
-    """The sorted arc and label feature hashes of gold trees: an exact dictionary."""
+def gold_feature_keys(encoded: list[Encoded], heads: list[np.ndarray], squeeze: bool = False):
+    """The sorted arc and label feature hashes of gold trees: an exact dictionary (and,
+    counted, the size of the feature set)."""
     arcs, labels = [], []
     for x, h in zip(encoded, heads):
         t = x.table
         a, b = labeled_arc_hashes(t.attrs, t.feats_ptr, t.feats, h[1:],
-                                  np.arange(1, len(h), dtype=np.int64), x.buf)
+                                  np.arange(1, len(h), dtype=np.int64), x.buf, squeeze)
         arcs.append(np.unique(a))
         labels.append(np.unique(b))
     return np.unique(np.concatenate(arcs)), np.unique(np.concatenate(labels))

@@ -13,7 +13,7 @@ from arborparse.cli import cli
 from arborparse.eval import evaluate
 from arborparse.features.templates import arc_features, cluster_index
 from arborparse.learn.loglinear import LogLinearTrainer, negative_log_likelihood
-from arborparse.models.first_order import Encoded, FirstOrderModel
+from arborparse.models.first_order import Encoded, FirstOrderModel, gold_feature_keys
 from arborparse.parser import Parser
 
 BITS = 10
@@ -176,10 +176,41 @@ def test_model_file_and_command_line(tmp_path):
         assert r.exit_code == 0 and r.output == train.read_text()
     r = CliRunner().invoke(cli, ["train", "--train", str(train), "--model", str(model),
                                  "--trainer", "perceptron", "--clusters", "2"])
-    assert r.exit_code == 2 and "--clusters applies to the latent trainers" in r.output
+    assert r.exit_code == 2 and "--clusters and --squeeze apply to the latent" in r.output
 
 
 def test_clusters_need_hashing():
     with pytest.raises(ValueError, match="hashed"):
         FirstOrderModel(np.zeros(4), ["a"], np.arange(2, dtype=np.uint64),
                         np.arange(1, dtype=np.uint64), clusters=2)
+
+
+def test_squeeze_drops_the_word_pairs_and_four_grams():
+    data = separable(2)
+    x = Encoded.of(data[5])
+    t = x.table
+    full = arc_features(t.attrs, t.feats_ptr, t.feats, 4, 3, x.buf.copy())
+    buf = x.buf.copy()
+    count = arc_features(t.attrs, t.feats_ptr, t.feats, 4, 3, buf, True)
+    # 2 views x (4 word pairs + 4 four-grams) x (plain, with direction-distance) fewer
+    assert count == full - 2 * 8 * 2
+    plain = np.empty_like(buf)
+    arc_features(t.attrs, t.feats_ptr, t.feats, 4, 3, plain)
+    assert set(buf[:count]) < set(plain[:full])
+    encoded = [Encoded.of(s) for s in data]
+    heads = [s.heads for s in data]
+    assert len(gold_feature_keys(encoded, heads, squeeze=True)[0]) < \
+        len(gold_feature_keys(encoded, heads)[0])
+
+
+def test_squeezed_latent_model_trains_and_saves(tmp_path):
+    data = separable()
+    fitted = LogLinearTrainer("sgd", C=10.0, epochs=4, learning_rate=0.5, hash_bits=12,
+                              progress=False, clusters=2, init_noise=0.01,
+                              squeeze=True).fit(data, data)
+    path = tmp_path / "squeezed.npz"
+    fitted.parser_.save(path)
+    loaded = Parser.load(path)
+    assert loaded.model.squeeze and loaded.model.clusters == 2
+    assert [s.to_text() for s in loaded.parse(data)] == \
+        [s.to_text() for s in fitted.parser_.parse(data)]
