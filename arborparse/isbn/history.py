@@ -133,9 +133,10 @@ class History:
                 "lcS0": c.leftmost[s] if s else 0, "rcS0": c.rightmost[s] if s else 0,
                 "lcI0": c.leftmost[front] if front else 0}
 
-    def new_state(self) -> tuple[list[int], list[int]]:
+    def new_state(self, register: bool = True) -> tuple[list[int], list[int]]:
         """(the parent state of each relation, -1 if none; the input rows) of a new state
-        at the current configuration, which is then registered for later relations."""
+        at the current configuration, then registered for later relations (unless
+        `register` is False: the search registers it in each successor)."""
         t = self.count
         inputs = self.inputs
         action, label = self.previous
@@ -168,12 +169,18 @@ class History:
                 if self.previous_front == s:
                     parents[6] = t - 1
             parents[5] = self.last_top.get(words["lcI0"], -1)
+        if register:
+            self.register()
+        return parents, rows
+
+    def register(self) -> None:
+        """Record the state of the current configuration for later relations."""
+        c, t = self.config, self.count
         if c.top is not None:
             self.last_top[c.top] = t
         self.last_front[c.front] = t
         self.previous_front = c.front
         self.count += 1
-        return parents, rows
 
     def apply(self, action: int, label: int | None = None) -> None:
         self.config.apply(action, label)

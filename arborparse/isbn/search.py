@@ -106,10 +106,10 @@ class Item:
 
 
 def _state(scorer: Scorer, item: Item):
-    """The new state of an item: its history, μ, the masked action log-probabilities and
-    the allowed actions."""
-    history = item.history.copy()
-    parents, rows = history.new_state()
+    """The new state of an item (not yet registered in its history): the history, μ, the
+    masked action log-probabilities and the allowed actions."""
+    history = item.history
+    parents, rows = history.new_state(register=False)
     mu = scorer.mean(rows, [item.mus[p] if p >= 0 else None for p in parents])
     allowed = np.flatnonzero(history.config.allowed())
     W, b = scorer.layers["action"]
@@ -121,6 +121,7 @@ def _state(scorer: Scorer, item: Item):
 
 def _successor(history, mus, logp, action, label=None) -> Item:
     history = history.copy()
+    history.register()
     history.apply(action, label)
     return Item(logp, history, mus)
 
