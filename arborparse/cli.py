@@ -205,6 +205,11 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
     if wrong:
         names = ", ".join("--" + w.replace("_", "-") for w in wrong)
         raise click.UsageError(f"{names} do not apply to --model-type {model_type}")
+    latent = trainer.startswith("latent")
+    if exact_features and (trainer.startswith("loglinear") or trainer == "eg" or latent):
+        raise click.UsageError("--exact-features applies to the online trainers only")
+    if (clusters is not None or squeeze) and not latent:
+        raise click.UsageError("--clusters and --squeeze apply to the latent trainers only")
     train = read_conllu(train_path, fmt)
     dev = read_conllu(dev_path, fmt) if dev_path else None
     if model_type == "isbn":
@@ -215,16 +220,7 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
                              0.005 if learning_rate is None else learning_rate, beam=beam,
                              branching=branching, seed=seed, progress=not quiet,
                              approximation=approximation).fit(train, dev)
-        fitted.parser_.save(model_path)
-        if not quiet:
-            click.echo(f"saved {model_path} (epoch {fitted.best_epoch_})", err=True)
-        return
-    latent = trainer.startswith("latent")
-    if exact_features and (trainer.startswith("loglinear") or trainer == "eg" or latent):
-        raise click.UsageError("--exact-features applies to the online trainers only")
-    if (clusters is not None or squeeze) and not latent:
-        raise click.UsageError("--clusters and --squeeze apply to the latent trainers only")
-    if trainer == "eg":
+    elif trainer == "eg":
         from arborparse.learn.eg import EGTrainer
 
         fitted = EGTrainer(1.0 if C is None else C, epochs, decoder=decoder,

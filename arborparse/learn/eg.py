@@ -101,7 +101,7 @@ class EGTrainer:
         model = FirstOrderModel.hashing(self.hash_bits, labels)
         w = model.weights
         L = len(labels)
-        thetas, losses, golds = [], [], []
+        thetas, losses = [], []
         for x, h, lab in zip(encoded, heads, ids):
             N = len(h)
             m = np.arange(1, N)
@@ -116,7 +116,6 @@ class EGTrainer:
             model.add_expectations(x, self.C * (gold - self._marginals(theta)), w)
             thetas.append(theta)
             losses.append(loss)
-            golds.append(gold)
         self.dual_bytes_ = sum(t.nbytes for t in thetas)
         eta = self.learning_rate
         previous = -np.inf
