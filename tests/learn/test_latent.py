@@ -107,26 +107,6 @@ def test_marginal_likelihood_by_enumerating_trees_and_clusters(projective):
     assert value == pytest.approx(expected, abs=1e-9)
 
 
-@pytest.mark.parametrize("train_decoder", ["mst", "eisner"])
-def test_gradient_against_finite_differences(train_decoder):
-    data = separable(1)[:3]
-    trainer = LogLinearTrainer(C=0.7, train_decoder=train_decoder, hash_bits=BITS,
-                               progress=False, clusters=3)
-    labels, prepared = trainer._data(data)
-    model = FirstOrderModel.hashing(BITS, labels, 3)
-    rng = np.random.default_rng(1)
-    w = rng.normal(scale=0.3, size=len(model.weights))
-    value, grad = trainer.objective(model, prepared, w)
-    eps = 1e-6
-    for i in rng.choice(np.flatnonzero(grad != w), size=12, replace=False):
-        up, down = w.copy(), w.copy()
-        up[i] += eps
-        down[i] -= eps
-        fd = (trainer.objective(model, prepared, up)[0]
-              - trainer.objective(model, prepared, down)[0]) / (2 * eps)
-        assert fd == pytest.approx(grad[i], abs=1e-5)
-
-
 @pytest.mark.parametrize("optimizer", ["sgd", "lbfgs"])
 def test_fits_separable_data(optimizer):
     data = separable()

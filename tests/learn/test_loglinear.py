@@ -9,14 +9,16 @@ from arborparse.learn.loglinear import LogLinearTrainer
 
 @pytest.mark.parametrize("train_decoder", ["mst", "eisner"])
 @pytest.mark.parametrize("single_root", [True, False])
-def test_gradient_against_finite_differences(train_decoder, single_root):
+@pytest.mark.parametrize("clusters", [1, 3])
+def test_gradient_against_finite_differences(train_decoder, single_root, clusters):
+    """The log-likelihood's gradient; with clusters, the marginal likelihood's."""
     data = separable(1)[:3]
     trainer = LogLinearTrainer(C=0.7, train_decoder=train_decoder, single_root=single_root,
-                               hash_bits=10, progress=False)
+                               hash_bits=10, progress=False, clusters=clusters)
     labels, prepared = trainer._data(data)
     from arborparse.models.first_order import FirstOrderModel
 
-    model = FirstOrderModel.hashing(10, labels)
+    model = FirstOrderModel.hashing(10, labels, clusters)
     rng = np.random.default_rng(0)
     w = rng.normal(scale=0.3, size=len(model.weights))
     value, grad = trainer.objective(model, prepared, w)
