@@ -3,10 +3,12 @@
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
 
@@ -114,3 +116,19 @@ def parse_and_score(model, treebank, decodings, stem) -> dict:
             result = json.loads(run([*COMMAND, "evaluate", gold, parsed, "--json"]).out)
             scores[f"{decode}-{decoder}-{split}"] = {k: result[k] for k in ("UAS", "LAS")}
     return scores
+
+
+def best_epoch(log: str) -> int:
+    """The epoch `arborparse train` kept, from its log on stderr."""
+    return int(re.search(r"\(epoch (\d+)\)", log).group(1))
+
+
+def record(tasks, jobs: int, results) -> None:
+    """Run the callables `tasks` on `jobs` threads; append each one's result, in task
+    order, as a JSON line to the file `results` and print it."""
+    with ThreadPoolExecutor(jobs) as pool:
+        for future in [pool.submit(task) for task in tasks]:
+            line = json.dumps(future.result())
+            with open(results, "a") as out:
+                out.write(line + "\n")
+            print(line, flush=True)

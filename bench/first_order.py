@@ -14,10 +14,10 @@ import argparse
 import datetime
 import json
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
-from common import COMMAND, ROOT, TREEBANKS, files, machine, run, warm_up
+from common import COMMAND, ROOT, TREEBANKS, files, machine, record, run, warm_up
 
 TRAINERS = ["perceptron", "mira", "mira-kbest", "mira-factored"]
 
@@ -79,15 +79,10 @@ def main():
         return
     configs = [(tb, tr, de) for tb in args.treebanks for tr in args.trainers
                for de in args.decoders]
-    with tempfile.TemporaryDirectory() as workdir, ThreadPoolExecutor(args.jobs) as pool:
+    with tempfile.TemporaryDirectory() as workdir:
         warm_up(args.trainers, args.decoders, workdir)
-        futures = [pool.submit(configuration, *c, args.epochs, workdir, args.train_args.split())
-                   for c in configs]
-        for future in futures:
-            result = future.result()
-            with open(args.results, "a") as out:
-                out.write(json.dumps(result) + "\n")
-            print(json.dumps(result), flush=True)
+        record([partial(configuration, *c, args.epochs, workdir, args.train_args.split())
+                for c in configs], args.jobs, args.results)
 
 
 if __name__ == "__main__":

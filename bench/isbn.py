@@ -18,9 +18,10 @@ import datetime
 import json
 import re
 import time
+from functools import partial
 from pathlib import Path
 
-from common import COMMAND, ROOT, files, machine, run
+from common import COMMAND, ROOT, best_epoch, files, machine, record, run
 
 VARIANTS = {"tf": [], "lf": ["--features", "local"], "tf-na": ["--no-latent-links"]}
 
@@ -36,7 +37,7 @@ def train_and_test(treebank, variant, epochs, workdir):
     scores = json.loads(run([*COMMAND, "evaluate", test, parsed, "--json"]).out)
     return {
         "treebank": treebank, "variant": variant, "epochs": epochs,
-        "best_epoch": int(re.search(r"\(epoch (\d+)\)", trained.err).group(1)),
+        "best_epoch": best_epoch(trained.err),
         "epoch_train_seconds": seconds, "train_seconds": trained.wall,
         "train_max_rss_mb": trained.max_rss_mb, "parse_seconds": parsing.wall,
         "test_words": scores["words"],
@@ -123,11 +124,8 @@ def main():
     else:
         workdir = Path(args.workdir)
         workdir.mkdir(parents=True, exist_ok=True)
-        for variant in args.variants:
-            row = train_and_test(args.treebank, variant, args.epochs, workdir)
-            with open(args.results, "a") as out:
-                out.write(json.dumps(row) + "\n")
-            print(json.dumps(row), flush=True)
+        record([partial(train_and_test, args.treebank, variant, args.epochs, workdir)
+                for variant in args.variants], 1, args.results)
 
 
 if __name__ == "__main__":

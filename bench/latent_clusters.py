@@ -22,11 +22,10 @@ training trees with and without them.
 import argparse
 import datetime
 import json
-import re
-from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
-from common import COMMAND, ROOT, files, machine, parse_and_score, run, warm_up
+from common import COMMAND, ROOT, best_epoch, files, machine, parse_and_score, record, run, warm_up
 
 DECODES = ["map", "mbr", "max-z"]
 
@@ -45,7 +44,7 @@ def configuration(treebank, clusters, C, epochs, hash_bits, squeeze, workdir):
     return {
         "treebank": treebank, "clusters": clusters, "C": C, "epochs": epochs,
         "hash_bits": hash_bits, "squeeze": squeeze,
-        "best_epoch": int(re.search(r"\(epoch (\d+)\)", trained.err).group(1)),
+        "best_epoch": best_epoch(trained.err),
         "train_seconds": trained.wall, "train_cpu_seconds": trained.cpu,
         "train_max_rss_mb": trained.max_rss_mb, "scores": scores,
         "date": str(datetime.date.today()), "machine": machine(),
@@ -109,14 +108,8 @@ def main():
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     warm_up(["loglinear-sgd", "latent"], ["mst"], workdir)
-    with ThreadPoolExecutor(args.jobs) as pool:
-        futures = [pool.submit(configuration, args.treebank, k, args.C, args.epochs,
-                               args.hash_bits, args.squeeze, workdir) for k in args.clusters]
-        for future in futures:
-            row = future.result()
-            with open(args.results, "a") as out:
-                out.write(json.dumps(row) + "\n")
-            print(json.dumps(row), flush=True)
+    record([partial(configuration, args.treebank, k, args.C, args.epochs, args.hash_bits,
+                    args.squeeze, workdir) for k in args.clusters], args.jobs, args.results)
 
 
 if __name__ == "__main__":

@@ -24,11 +24,21 @@ and Smith & Smith's Table 1 (MIRA vs conditional training x MAP vs MBR, non-proj
 import argparse
 import datetime
 import json
-import re
-from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
-from common import COMMAND, ROOT, TREEBANKS, files, machine, parse_and_score, run, warm_up
+from common import (
+    COMMAND,
+    ROOT,
+    TREEBANKS,
+    best_epoch,
+    files,
+    machine,
+    parse_and_score,
+    record,
+    run,
+    warm_up,
+)
 
 # trainer: (epochs, values of C tried; None = the trainer's default)
 GRID = {
@@ -58,7 +68,7 @@ def configuration(treebank, trainer, cls, C, epochs, workdir):
     scores = parse_and_score(model, treebank, DECODINGS[cls], workdir / name)
     return {
         "treebank": treebank, "trainer": trainer, "class": cls, "C": C, "epochs": epochs,
-        "best_epoch": int(re.search(r"\(epoch (\d+)\)", trained.err).group(1)),
+        "best_epoch": best_epoch(trained.err),
         "train_seconds": trained.wall, "train_cpu_seconds": trained.cpu,
         "scores": scores, "date": str(datetime.date.today()), "machine": machine(),
     }
@@ -68,17 +78,18 @@ def load(path):
     return [json.loads(line) for line in open(path)] if Path(path).exists() else []
 
 
-def select(rows, treebank, trainer, cls, decodes=("map",)):
-    """The (row, decoding) with the best dev UAS among the C values and the decodings."""
+def select(rows, treebank, trainer, cls, keys=None):
+    """The (row, decoding) with the best dev UAS among the C values and the decodings
+    `keys` ("map-mst", ...; default: every MAP decoding of the class)."""
+    if keys is None:
+        keys = [f"map-{decoder}" for decode, decoder in DECODINGS[cls] if decode == "map"]
     best = None
     for r in rows:
         if (r["treebank"], r["trainer"], r["class"]) != (treebank, trainer, cls):
             continue
-        for decode, decoder in DECODINGS[cls]:
-            if decode in decodes:
-                key = f"{decode}-{decoder}"
-                if best is None or r["scores"][f"{key}-dev"]["UAS"] > best[0]:
-                    best = (r["scores"][f"{key}-dev"]["UAS"], r, key)
+        for key in keys:
+            if best is None or r["scores"][f"{key}-dev"]["UAS"] > best[0]:
+                best = (r["scores"][f"{key}-dev"]["UAS"], r, key)
     if best is None:
         raise SystemExit(f"no results for {treebank} {trainer} {cls}")
     return best[1], best[2]
@@ -153,7 +164,8 @@ def tables(rows, workdir):
     print("|---|---|" + "---|" * len(short))
     notes = []
     for t in ("mira", "loglinear-sgd"):
-        picks = {d: [_select_decoder(rows, tb, t, d) for tb in treebanks] for d in ("map", "mbr")}
+        picks = {d: [select(rows, tb, t, "np", [f"{d}-mst"]) for tb in treebanks]
+                 for d in ("map", "mbr")}
         for decode, chosen_rows in picks.items():
             print(f"| {t} | {decode} | " + " | ".join(
                 f"{r['scores'][f'{key}-test']['UAS']:.2f}" for r, key in chosen_rows) + " |")
@@ -162,15 +174,6 @@ def tables(rows, workdir):
         notes.append(f"- {t}, MBR vs MAP over all test sentences: UAS {result['A']:.2f} vs "
                      f"{result['B']:.2f}; paired permutation p = {result['permutation_p']:.3g}")
     print("\n" + "\n".join(notes))
-
-
-def _select_decoder(rows, treebank, trainer, decode):
-    """Non-projective training decoded with the MST decoder (MAP) or MST over marginals
-    (MBR), C chosen on dev for that decoding."""
-    best = max((r for r in rows if (r["treebank"], r["trainer"], r["class"])
-                == (treebank, trainer, "np")),
-               key=lambda r: r["scores"][f"{decode}-mst-dev"]["UAS"])
-    return best, f"{decode}-mst"
 
 
 def main():
@@ -200,13 +203,7 @@ def main():
                for cls in args.classes]
     configs = [c for c in configs if c not in done]
     warm_up(args.trainers, list(CLASSES.values()), workdir)
-    with ThreadPoolExecutor(args.jobs) as pool:
-        futures = [pool.submit(configuration, *c, workdir) for c in configs]
-        for future in futures:
-            row = future.result()
-            with open(args.results, "a") as out:
-                out.write(json.dumps(row) + "\n")
-            print(json.dumps(row), flush=True)
+    record([partial(configuration, *c, workdir) for c in configs], args.jobs, args.results)
 
 
 if __name__ == "__main__":
