@@ -111,7 +111,7 @@ def baseline_cmd(input, output, kind, fmt):
     write_conllu([parse(s) for s in read_conllu(input, fmt)], output)
 
 
-FIRST_ORDER_OPTIONS = ("trainer", "decoder", "train_decoder", "multi_root", "hash_bits",
+FIRST_ORDER_OPTIONS = ("trainer", "decoder", "train_decoder", "hash_bits",
                        "exact_features", "k", "C", "clusters", "init_noise", "squeeze")
 ISBN_OPTIONS = ("hidden", "features", "latent_links", "approximation", "pseudo", "cutoff",
                 "batch_size", "patience", "beam", "branching")
@@ -219,7 +219,8 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
                              patience, batch_size,
                              0.005 if learning_rate is None else learning_rate, beam=beam,
                              branching=branching, seed=seed, progress=not quiet,
-                             approximation=approximation).fit(train, dev)
+                             approximation=approximation,
+                             single_root=not multi_root).fit(train, dev)
     elif trainer == "eg":
         from arborparse.learn.eg import EGTrainer
 

@@ -10,6 +10,7 @@ import torch
 from scipy.special import logsumexp
 
 from arborparse.io.conllu import Sentence
+from arborparse.io.validate import check_tree
 from arborparse.isbn.history import FEATURE_SETS, Derivation, Inputs, Tokens, decisions_of
 from arborparse.isbn.network import Batch, Network
 from arborparse.isbn.search import Scorer, beam_search
@@ -18,7 +19,7 @@ from arborparse.models import files
 from arborparse.transforms import lift, lower
 
 KIND = "isbn"
-VERSION = 1
+VERSION = 2
 
 
 class ISBNParser:
@@ -26,10 +27,12 @@ class ISBNParser:
     encoding its training trees were lifted with.
 
     beam, branching : default beam width B and label branching K of `parse`
+    single_root : the model generates (and the parser outputs) single-rooted trees only
     """
 
     def __init__(self, vocab: Vocabulary, network: Network, features: str = "tuned",
-                 encoding: str = "head", beam: int = 10, branching: int = 5):
+                 encoding: str = "head", beam: int = 10, branching: int = 5,
+                 single_root: bool = True):
         self.vocab = vocab
         self.network = network
         self.features = features
@@ -37,6 +40,7 @@ class ISBNParser:
         self.encoding = encoding
         self.beam = beam
         self.branching = branching
+        self.single_root = single_root
         self._scorer = None
 
     @property
@@ -52,7 +56,7 @@ class ISBNParser:
     def _search(self, sentence: Sentence, beam: int | None, branching: int | None):
         tokens = Tokens.of(sentence, self.vocab)
         return beam_search(self.scorer, tokens, self.inputs, beam or self.beam,
-                           branching or self.branching)
+                           branching or self.branching, self.single_root)
 
     def parse_one(self, sentence: Sentence, beam: int | None = None,
                   branching: int | None = None) -> Sentence:
@@ -74,9 +78,10 @@ class ISBNParser:
 
     def log_probability(self, sentence: Sentence) -> float:
         """log P(tree, sentence) of the sentence's own tree (lifted with the encoding)."""
+        check_tree(sentence, self.single_root)
         lifted = lift(sentence, self.encoding)
         derivation = Derivation.of(Tokens.of(lifted, self.vocab), self.inputs,
-                                   decisions_of(lifted, self.vocab))
+                                   decisions_of(lifted, self.vocab), self.single_root)
         device = next(self.network.parameters()).device
         with torch.no_grad():
             return float(self.network.log_likelihood(Batch([derivation]).to(device)))
@@ -91,8 +96,8 @@ class ISBNParser:
         header = {"vocabulary": self.vocab.to_json(), "features": self.features,
                   "encoding": self.encoding, "hidden": net.hidden,
                   "latent_links": net.latent_links, "approximation": net.approximation,
-                  "beam": self.beam,
-                  "branching": self.branching}
+                  "beam": self.beam, "branching": self.branching,
+                  "single_root": self.single_root}
         arrays = {f"param.{name}": p.detach().cpu().numpy() for name, p in
                   net.named_parameters()}
         files.save(path, KIND, VERSION, header, arrays)
@@ -111,7 +116,8 @@ class ISBNParser:
             missing = {n for n, _ in net.named_parameters()} - set(state)
             if missing:
                 raise KeyError(f"missing arrays {sorted(missing)}")
+            return cls(vocab, net, header["features"], header["encoding"],
+                       int(header["beam"]), int(header["branching"]),
+                       bool(header["single_root"]))
         except (KeyError, TypeError, ValueError, RuntimeError) as e:
             raise files.ModelFileError(f"{path}: the ISBN model file is invalid ({e})") from e
-        return cls(vocab, net, header["features"], header["encoding"], int(header["beam"]),
-                   int(header["branching"]))

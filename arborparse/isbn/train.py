@@ -37,6 +37,9 @@ class ISBNTrainer:
     latent_links : False drops the relation matrices (the TF-NA ablation)
     approximation : ``"ff"`` (feed-forward, batched) or ``"mf"`` (mean field, sentence by
         sentence)
+    single_root : every training tree has exactly one root; the model's masks then admit
+        single-rooted trees only (otherwise IDP's mode 2: words left without a head become
+        roots)
     encoding : pseudo-projective encoding of the training trees
     cutoff, unknown_cutoff : vocabulary frequency cut-offs
     epochs : at most this many passes; patience: stop after this many without a better
@@ -51,7 +54,7 @@ class ISBNTrainer:
                  epochs: int = 20, patience: int = 10, batch_size: int = 32,
                  learning_rate: float = 0.005, decay: float = 0.08, momentum: float = 0.99,
                  beam: int = 5, branching: int = 3, seed: int = 1, progress: bool = True,
-                 approximation: str = "ff"):
+                 approximation: str = "ff", single_root: bool = True):
         if features not in FEATURE_SETS or encoding not in ENCODINGS or \
                 approximation not in APPROXIMATIONS:
             raise ArborparseError(f"features: one of {tuple(FEATURE_SETS)}; encoding: one of "
@@ -65,6 +68,7 @@ class ISBNTrainer:
         self.learning_rate, self.decay, self.momentum = learning_rate, decay, momentum
         self.beam, self.branching, self.seed, self.progress = beam, branching, seed, progress
         self.approximation = approximation
+        self.single_root = single_root
 
     def _batches(self, derivations: list[Derivation]) -> list[Batch]:
         order = sorted(range(len(derivations)), key=lambda i: len(derivations[i].action))
@@ -76,17 +80,18 @@ class ISBNTrainer:
         if not train:
             raise ArborparseError("the training data holds no sentences")
         for s in train:
-            check_tree(s, single_root=False)
+            check_tree(s, self.single_root)
         lifted = [lift(s, self.encoding) for s in train]
         vocab = Vocabulary.build(lifted, self.cutoff, self.unknown_cutoff)
         inputs = Inputs(vocab, FEATURE_SETS[self.features])
-        derivations = [Derivation.of(Tokens.of(s, vocab), inputs, decisions_of(s, vocab))
-                       for s in lifted]
+        derivations = [Derivation.of(Tokens.of(s, vocab), inputs, decisions_of(s, vocab),
+                                     self.single_root) for s in lifted]
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         batches = [b.to(device) for b in self._batches(derivations)]
         net = Network(vocab, inputs, self.hidden, self.latent_links, self.seed,
                       self.approximation).to(device)
-        parser = ISBNParser(vocab, net, self.features, self.encoding, self.beam, self.branching)
+        parser = ISBNParser(vocab, net, self.features, self.encoding, self.beam, self.branching,
+                            self.single_root)
         params = list(net.parameters())
         delta = [torch.zeros_like(p) for p in params]
         eta, lam = self.learning_rate, self.decay

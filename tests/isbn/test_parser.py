@@ -3,7 +3,7 @@ from treebanks import separable
 
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
-from arborparse.isbn.parser import ISBNParser
+from arborparse.isbn.parser import VERSION, ISBNParser
 from arborparse.isbn.train import ISBNTrainer
 from arborparse.models.files import ModelFileError
 
@@ -49,7 +49,7 @@ def test_damaged_model_file(tmp_path):
     from arborparse.models import files
 
     path = tmp_path / "bad.npz"
-    files.save(path, "isbn", 1, {"vocabulary": {}}, {})
+    files.save(path, "isbn", VERSION, {"vocabulary": {}}, {})
     with pytest.raises(ModelFileError, match="ISBN model file is invalid"):
         ISBNParser.load(path)
 
@@ -82,3 +82,18 @@ def test_command_line(tmp_path):
     r = run(cli, ["train", "--model-type", "isbn", "--train", str(train), "--model",
                   str(model), "--trainer", "mira"])
     assert r.exit_code == 2 and "--trainer do not apply" in r.output
+
+
+def test_several_roots_need_multi_root_mode():
+    from arborparse.errors import TreebankFormatError
+
+    s = separable(1)[0]
+    heads = s.heads.copy()
+    heads[1:] = 0  # every word a root
+    forest = [s.with_tree(heads, ["root"] * len(s))]
+    with pytest.raises(TreebankFormatError, match="attach to the root"):
+        ISBNTrainer(hidden=4, epochs=1, progress=False).fit(forest)
+    fitted = ISBNTrainer(hidden=4, cutoff=1, unknown_cutoff=0, epochs=1, progress=False,
+                         single_root=False).fit(forest)
+    assert not fitted.parser_.single_root
+    assert fitted.parser_.log_probability(forest[0]) < 0
