@@ -176,7 +176,7 @@ def _given(ctx, names) -> list[str]:
               help="isbn: relation matrices between latent states (off: the TF-NA ablation).")
 @click.option("--approximation", type=click.Choice(["ff", "mf"]), default="ff",
               show_default=True,
-              help="isbn: feed-forward (batched) or mean-field (slower) approximation.")
+              help="isbn: feed-forward or mean-field (several times slower) approximation.")
 @click.option("--pseudo", type=click.Choice(["head", "path", "head+path"]), default="head",
               show_default=True, help="isbn: pseudo-projective encoding of training trees.")
 @click.option("--cutoff", type=click.IntRange(1), default=5, show_default=True,

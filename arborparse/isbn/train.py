@@ -35,8 +35,7 @@ class ISBNTrainer:
     hidden : latent units H (80 in the paper)
     features : ``"tuned"`` or ``"local"`` explicit features
     latent_links : False drops the relation matrices (the TF-NA ablation)
-    approximation : ``"ff"`` (feed-forward, batched) or ``"mf"`` (mean field, sentence by
-        sentence)
+    approximation : ``"ff"`` (feed-forward) or ``"mf"`` (mean field, several times slower)
     single_root : every training tree has exactly one root; the model's masks then admit
         single-rooted trees only (otherwise IDP's mode 2: words left without a head become
         roots)

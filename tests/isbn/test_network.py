@@ -24,8 +24,23 @@ def _setup(features="tuned", latent_links=True, hidden=6, approximation="ff"):
     return vocab, derivations, net
 
 
+def _settle(m, W, b, chosen):
+    """The mean-field means after decision `chosen` among the rows of (W, b): the fixed
+    point of m = σ(logit(m_prev) + W_chosen - Wᵀ softmax(W m + b)), by plain damped
+    iteration until it no longer moves."""
+    target = torch.logit(m) + W[chosen]
+    x = m
+    for _ in range(100000):
+        new = 0.5 * x + 0.5 * torch.sigmoid(target - W.T @ torch.softmax(W @ x + b, 0))
+        if (new - x).abs().max() < 1e-13:
+            return new
+        x = new
+    raise AssertionError("no fixed point")
+
+
 def _naive(net, vocab, d):
-    """log P of one derivation, state by state, from the definitions."""
+    """log P of one derivation, state by state, from the definitions (the feed-forward or
+    the mean-field approximation, as the network's)."""
     W = {k: v.detach() for k, v in net.layers.items()}
     mus, total = [], 0.0
     for t in range(len(d.action)):
@@ -35,26 +50,32 @@ def _naive(net, vocab, d):
                 if parent >= 0:
                     eta = eta + net.relations.detach()[c] @ mus[parent]
         mu = torch.sigmoid(eta)
-        mus.append(mu)
 
-        def logp(name, index, rows=None, mu=mu):
+        def decide(name, index, rows=None):
+            nonlocal mu
+            rows = np.arange(len(W[name])) if rows is None else np.asarray(rows)
             z = W[name][:, :-1] @ mu + W[name][:, -1]
-            rows = np.arange(len(z)) if rows is None else np.asarray(rows)
-            return (z[index] - torch.logsumexp(z[rows], 0)).item()
+            logp = (z[index] - torch.logsumexp(z[rows], 0)).item()
+            if net.approximation == "mf" and len(rows) > 1:
+                mu = _settle(mu, W[name][rows, :-1], W[name][rows, -1],
+                             int(np.flatnonzero(rows == index)[0]))
+            return logp
 
         if d.action[t] >= 0:
-            total += logp("action", d.action[t], np.flatnonzero(d.allowed[t]))
+            total += decide("action", d.action[t], np.flatnonzero(d.allowed[t]))
             if d.action[t] in (LA, RA):
-                total += logp("left_label" if d.action[t] == LA else "right_label",
-                              d.label[t])
+                total += decide("left_label" if d.action[t] == LA else "right_label",
+                                d.label[t])
         if d.pos[t] >= 0:
-            total += logp("pos", d.pos[t])
+            total += decide("pos", d.pos[t])
         if d.feat[t] >= 0:
             p = d.pos[t]
             start = sum(len(f) for f in vocab.feats[:p])
-            total += logp("feat", start + d.feat[t], range(start, start + len(vocab.feats[p])))
+            total += decide("feat", start + d.feat[t],
+                            range(start, start + len(vocab.feats[p])))
             a, b = vocab.cell_range(p, d.feat[t])
-            total += logp("form", a + d.form[t], range(a, b))
+            total += decide("form", a + d.form[t], range(a, b))
+        mus.append(mu)
     return total
 
 
@@ -66,6 +87,21 @@ def test_batched_likelihood_equals_the_definition(features, latent_links):
     assert batched == pytest.approx(sum(_naive(net, vocab, d) for d in derivations),
                                     rel=1e-12)
     assert batched < 0
+
+
+@pytest.mark.parametrize("latent_links", [True, False])
+def test_batched_mean_field_likelihood_equals_the_definition(latent_links):
+    vocab, derivations, net = _setup(latent_links=latent_links, approximation="mf")
+    with torch.no_grad():  # moderate weights: the damped iteration settles within its budget
+        for p in net.parameters():
+            p.mul_(0.1)
+    batched = net.log_likelihood(Batch(derivations)).item()
+    # the network stops each state's iteration once it moves less than its tolerance
+    assert batched == pytest.approx(sum(_naive(net, vocab, d) for d in derivations),
+                                    rel=1e-6)
+    # batching changes nothing: one sentence at a time gives the same sum
+    alone = sum(net.log_likelihood(Batch([d])).item() for d in derivations)
+    assert batched == pytest.approx(alone, rel=1e-12)
 
 
 @pytest.mark.parametrize("approximation", ["ff", "mf"])
@@ -95,11 +131,16 @@ def test_mean_field_update_reaches_its_stationary_point():
     rng = np.random.default_rng(0)
     W = torch.tensor(rng.normal(size=(7, 5)))
     b = torch.tensor(rng.normal(size=7))
-    previous = torch.sigmoid(torch.tensor(rng.normal(size=5)))
-    m = mean_field_update(previous, W, b, 3)
-    p = torch.softmax(W @ m + b, dim=0)
-    expected = torch.sigmoid(torch.logit(previous) + W[3] - W.T @ p)
-    assert torch.allclose(m, expected, atol=1e-5)
-    # the decision made more probable than before the update
-    assert torch.softmax(W @ m + b, 0)[3] > torch.softmax(W @ previous + b, 0)[3]
-
+    previous = torch.sigmoid(torch.tensor(rng.normal(size=(3, 5))))
+    allowed = torch.tensor([[True] * 7, [False, True, True, True, True, False, False],
+                            [False, False, False, True, False, False, False]])
+    m = mean_field_update(previous, W.expand(3, 7, 5), b.expand(3, 7),
+                          torch.tensor([3, 3, 3]), allowed)
+    for i in range(2):
+        z = (W @ m[i] + b).masked_fill(~allowed[i], -torch.inf)
+        expected = torch.sigmoid(torch.logit(previous[i]) + W[3] - W.T @ torch.softmax(z, 0))
+        assert torch.allclose(m[i], expected, atol=1e-5)
+        # the decision made more probable than before the update
+        before = torch.softmax((W @ previous[i] + b).masked_fill(~allowed[i], -torch.inf), 0)
+        assert torch.softmax(z, 0)[3] > before[3]
+    assert torch.equal(m[2], previous[2])  # no alternative: nothing learnt

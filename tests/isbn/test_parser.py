@@ -10,11 +10,11 @@ from arborparse.models.files import ModelFileError
 
 @pytest.fixture(scope="module", params=["ff", "mf"])
 def memorized(request):
-    # mean field runs sentence by sentence: a smaller treebank, steps of one sentence
-    data = separable(3 if request.param == "ff" else 1)
+    ff = request.param == "ff"
+    data = separable(3 if ff else 1)  # mean field: slower, less data
     fitted = ISBNTrainer(hidden=16, cutoff=1, unknown_cutoff=0, epochs=40,
-                         batch_size=2 if request.param == "ff" else 1, decay=0.0,
-                         progress=False, approximation=request.param).fit(data)
+                         batch_size=2 if ff else 1, decay=0.0, progress=False,
+                         approximation=request.param).fit(data)
     return data, fitted
 
 
