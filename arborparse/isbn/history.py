@@ -98,14 +98,14 @@ class History:
     __slots__ = ("tokens", "inputs", "_tables", "config", "count", "last_top", "last_front",
                  "previous_front", "previous")
 
-    def __init__(self, tokens: Tokens, inputs: Inputs, single_root: bool = False):
+    def __init__(self, tokens: Tokens, inputs: Inputs):
         self.tokens = tokens
         self.inputs = inputs
         # per template: its offset and, except for DEP, each word's rows
         self._tables = [(where, offset, None if kind == "DEP" else
                          [[offset + v for v in values] for values in tokens.values(kind)])
                         for (kind, where), offset in zip(inputs.templates, inputs.offsets)]
-        self.config = Config(len(tokens), single_root)
+        self.config = Config(len(tokens))
         self.count = 0
         self.last_top: dict[int, int] = {}
         self.last_front: dict[int, int] = {}
@@ -212,11 +212,9 @@ class Derivation:
     form: np.ndarray
 
     @classmethod
-    def of(cls, tokens: Tokens, inputs: Inputs, decisions,
-           single_root: bool = False) -> Derivation:
-        """decisions: the oracle's [(action, label id or None), ...]; the masks are those
-        of single-rooted derivations with `single_root`."""
-        history = History(tokens, inputs, single_root)
+    def of(cls, tokens: Tokens, inputs: Inputs, decisions) -> Derivation:
+        """decisions: the oracle's [(action, label id or None), ...]."""
+        history = History(tokens, inputs)
         parents, rows, action, allowed, label, gen = [], [], [], [], [], []
         p, r = history.new_state()
         parents.append(p)

@@ -127,10 +127,10 @@ def _successor(history, mus, logp, action, label=None) -> Item:
 
 
 def beam_search(scorer: Scorer, tokens: Tokens, inputs: Inputs, beam: int = 5,
-                branching: int = 3, single_root: bool = False) -> list[Item]:
-    """The final beam: complete derivations (of single-rooted trees with `single_root`), the
-    most probable first (log P(tree, sentence) in logp)."""
-    history = History(tokens, inputs, single_root)
+                branching: int = 3) -> list[Item]:
+    """The final beam: complete derivations, the most probable first (log P(tree,
+    sentence) in logp)."""
+    history = History(tokens, inputs)
     parents, rows = history.new_state()
     mu = scorer.mean(rows, [None] * RELATIONS)
     *first, mu = scorer.word(mu, int(tokens.pos[1]), int(tokens.feat[1]), int(tokens.form[1]))

@@ -36,9 +36,8 @@ class ISBNTrainer:
     features : ``"tuned"`` or ``"local"`` explicit features
     latent_links : False drops the relation matrices (the TF-NA ablation)
     approximation : ``"ff"`` (feed-forward) or ``"mf"`` (mean field, several times slower)
-    single_root : every training tree has exactly one root; the model's masks then admit
-        single-rooted trees only (otherwise IDP's mode 2: words left without a head become
-        roots)
+    single_root : every training tree has exactly one root, and so has every parsed one
+        (see `ISBNParser`)
     encoding : pseudo-projective encoding of the training trees
     cutoff, unknown_cutoff : vocabulary frequency cut-offs
     epochs : at most this many passes; patience: stop after this many without a better
@@ -81,10 +80,10 @@ class ISBNTrainer:
         for s in train:
             check_tree(s, self.single_root)
         lifted = [lift(s, self.encoding) for s in train]
-        vocab = Vocabulary.build(lifted, self.cutoff, self.unknown_cutoff)
+        vocab = Vocabulary.build(lifted, self.cutoff, self.unknown_cutoff, trees=train)
         inputs = Inputs(vocab, FEATURE_SETS[self.features])
-        derivations = [Derivation.of(Tokens.of(s, vocab), inputs, decisions_of(s, vocab),
-                                     self.single_root) for s in lifted]
+        derivations = [Derivation.of(Tokens.of(s, vocab), inputs, decisions_of(s, vocab))
+                       for s in lifted]
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         batches = [b.to(device) for b in self._batches(derivations)]
         net = Network(vocab, inputs, self.hidden, self.latent_links, self.seed,

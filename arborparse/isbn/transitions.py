@@ -11,21 +11,12 @@ queue is words j..n) and the arcs built so far. Decisions, with their masks Φ (
   shifting w_n ends the derivation.
 
 Root dependents are never attached explicitly: words left without a head at the end get
-head 0 and the treebank's root label. With ``single_root`` the masks admit exactly the
-derivations of single-rooted trees (our addition; IDP's mode 3 forbids the first part):
-RED needs a head on s (a word reduced without one would be a root for good, and the bottom
-of the stack, which never has a head, is one already), and when the front is the last word
-— whose Shift ends the derivation — every stacked word but the bottom, and the front
-itself, must have a head first (so no Shift there unless the stack is empty or after RA,
-and RA only when the stack holds no other headless word). There is no dead end: at the
-last word LA (headless s) or RED (headed s) is always allowed.
-
-`oracle` gives the gold derivation of a projective tree (IDP's rules: left-arc, right-arc,
-shift once the front's left part is complete, reduce once the top is complete), `replay`
-rebuilds the tree from a derivation. Deviation: a word whose gold head is the root counts
-as complete once its dependents are built (its head arc is never built), so that trees
-where arcs cross over root dependents — multi-rooted trees and any tree the transitions can
-build — still have a derivation.
+head 0 and the treebank's root label. `oracle` gives the gold derivation of a projective
+tree (IDP's rules: left-arc, right-arc, shift once the front's left part is complete, reduce
+once the top is complete), `replay` rebuilds the tree from a derivation. Deviation: a word
+whose gold head is the root counts as complete once its dependents are built (its head arc
+is never built), so that trees where arcs cross over root dependents — multi-rooted trees
+and any tree the transitions can build — still have a derivation.
 """
 
 from __future__ import annotations
@@ -42,12 +33,11 @@ class Config:
     """A parser configuration over n words: the stack, the front, and for words 1..n their
     head (-1 while none), label and outermost dependents so far (0: none)."""
 
-    __slots__ = ("n", "single_root", "stack", "front", "heads", "labels", "leftmost",
-                 "rightmost", "forced_shift")
+    __slots__ = ("n", "stack", "front", "heads", "labels", "leftmost", "rightmost",
+                 "forced_shift")
 
-    def __init__(self, n: int, single_root: bool = False):
+    def __init__(self, n: int):
         self.n = n
-        self.single_root = single_root
         self.stack: list[int] = []
         self.front = 1
         self.heads = [-1] * (n + 1)
@@ -58,8 +48,7 @@ class Config:
 
     def copy(self) -> Config:
         other = Config.__new__(Config)
-        other.n, other.single_root = self.n, self.single_root
-        other.front, other.forced_shift = self.front, self.forced_shift
+        other.n, other.front, other.forced_shift = self.n, self.front, self.forced_shift
         other.stack, other.heads, other.labels = list(self.stack), list(self.heads), \
             list(self.labels)
         other.leftmost, other.rightmost = list(self.leftmost), list(self.rightmost)
@@ -80,14 +69,12 @@ class Config:
         if self.forced_shift:
             return np.array([False, False, False, True])
         s = self.top
-        if s is None:
-            return np.array([False, False, False, True])
-        if not self.single_root:
-            return np.array([self.heads[s] < 0, True, True, True])
-        last = self.front == self.n
-        return np.array([self.heads[s] < 0,
-                         not last or all(self.heads[w] >= 0 for w in self.stack[1:]),
-                         self.heads[s] >= 0, not last])
+        return np.array([s is not None and self.heads[s] < 0, s is not None, s is not None,
+                         True])
+
+    def headless(self) -> int:
+        """How many words have no head (yet)."""
+        return sum(h < 0 for h in self.heads[1:])
 
     def _attach(self, head: int, dependent: int, label) -> None:
         self.heads[dependent], self.labels[dependent] = head, label
@@ -168,11 +155,9 @@ def oracle(heads: np.ndarray, labels) -> list[tuple[int, object]]:
     return derivation
 
 
-def replay(n: int, derivation, root_label, single_root: bool = False
-           ) -> tuple[np.ndarray, list]:
-    """The tree a derivation builds (headless words attached to the root); raises
-    ArborparseError on a decision the masks do not allow."""
-    config = Config(n, single_root)
+def replay(n: int, derivation, root_label) -> tuple[np.ndarray, list]:
+    """The tree a derivation builds (headless words attached to the root)."""
+    config = Config(n)
     for action, label in derivation:
         config.apply(action, label)
     if not config.done:

@@ -8,6 +8,9 @@ become the cell's ``#UNKNOWN#``; if that is then still rarer than `unknown_cutof
 rarest remaining item joins it. Unseen POS map to the most frequent one, unseen bundles and
 forms to their cell's ``#UNKNOWN#``.
 
+For single-rooted output (see `ISBNParser`): per UPOS, the most frequent label of words
+whose head is a sentence's root word, and the most frequent such label over all UPOS.
+
 Read, as explicit features: the same word ids (LEX), lemmas, UPOS, XPOS, elementary FEATS
 (the bundle split on ``|``) and arc labels (DEP), each with a cutoff for lemmas.
 """
@@ -40,7 +43,8 @@ def _index(items: list[str]) -> dict[str, int]:
 class Vocabulary:
     """pos[0] is ``$$$``; feats[p] the bundles of POS p; words[p][f] the forms of cell
     (p, f); labels the arc labels (the root label excluded); the input vocabularies lemmas,
-    xpos and feat_atoms (index 0: unknown)."""
+    xpos and feat_atoms (index 0: unknown); root_dependents the most frequent label of
+    dependents of a root word by UPOS, and under ``""`` over all."""
 
     pos: list[str]
     feats: list[list[str]]
@@ -50,10 +54,13 @@ class Vocabulary:
     lemmas: list[str]
     xpos: list[str]
     feat_atoms: list[str]
+    root_dependents: dict[str, str]
 
     @classmethod
-    def build(cls, sentences: list[Sentence], cutoff: int = 5,
-              unknown_cutoff: int = 5) -> Vocabulary:
+    def build(cls, sentences: list[Sentence], cutoff: int = 5, unknown_cutoff: int = 5,
+              trees: list[Sentence] | None = None) -> Vocabulary:
+        """From the (lifted) training sentences; `trees`: the same before lifting, for
+        root_dependents (default: the sentences)."""
         pos_counts = Counter(p for s in sentences for p in s.upos)
         pos = [END] + sorted(pos_counts, key=lambda p: (-pos_counts[p], p))
         feat_counts = {p: Counter() for p in pos}
@@ -72,6 +79,12 @@ class Vocabulary:
                 lemmas[lemma] += 1
                 xpos.add(x)
                 atoms.update(feats.split("|"))
+        under_root: dict[str, Counter] = {"": Counter()}
+        for s in sentences if trees is None else trees:
+            for m, (upos, label) in enumerate(zip(s.upos, s.deprels), 1):
+                if s.heads[m] > 0 and s.heads[s.heads[m]] == 0:
+                    under_root.setdefault(upos, Counter())[label] += 1
+                    under_root[""][label] += 1
         feats = [_cell(feat_counts[p], cutoff, unknown_cutoff) for p in pos]
         words = []
         for p, bundles in zip(pos, feats):
@@ -87,9 +100,13 @@ class Vocabulary:
                 cells.append(_cell(counts, cutoff, unknown_cutoff))
             words.append(cells)
         root_label = roots.most_common(1)[0][0] if roots else "root"
-        return cls(pos, feats, words, sorted(labels - {root_label}), root_label,
+        labels = sorted(labels - {root_label})
+        root_dependents = {p: min(c, key=lambda lab: (-c[lab], lab))
+                           for p, c in under_root.items() if c}
+        root_dependents.setdefault("", labels[0] if labels else root_label)
+        return cls(pos, feats, words, labels, root_label,
                    _cell(lemmas, cutoff, unknown_cutoff), [UNKNOWN] + sorted(xpos),
-                   [UNKNOWN] + sorted(atoms))
+                   [UNKNOWN] + sorted(atoms), root_dependents)
 
     def __post_init__(self):
         self._pos = _index(self.pos)
@@ -129,6 +146,10 @@ class Vocabulary:
         parsing a treebank with a label the training data lacks)."""
         return self._labels.get(label, 0)
 
+    def root_dependent(self, upos: str) -> str:
+        """The label to give a word of this UPOS attached to the root word."""
+        return self.root_dependents.get(upos, self.root_dependents[""])
+
     def lemma(self, lemma: str) -> int:
         return self._lemmas.get(lemma, 0)
 
@@ -141,7 +162,8 @@ class Vocabulary:
     def to_json(self) -> dict:
         return {"pos": self.pos, "feats": self.feats, "words": self.words,
                 "labels": self.labels, "root_label": self.root_label, "lemmas": self.lemmas,
-                "xpos": self.xpos, "feat_atoms": self.feat_atoms}
+                "xpos": self.xpos, "feat_atoms": self.feat_atoms,
+                "root_dependents": self.root_dependents}
 
     @classmethod
     def from_json(cls, data: dict) -> Vocabulary:

@@ -97,3 +97,39 @@ def test_several_roots_need_multi_root_mode():
                          single_root=False).fit(forest)
     assert not fitted.parser_.single_root
     assert fitted.parser_.log_probability(forest[0]) < 0
+
+
+def test_one_root_attaches_extra_roots_to_the_first():
+    from arborparse.isbn.parser import one_root
+    from arborparse.isbn.vocab import Vocabulary
+
+    data = separable(1)
+    vocab = Vocabulary.build(data, cutoff=1, unknown_cutoff=0)
+    under_root = {}
+    for s in data:
+        for m in range(1, len(s) + 1):
+            if s.heads[m] > 0 and s.heads[s.heads[m]] == 0:
+                under_root.setdefault(s.upos[m - 1], set()).add(s.deprels[m - 1])
+    for upos, labels in under_root.items():
+        assert vocab.root_dependent(upos) in labels
+    assert vocab.root_dependent("UNSEEN") == vocab.root_dependents[""]
+    s = data[0]
+    heads = s.heads.copy()
+    heads[1:] = 0
+    fixed = one_root(s.with_tree(heads, ["root"] * len(s)), vocab)
+    assert fixed.heads.tolist() == [-1, 0] + [1] * (len(s) - 1)
+    assert fixed.deprels[1:] == [vocab.root_dependent(u) for u in s.upos[1:]]
+    assert one_root(s, vocab).to_text() == s.to_text()  # one root: unchanged
+
+
+def test_parsed_trees_have_one_root_unless_multi_root():
+    from arborparse.io.validate import check_tree
+
+    data = separable(1)
+    parser = ISBNTrainer(hidden=4, cutoff=1, unknown_cutoff=0, epochs=1,
+                         progress=False).fit(data).parser_
+    for s in parser.parse(data):
+        check_tree(s, single_root=True)
+    parser.single_root = False
+    for s in parser.parse(data):
+        check_tree(s, single_root=False)

@@ -2,7 +2,6 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from oracles import all_trees
 
 from arborparse.errors import ArborparseError
 from arborparse.io import read_conllu
@@ -18,8 +17,7 @@ def test_oracle_replays_every_lifted_training_tree(ud, treebank):
         s = lift(s, "head")
         derivation = oracle(s.heads, s.deprels)
         assert sum(a == SHIFT for a, _ in derivation) == len(s)
-        # UD trees have one root: the derivation keeps to the single-root masks
-        heads, labels = replay(len(s), derivation, "root", single_root=True)
+        heads, labels = replay(len(s), derivation, "root")
         assert (heads == s.heads).all() and labels == s.deprels
 
 
@@ -70,43 +68,3 @@ def test_any_allowed_derivation_builds_a_tree_the_oracle_replays(n, choices):
             a = heads[a]
     back, back_labels = replay(n, oracle(heads, labels), "root")
     assert (back == heads).all() and back_labels == labels
-
-
-def _derivable_trees(n: int, single_root: bool) -> set:
-    """Every tree some sequence of allowed decisions builds (depth-first over them)."""
-    trees, todo = set(), [Config(n, single_root)]
-    while todo:
-        c = todo.pop()
-        if c.done:
-            trees.add(tuple(c.tree("root")[0]))
-            continue
-        allowed = np.flatnonzero(c.allowed())
-        assert len(allowed) > 0  # no dead end
-        for action in allowed:
-            nxt = c.copy()
-            nxt.apply(int(action), "x")
-            todo.append(nxt)
-    return trees
-
-
-@pytest.mark.parametrize("n", range(1, 7))
-def test_single_root_masks_derive_exactly_the_single_rooted_projective_trees(n):
-    expected = {tuple(t) for t in all_trees(n, projective=True, single_root=True)}
-    assert _derivable_trees(n, single_root=True) == expected
-
-
-def test_single_root_masks_at_the_last_word():
-    c = Config(3, single_root=True)
-    c.apply(SHIFT)
-    c.apply(SHIFT)  # stack 1 2, both headless; front 3 is the last word
-    assert c.allowed().tolist() == [True, False, False, False]  # 2 must get a head first
-    c.apply(LA, "x")  # 3 -> 2
-    assert c.allowed().tolist() == [True, True, False, False]
-    c.apply(RA, "y")  # 1 -> 3
-    c.apply(SHIFT)
-    heads, _ = c.tree("root")
-    assert heads.tolist() == [-1, 0, 3, 1]
-
-
-def test_multi_root_masks_reach_forests_the_single_root_ones_do_not():
-    assert len(_derivable_trees(4, single_root=False)) > len(_derivable_trees(4, True))
