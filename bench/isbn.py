@@ -1,8 +1,7 @@
-"""The ISBN parser on the UD treebanks: accuracy (with the TF / LF / TF-NA ablations, TF
-under the mean-field approximation: MF, and TF with IDP's multi-root masks) and parsing
-speed against the beam width.
+"""The ISBN parser on the UD treebanks: accuracy (with the TF / LF / TF-NA ablations, and TF
+under the mean-field approximation: MF) and parsing speed against the beam width.
 
-    python bench/isbn.py run --treebank UD_Gothic-PROIEL [--variants tf lf tf-na mf multi-root]
+    python bench/isbn.py run --treebank UD_Gothic-PROIEL [--variants tf lf tf-na mf]
                              [--epochs 20] [--workdir DIR] [--results FILE]
     python bench/isbn.py beam --treebank UD_English-EWT --model M.npz
                               [--beams 1 2 5 10 20] [--branching 5] [--plot FILE.png]
@@ -25,7 +24,7 @@ from pathlib import Path
 from common import COMMAND, ROOT, best_epoch, files, machine, record, run
 
 VARIANTS = {"tf": [], "lf": ["--features", "local"], "tf-na": ["--no-latent-links"],
-            "mf": ["--approximation", "mf"], "multi-root": ["--multi-root"]}
+            "mf": ["--approximation", "mf"]}
 
 
 def train_and_test(treebank, variant, epochs, workdir):
