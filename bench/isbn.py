@@ -5,12 +5,15 @@ under the mean-field approximation: MF) and parsing speed against the beam width
                              [--epochs 20] [--workdir DIR] [--results FILE]
     python bench/isbn.py beam --treebank UD_English-EWT --model M.npz
                               [--beams 1 2 5 10 20] [--branching 5] [--plot FILE.png]
+    python bench/isbn.py roots --treebank UD_Gothic-PROIEL --model M.npz
     python bench/isbn.py table [--results FILE]
 
 `run` trains each variant with `arborparse train --model-type isbn` (dev LAS selects the
 epoch), parses the test set with the model's beam and records UAS, LAS, F1 by arc length
 and the training time per epoch. `beam` parses the dev set at each beam width (one thread)
-and prints tokens/second and LAS, and plots them. `table` prints the results file.
+and prints tokens/second and LAS, and plots them. `roots` scores the dev set parsed with
+single-rooted output and with IDP's rule (headless words become roots). `table` prints the
+results file.
 """
 
 import argparse
@@ -90,6 +93,26 @@ def beam_speed(treebank, model_path, beams, branching, plot):
         fig.savefig(plot, dpi=120)
 
 
+def roots(treebank, model_path):
+    from arborparse.eval import evaluate
+    from arborparse.io import read_conllu
+    from arborparse.isbn.parser import ISBNParser
+
+    dev = read_conllu(files(treebank)[1])
+    parser = ISBNParser.load(model_path)
+    print(f"# bench/isbn.py roots {treebank} {model_path} | {datetime.date.today()}\n")
+    print("| output | dev UAS | dev LAS | F1 root | sentences with several roots |")
+    print("|---|---|---|---|---|")
+    for single_root in (True, False):
+        parser.single_root = single_root
+        parsed = parser.parse(dev)
+        scores = evaluate(dev, parsed)
+        several = sum(int((s.heads == 0).sum()) > 1 for s in parsed)
+        print(f"| {'single root' if single_root else 'headless words as roots'} | "
+              f"{scores['UAS']:.2f} | {scores['LAS']:.2f} | "
+              f"{scores['by_length']['root']['f1']:.1f} | {several} |", flush=True)
+
+
 def table(rows):
     print("| treebank | variant | UAS | LAS | LAS no punct | F1 root | 1 | 2 | 3-6 | >6 | "
           "best epoch | s/epoch |")
@@ -105,7 +128,7 @@ def table(rows):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("command", choices=["run", "beam", "table"])
+    parser.add_argument("command", choices=["run", "beam", "roots", "table"])
     parser.add_argument("--treebank", default="UD_Gothic-PROIEL")
     parser.add_argument("--variants", nargs="+", default=["tf"], choices=list(VARIANTS))
     parser.add_argument("--epochs", type=int, default=20)
@@ -118,10 +141,13 @@ def main():
     args = parser.parse_args()
     if args.command == "table":
         table([json.loads(line) for line in open(args.results)])
-    elif args.command == "beam":
+    elif args.command in ("beam", "roots"):
         if not args.model:
-            parser.error("beam needs --model")
-        beam_speed(args.treebank, args.model, args.beams, args.branching, args.plot)
+            parser.error(f"{args.command} needs --model")
+        if args.command == "roots":
+            roots(args.treebank, args.model)
+        else:
+            beam_speed(args.treebank, args.model, args.beams, args.branching, args.plot)
     else:
         workdir = Path(args.workdir)
         workdir.mkdir(parents=True, exist_ok=True)
