@@ -6,14 +6,17 @@ under the mean-field approximation: MF) and parsing speed against the beam width
     python bench/isbn.py beam --treebank UD_English-EWT --model M.npz
                               [--beams 1 2 5 10 20] [--branching 5] [--plot FILE.png]
     python bench/isbn.py roots --treebank UD_Gothic-PROIEL --model M.npz
+    python bench/isbn.py approx --treebank UD_Gothic-PROIEL [--sentences 640]
     python bench/isbn.py table [--results FILE]
 
 `run` trains each variant with `arborparse train --model-type isbn` (dev LAS selects the
 epoch), parses the test set with the model's beam and records UAS, LAS, F1 by arc length
 and the training time per epoch. `beam` parses the dev set at each beam width (one thread)
 and prints tokens/second and LAS, and plots them. `roots` scores the dev set parsed with
-single-rooted output and with IDP's rule (headless words become roots). `table` prints the
-results file.
+single-rooted output and with IDP's rule (headless words become roots). `approx` times one
+training step (likelihood and gradient) per minibatch of the first training sentences under
+the feed-forward and the mean-field approximation (one thread, same batches, FF = 1).
+`table` prints the results file.
 """
 
 import argparse
@@ -113,6 +116,39 @@ def roots(treebank, model_path):
               f"{scores['by_length']['root']['f1']:.1f} | {several} |", flush=True)
 
 
+def approximations(treebank, sentences):
+    import torch
+
+    from arborparse.io import read_conllu
+    from arborparse.isbn.history import FEATURE_SETS, Derivation, Inputs, Tokens, decisions_of
+    from arborparse.isbn.network import Network
+    from arborparse.isbn.train import ISBNTrainer
+    from arborparse.isbn.vocab import Vocabulary
+    from arborparse.transforms import lift
+
+    torch.set_num_threads(1)
+    train = [lift(s, "head") for s in read_conllu(files(treebank)[0])[:sentences]]
+    vocab = Vocabulary.build(train)
+    inputs = Inputs(vocab, FEATURE_SETS["tuned"])
+    derivations = [Derivation.of(Tokens.of(s, vocab), inputs, decisions_of(s, vocab))
+                   for s in train]
+    batches = ISBNTrainer()._batches(derivations)
+    print(f"# bench/isbn.py approx {treebank}, first {len(train)} training sentences | "
+          f"{datetime.date.today()} | {machine()}\n")
+    print("| approximation | ms per sentence (likelihood + gradient) | ratio |")
+    print("|---|---|---|")
+    reference = None
+    for approximation in ("ff", "mf"):
+        net = Network(vocab, inputs, approximation=approximation)
+        start = time.perf_counter()
+        for batch in batches:
+            net.zero_grad()
+            net.log_likelihood(batch).backward()
+        ms = (time.perf_counter() - start) / len(train) * 1000
+        reference = reference or ms
+        print(f"| {approximation.upper()} | {ms:.1f} | {ms / reference:.1f} |", flush=True)
+
+
 def table(rows):
     print("| treebank | variant | UAS | LAS | LAS no punct | F1 root | 1 | 2 | 3-6 | >6 | "
           "best epoch | s/epoch |")
@@ -128,7 +164,7 @@ def table(rows):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("command", choices=["run", "beam", "roots", "table"])
+    parser.add_argument("command", choices=["run", "beam", "roots", "approx", "table"])
     parser.add_argument("--treebank", default="UD_Gothic-PROIEL")
     parser.add_argument("--variants", nargs="+", default=["tf"], choices=list(VARIANTS))
     parser.add_argument("--epochs", type=int, default=20)
@@ -136,11 +172,14 @@ def main():
     parser.add_argument("--beams", nargs="+", type=int, default=[1, 2, 5, 10, 20])
     parser.add_argument("--branching", type=int, default=5)
     parser.add_argument("--plot")
+    parser.add_argument("--sentences", type=int, default=640)
     parser.add_argument("--workdir", default=str(ROOT / "bench" / "runs"))
     parser.add_argument("--results", default=str(ROOT / "bench" / "isbn.jsonl"))
     args = parser.parse_args()
     if args.command == "table":
         table([json.loads(line) for line in open(args.results)])
+    elif args.command == "approx":
+        approximations(args.treebank, args.sentences)
     elif args.command in ("beam", "roots"):
         if not args.model:
             parser.error(f"{args.command} needs --model")
