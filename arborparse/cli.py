@@ -204,7 +204,8 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
     wrong = _given(ctx, FIRST_ORDER_OPTIONS if model_type == "isbn" else ISBN_OPTIONS)
     if wrong:
         names = ", ".join("--" + w.replace("_", "-") for w in wrong)
-        raise click.UsageError(f"{names} do not apply to --model-type {model_type}")
+        verb = "does" if len(wrong) == 1 else "do"
+        raise click.UsageError(f"{names} {verb} not apply to --model-type {model_type}")
     latent = trainer.startswith("latent")
     if exact_features and (trainer.startswith("loglinear") or trainer == "eg" or latent):
         raise click.UsageError("--exact-features applies to the online trainers only")

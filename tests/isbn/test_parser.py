@@ -81,7 +81,7 @@ def test_command_line(tmp_path):
     assert r.exit_code == 2 and "first-order models only" in r.output
     r = run(cli, ["train", "--model-type", "isbn", "--train", str(train), "--model",
                   str(model), "--trainer", "mira"])
-    assert r.exit_code == 2 and "--trainer do not apply" in r.output
+    assert r.exit_code == 2 and "--trainer does not apply" in r.output
 
 
 def test_several_roots_need_multi_root_mode():
