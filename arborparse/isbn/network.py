@@ -105,19 +105,28 @@ class Network(nn.Module):
         W = self.layers[name]
         return mu @ W[:, :-1].T + W[:, -1]
 
+    def _explicit(self, batch: Batch) -> torch.Tensor:
+        """The hidden bias plus the input vectors of every state: (B, T, H)."""
+        return self.bias + nn.functional.embedding(batch.inputs, self.inputs,
+                                                   padding_idx=0).sum(dim=2)
+
+    def _linked(self, means: torch.Tensor, batch: Batch, rows: torch.Tensor,
+                t: int) -> torch.Tensor:
+        """Σ_c J_c μ of the parents of state t of sentences `rows`, read from `means`
+        (B, T + 1, H), whose slot T (no parent) is zero: (N, H)."""
+        parents = means[rows[:, None], batch.parents[rows, t]]  # (N, 7, H)
+        return torch.einsum("nch,cgh->ng", parents, self.relations)
+
     def means(self, batch: Batch) -> torch.Tensor:
         """μ of every state of every sentence: (B, T, H)."""
         B, T = batch.parents.shape[:2]
-        pre = self.bias + nn.functional.embedding(batch.inputs, self.inputs,
-                                                  padding_idx=0).sum(dim=2)  # (B, T, H)
+        pre = self._explicit(batch)
         if not self.latent_links:
             return torch.sigmoid(pre)
-        buffer = torch.zeros(B, T + 1, self.hidden, dtype=DTYPE, device=pre.device)  # T: none
-        rows = torch.arange(B, device=pre.device)[:, None]
+        buffer = torch.zeros(B, T + 1, self.hidden, dtype=DTYPE, device=pre.device)
+        rows = torch.arange(B, device=pre.device)
         for t in range(T):
-            parents = buffer[rows, batch.parents[:, t]]  # (B, 7, H)
-            eta = pre[:, t] + torch.einsum("bch,cgh->bg", parents, self.relations)
-            buffer[:, t] = torch.sigmoid(eta)
+            buffer[:, t] = torch.sigmoid(pre[:, t] + self._linked(buffer, batch, rows, t))
         return buffer[:, :T]
 
     @staticmethod
@@ -182,16 +191,14 @@ class Network(nn.Module):
 
     def _mean_field_log_likelihood(self, batch: Batch) -> torch.Tensor:
         B, T = batch.parents.shape[:2]
-        pre = self.bias + nn.functional.embedding(batch.inputs, self.inputs,
-                                                  padding_idx=0).sum(dim=2)  # (B, T, H)
+        pre = self._explicit(batch)
         finals = torch.zeros(B, T + 1, self.hidden, dtype=DTYPE, device=pre.device)
         total = torch.zeros((), dtype=DTYPE, device=pre.device)
         for t in range(T):
             rows = torch.nonzero(batch.valid[:, t])[:, 0]
             eta = pre[rows, t]
             if self.latent_links:
-                parents = finals[rows[:, None], batch.parents[rows, t]]  # (N, 7, H)
-                eta = eta + torch.einsum("nch,cgh->ng", parents, self.relations)
+                eta = eta + self._linked(finals, batch, rows, t)
             m = torch.sigmoid(eta)
             for name, sel, chosen, allowed in self._decisions(batch, batch.index[rows, t]):
                 if not bool(sel.any()):
@@ -214,7 +221,6 @@ class Batch:
         T = max(len(d.action) for d in derivations)
         F = max(len(r) for d in derivations for r in d.inputs)
         B = len(derivations)
-        self.derivations = derivations
         parents = np.full((B, T, RELATIONS), T, dtype=np.int64)
         inputs = np.zeros((B, T, F), dtype=np.int64)
         valid = np.zeros((B, T), dtype=bool)
