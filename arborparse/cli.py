@@ -198,8 +198,8 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
               approximation, pseudo, cutoff, batch_size, patience, beam, branching, quiet,
               fmt):
     """Train a parser and save the best epoch's model."""
-    from arborparse.learn import OnlineTrainer
-    from arborparse.learn.loglinear import LogLinearTrainer
+    from arborparse.linear.online import OnlineTrainer
+    from arborparse.linear.loglinear import LogLinearTrainer
 
     wrong = _given(ctx, FIRST_ORDER_OPTIONS if model_type == "isbn" else ISBN_OPTIONS)
     if wrong:
@@ -223,7 +223,7 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
                              approximation=approximation,
                              single_root=not multi_root).fit(train, dev)
     elif trainer == "eg":
-        from arborparse.learn.eg import EGTrainer
+        from arborparse.linear.eg import EGTrainer
 
         fitted = EGTrainer(1.0 if C is None else C, epochs, decoder=decoder,
                            train_decoder=train_decoder, single_root=not multi_root,
@@ -252,42 +252,42 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
               help="Where to write the parsed file (default: stdout).")
 @click.option("--decoder", type=click.Choice(["mst", "eisner"]),
-              help="Override the model's decoder.")
+              help="First-order models: override the model's decoder.")
 @click.option("--decode", "decode_as", type=click.Choice(["map", "mbr", "max-z"]),
-              default="map", show_default=True,
-              help="map: the best tree; mbr: the tree with the most expected correct "
-                   "attachments under the model's tree distribution; max-z: the best tree "
-                   "with each arc scored by its best hidden cluster (latent models).")
+              help="First-order models: map (default): the best tree; mbr: the tree with the "
+                   "most expected correct attachments under the model's tree distribution; "
+                   "max-z: the best tree with each arc scored by its best hidden cluster "
+                   "(models with clusters).")
 @click.option("--marginals", is_flag=True,
-              help="Add HeadProb and LabelProb of each word's arc to MISC.")
+              help="First-order models: add HeadProb and LabelProb of each word's arc to MISC.")
 @click.option("--beam", type=click.IntRange(1),
               help="ISBN models: beam width (default: the model's).")
 @click.option("--branching", type=click.IntRange(1),
               help="ISBN models: labels expanded per arc (default: the model's).")
 @FORMAT
 @click.pass_context
-def parse_cmd(ctx, input, model_path, output, decoder, decode_as, marginals, beam, branching,
-              fmt):
+def parse_cmd(ctx, input, model_path, output, fmt, **options):
     """Parse INPUT (CoNLL-U or CoNLL-X; default stdin): only HEAD and DEPREL change
-    (and MISC with --marginals)."""
-    from arborparse.models.files import kind_of
+    (and MISC with --marginals). The options the model does not take are refused."""
+    from arborparse.options import OptionError, check_options
+    from arborparse.pipeline import load
 
-    sentences = iter_conllu(input, fmt)
-    if kind_of(model_path) == "isbn":
-        from arborparse.isbn.parser import ISBNParser
+    parser = load(model_path)
+    given = {name: options[name] for name in _given(ctx, options)}
+    try:
+        check_options(parser, given)
+    except OptionError as err:
+        takes = ", ".join(_flag(ctx, name) for name in err.takes)
+        raise click.UsageError(f"{_flag(ctx, err.name, err.value)} {err.reason}"
+                               + (f" (it takes {takes})" if takes else "")) from None
+    write_conllu(parser.iter_parse(iter_conllu(input, fmt), **given), output)
 
-        wrong = _given(ctx, ("decoder", "decode_as", "marginals"))
-        if wrong:
-            raise click.UsageError("--decoder, --decode and --marginals apply to first-order "
-                                   "models only")
-        parsed = ISBNParser.load(model_path).iter_parse(sentences, beam, branching)
-    else:
-        from arborparse.parser import Parser
 
-        if _given(ctx, ("beam", "branching")):
-            raise click.UsageError("--beam and --branching apply to ISBN models only")
-        parsed = Parser.load(model_path).iter_parse(sentences, decoder, decode_as, marginals)
-    write_conllu(parsed, output)
+def _flag(ctx, name: str, value=True) -> str:
+    """How the parameter `name` set to `value` reads on the command line."""
+    param = next(p for p in ctx.command.params if p.name == name)
+    flag = max(param.opts, key=len)
+    return flag if isinstance(value, bool) else f"{flag} {value}"
 
 
 @cli.command("projectivize")

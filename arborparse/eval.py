@@ -17,6 +17,7 @@ import numpy as np
 
 from arborparse.errors import ArborparseError, TreebankFormatError
 from arborparse.io.conllu import Sentence
+from arborparse.trees.structure import nonprojective_arcs
 
 LENGTH_BINS = ("root", "1", "2", "3-6", ">6")
 
@@ -57,28 +58,6 @@ def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> None:
 
 def _word(sentence: Sentence, m: int) -> str:
     return sentence.forms[m - 1] if m <= len(sentence) else "<end of sentence>"
-
-
-def nonprojective_arcs(heads: np.ndarray) -> np.ndarray:
-    """Boolean mask over words 1..n: is the arc into word m non-projective?
-
-    The arc h -> m is non-projective when some word strictly between h and m is not
-    a descendant of h.
-    """
-    n = len(heads) - 1
-    mask = np.zeros(n, dtype=bool)
-    for m in range(1, n + 1):
-        h = heads[m]
-        if h <= 0:
-            continue
-        for k in range(min(h, m) + 1, max(h, m)):
-            a = k
-            while a > 0 and a != h:
-                a = heads[a]
-            if a != h:
-                mask[m - 1] = True
-                break
-    return mask
 
 
 def _length_bin(heads: np.ndarray) -> np.ndarray:

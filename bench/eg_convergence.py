@@ -16,7 +16,7 @@ for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 from common import UD, machine  # noqa: E402
 
 from arborparse.io import read_conllu  # noqa: E402
-from arborparse.learn.eg import EGTrainer  # noqa: E402
+from arborparse.linear.eg import EGTrainer  # noqa: E402
 
 
 def main():

@@ -73,7 +73,7 @@ def table(rows):
 
 def feature_counts(treebank):
     from arborparse.io import read_conllu
-    from arborparse.models.first_order import Encoded, gold_feature_keys
+    from arborparse.linear.model import Encoded, gold_feature_keys
 
     train = read_conllu(files(treebank)[0])
     encoded = [Encoded.of(s) for s in train]

@@ -21,10 +21,10 @@ for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 from common import UD, machine  # noqa: E402
 
 from arborparse.io import read_conllu  # noqa: E402
-from arborparse.learn import OnlineTrainer  # noqa: E402
-from arborparse.learn.eg import EGTrainer  # noqa: E402
-from arborparse.learn.loglinear import LogLinearTrainer  # noqa: E402
-from arborparse.models.first_order import FirstOrderModel  # noqa: E402
+from arborparse.linear.online import OnlineTrainer  # noqa: E402
+from arborparse.linear.eg import EGTrainer  # noqa: E402
+from arborparse.linear.loglinear import LogLinearTrainer  # noqa: E402
+from arborparse.linear.model import FirstOrderModel  # noqa: E402
 
 TRAINERS = {
     "perceptron": lambda: OnlineTrainer("perceptron", 1, progress=False),

@@ -69,6 +69,6 @@ def test_projectivize_command(tmp_path):
     assert r.exit_code == 0
     assert "1 of 1 sentences projectivized" in r.output
     from arborparse.io import read_conllu
-    from arborparse.transforms import is_projective
+    from arborparse.trees.structure import is_projective
     (s,) = read_conllu(out)
     assert is_projective(s.heads) and s.deprels == ["x", "root", "y", "z"]

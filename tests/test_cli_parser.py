@@ -94,7 +94,7 @@ def test_mbr_and_marginals(trained):
 
 
 def test_parser_marginals(trained):
-    from arborparse.parser import Parser
+    from arborparse.linear.parser import Parser
 
     _, train, model = trained
     parser = Parser.load(model)
@@ -106,8 +106,8 @@ def test_parser_marginals(trained):
         assert abs(mu[:, 1:].sum(axis=(0, 2)) - 1).max() < 1e-9
         # MBR's tree has at least as many expected correct heads as the best tree
         heads_mu = mu.sum(axis=2)
-        mbr = parser.parse_one(sentence, decoder, "mbr").heads
-        best = parser.parse_one(sentence, decoder).heads
+        mbr = parser.parse_one(sentence, decoder=decoder, decode_as="mbr").heads
+        best = parser.parse_one(sentence, decoder=decoder).heads
         m = np.arange(1, n + 1)
         assert heads_mu[mbr[1:], m].sum() >= heads_mu[best[1:], m].sum() - 1e-12
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from arborparse.errors import ArborparseError
-from arborparse.eval import compare, evaluate, nonprojective_arcs
+from arborparse.eval import compare, evaluate
 from arborparse.io import read_conllu
 
 GOLD = """1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_
@@ -122,12 +122,6 @@ def test_files_without_heads_are_refused():
         evaluate(gold, raw)
     with pytest.raises(ArborparseError, match="word 1 has no HEAD"):
         evaluate(raw, gold)
-
-
-def test_nonprojective_arcs():
-    # 1 <- 3, 2 <- 0 ... arc 3 -> 1 crosses the root arc into 2
-    assert nonprojective_arcs(np.array([-1, 3, 0, 2])).tolist() == [True, False, False]
-    assert not nonprojective_arcs(np.array([-1, 2, 0, 2])).any()
 
 
 def test_compare_prefers_the_better_system(ud):

@@ -6,24 +6,7 @@ import numpy as np
 
 from arborparse.errors import TreebankFormatError
 from arborparse.io.conllu import Sentence
-
-
-def find_cycle(heads: np.ndarray) -> list[int] | None:
-    """The words of a cycle in ``heads`` (``heads[0] = -1``), or None if it is a tree."""
-    n = len(heads) - 1
-    state = np.zeros(n + 1, dtype=np.int8)  # 0 unseen, 1 on current path, 2 reaches root
-    state[0] = 2
-    for start in range(1, n + 1):
-        path = []
-        m = start
-        while state[m] == 0:
-            state[m] = 1
-            path.append(m)
-            m = heads[m]
-        if state[m] == 1:
-            return path[path.index(m):]
-        state[path] = 2
-    return None
+from arborparse.trees.structure import find_cycle
 
 
 def check_tree(sentence: Sentence, single_root: bool = True) -> None:

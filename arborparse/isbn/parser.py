@@ -24,7 +24,8 @@ from arborparse.isbn.history import FEATURE_SETS, Derivation, Inputs, Tokens, de
 from arborparse.isbn.network import Batch, Network
 from arborparse.isbn.search import Scorer, beam_search
 from arborparse.isbn.vocab import Vocabulary
-from arborparse.models import files
+from arborparse.io import model_files as files
+from arborparse.options import check_options
 from arborparse.transforms import lift, lower
 
 KIND = "isbn"
@@ -51,6 +52,9 @@ class ISBNParser:
     single_root : output single-rooted trees (below); otherwise every word left without a
         head is attached to the root (IDP's and MaltParser's rule)
     """
+
+    kind = KIND
+    options = {"beam": int, "branching": int}
 
     def __init__(self, vocab: Vocabulary, network: Network, features: str = "tuned",
                  encoding: str = "head", beam: int = 10, branching: int = 5,
@@ -80,9 +84,12 @@ class ISBNParser:
         return beam_search(self.scorer, tokens, self.inputs, beam or self.beam,
                            branching or self.branching)
 
-    def parse_one(self, sentence: Sentence, beam: int | None = None,
-                  branching: int | None = None) -> Sentence:
-        """The sentence with HEAD and DEPREL of the most probable tree found."""
+    def parse_one(self, sentence: Sentence, **options) -> Sentence:
+        """One sentence parsed; options as in `parse`."""
+        return self.parse([sentence], **options)[0]
+
+    def _parse_one(self, sentence: Sentence, beam: int | None,
+                   branching: int | None) -> Sentence:
         items = self._search(sentence, beam, branching)
         item = items[0]
         if self.single_root:
@@ -93,14 +100,19 @@ class ISBNParser:
         parsed = lower(sentence.with_tree(heads, names), self.encoding)
         return one_root(parsed, self.vocab) if self.single_root else parsed
 
-    def iter_parse(self, sentences: Iterable[Sentence], beam: int | None = None,
-                   branching: int | None = None) -> Iterator[Sentence]:
-        for sentence in sentences:
-            yield self.parse_one(sentence, beam, branching)
+    def iter_parse(self, sentences: Iterable[Sentence], **options) -> Iterator[Sentence]:
+        """Parse lazily, one sentence at a time (for streams); options as in `parse`."""
+        check_options(self, options)
+        beam, branching = options.get("beam"), options.get("branching")
+        return (self._parse_one(s, beam, branching) for s in sentences)
 
-    def parse(self, sentences: Iterable[Sentence], beam: int | None = None,
-              branching: int | None = None) -> list[Sentence]:
-        return list(self.iter_parse(sentences, beam, branching))
+    def parse(self, sentences: Iterable[Sentence], **options) -> list[Sentence]:
+        """Every sentence with HEAD and DEPREL of the most probable tree found.
+
+        beam : beam width B (default: the model's)
+        branching : labels K expanded per arc (default: the model's)
+        """
+        return list(self.iter_parse(sentences, **options))
 
     def log_probability(self, sentence: Sentence) -> float:
         """log P(tree, sentence) of the sentence's own tree (lifted with the encoding)."""

@@ -9,14 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from arborparse.eval import nonprojective_arcs
 from arborparse.io.conllu import Sentence
 from arborparse.trees import eisner
-
-
-def is_projective(heads: np.ndarray) -> bool:
-    """True when no arc of the tree (heads[0] = -1) is non-projective."""
-    return not nonprojective_arcs(heads).any()
+from arborparse.trees.structure import is_projective
 
 
 def projectivize(sentence: Sentence, single_root: bool = True) -> Sentence:

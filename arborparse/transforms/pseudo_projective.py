@@ -25,8 +25,8 @@ from collections import deque
 import numpy as np
 
 from arborparse.errors import ArborparseError
-from arborparse.eval import nonprojective_arcs
 from arborparse.io.conllu import Sentence
+from arborparse.trees.structure import nonprojective_arcs
 
 ENCODINGS = ("head", "path", "head+path")
 

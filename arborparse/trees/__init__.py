@@ -8,18 +8,26 @@ word attaches to the root; ``projective=True`` restricts to projective trees.
 Decoding: `mst` (Chu-Liu-Edmonds/Tarjan, O(n²)), `eisner` (O(n³)), `kbest`, `mbr`.
 The distribution P(y | x) ∝ exp(Σ S[h, m]): `log_partition`, `marginals` (both at once:
 `log_partition_and_marginals`), `entropy`, `sample`. The batched, differentiable PyTorch
-back end is `arborparse.trees.batch`.
+back end is `arborparse.trees.batch`; tree properties (cycles, projectivity) are in
+`arborparse.trees.structure`.
+
+The functions are imported on first use, so that code needing only `structure` does not
+pay for numba's start-up.
 """
 
-from arborparse.trees.decode import eisner, kbest, mst
-from arborparse.trees.distribution import (
-                                           entropy,
-                                           log_partition,
-                                           log_partition_and_marginals,
-                                           marginals,
-                                           mbr,
-                                           sample,
-)
+from importlib import import_module
 
-__all__ = ["mst", "eisner", "kbest", "mbr", "log_partition", "marginals",
-           "log_partition_and_marginals", "entropy", "sample"]
+_HOME = {"mst": "decode", "eisner": "decode", "kbest": "decode", "mbr": "distribution",
+         "log_partition": "distribution", "marginals": "distribution",
+         "log_partition_and_marginals": "distribution", "entropy": "distribution",
+         "sample": "distribution"}
+
+__all__ = list(_HOME)
+
+
+def __getattr__(name):
+    if name not in _HOME:
+        raise AttributeError(f"module 'arborparse.trees' has no attribute {name!r}")
+    value = getattr(import_module(f"arborparse.trees.{_HOME[name]}"), name)
+    globals()[name] = value
+    return value

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from arborparse.errors import TreebankFormatError
-from arborparse.io import check_tree, find_cycle, iter_conllu, read_conllu, write_conllu
+from arborparse.io import check_tree, iter_conllu, read_conllu, write_conllu
 
 GOOD = """# sent_id = 1
 # text = Don't go.
@@ -175,11 +175,6 @@ def test_check_tree_needs_heads():
     assert not s.has_tree
     with pytest.raises(TreebankFormatError, match="word 1 has no HEAD"):
         check_tree(s)
-
-
-def test_find_cycle():
-    assert find_cycle(np.array([-1, 0, 1, 2])) is None
-    assert sorted(find_cycle(np.array([-1, 0, 3, 2]))) == [2, 3]
 
 
 def test_ud_gold_trees_are_single_rooted(ud_files):

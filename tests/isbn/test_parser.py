@@ -5,7 +5,7 @@ from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
 from arborparse.isbn.parser import VERSION, ISBNParser
 from arborparse.isbn.train import ISBNTrainer
-from arborparse.models.files import ModelFileError
+from arborparse.io.model_files import ModelFileError
 
 
 @pytest.fixture(scope="module", params=["ff", "mf"])
@@ -46,7 +46,7 @@ def test_model_file_round_trip(memorized, tmp_path):
 
 
 def test_damaged_model_file(tmp_path):
-    from arborparse.models import files
+    from arborparse.io import model_files as files
 
     path = tmp_path / "bad.npz"
     files.save(path, "isbn", VERSION, {"vocabulary": {}}, {})
@@ -78,7 +78,8 @@ def test_command_line(tmp_path):
     r = run(cli, ["parse", "--model", str(model), str(train), "--beam", "3"])
     assert r.exit_code == 0 and r.output == train.read_text()
     r = run(cli, ["parse", "--model", str(model), str(train), "--decode", "mbr"])
-    assert r.exit_code == 2 and "first-order models only" in r.output
+    assert r.exit_code == 2 and \
+        "--decode mbr does not apply to this isbn model (it takes --beam, --branching)" in r.output
     r = run(cli, ["train", "--model-type", "isbn", "--train", str(train), "--model",
                   str(model), "--trainer", "mira"])
     assert r.exit_code == 2 and "--trainer does not apply" in r.output

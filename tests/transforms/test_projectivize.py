@@ -4,7 +4,8 @@ import numpy as np
 from oracles import all_trees
 
 from arborparse.io import read_conllu
-from arborparse.transforms import is_projective, projectivize
+from arborparse.transforms import projectivize
+from arborparse.trees.structure import is_projective
 
 
 def sentence_with(heads):

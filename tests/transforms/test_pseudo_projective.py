@@ -7,7 +7,8 @@ from click.testing import CliRunner
 from arborparse.cli import cli
 from arborparse.errors import ArborparseError
 from arborparse.io import read_conllu
-from arborparse.transforms import ENCODINGS, is_projective, lift, lower
+from arborparse.transforms import ENCODINGS, lift, lower
+from arborparse.trees.structure import is_projective
 from arborparse.transforms.pseudo_projective import lift_tree, lower_tree
 
 # 1 <- 3, 2 root, 3 <- 2, 4 <- 1: arcs 3 -> 1 and 1 -> 4 cross the root arc's word 2

@@ -23,10 +23,10 @@ import scipy.sparse as sp
 
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
-from arborparse.learn.common import Epochs, check_decoders, gold_data
-from arborparse.learn.hildreth import hildreth
-from arborparse.models.first_order import FirstOrderModel, Scores, decode, gold_feature_keys
-from arborparse.parser import Parser
+from arborparse.linear.common import Epochs, check_decoders, gold_data
+from arborparse.linear.hildreth import hildreth
+from arborparse.linear.model import FirstOrderModel, Scores, decode, gold_feature_keys
+from arborparse.linear.parser import Parser
 from arborparse.trees import kbest
 from arborparse.trees.scores import arc_labels
 

@@ -7,8 +7,8 @@ from treebanks import separable
 
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
-from arborparse.learn import TRAINERS, OnlineTrainer
-from arborparse.learn.hildreth import hildreth
+from arborparse.linear.online import TRAINERS, OnlineTrainer
+from arborparse.linear.hildreth import hildreth
 
 
 @pytest.mark.parametrize("decoder", ["mst", "eisner"])

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from treebanks import separable
 
-from arborparse.learn import OnlineTrainer
-from arborparse.models import files
-from arborparse.models.files import ModelFileError
-from arborparse.parser import Parser
+from arborparse.linear.online import OnlineTrainer
+from arborparse.io import model_files as files
+from arborparse.io.model_files import ModelFileError
+from arborparse.linear.parser import Parser
 
 
 @pytest.fixture(scope="module")

@@ -29,9 +29,9 @@ import numpy as np
 from arborparse import trees
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
-from arborparse.learn.common import Epochs, check_decoders, gold_data
-from arborparse.models.first_order import FirstOrderModel
-from arborparse.parser import Parser
+from arborparse.linear.common import Epochs, check_decoders, gold_data
+from arborparse.linear.model import FirstOrderModel
+from arborparse.linear.parser import Parser
 
 
 class EGTrainer:

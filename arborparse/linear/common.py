@@ -13,8 +13,8 @@ from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import check_tree
-from arborparse.models.first_order import DECODERS, Encoded
-from arborparse.parser import Parser
+from arborparse.linear.model import DECODERS, Encoded
+from arborparse.linear.parser import Parser
 from arborparse.transforms import projectivize
 
 

@@ -11,10 +11,10 @@ from treebanks import separable, separable_text
 
 from arborparse.cli import cli
 from arborparse.eval import evaluate
-from arborparse.features.templates import arc_features, cluster_index
-from arborparse.learn.loglinear import LogLinearTrainer, negative_log_likelihood
-from arborparse.models.first_order import Encoded, FirstOrderModel, gold_feature_keys
-from arborparse.parser import Parser
+from arborparse.linear.templates import arc_features, cluster_index
+from arborparse.linear.loglinear import LogLinearTrainer, negative_log_likelihood
+from arborparse.linear.model import Encoded, FirstOrderModel, gold_feature_keys
+from arborparse.linear.parser import Parser
 
 BITS = 10
 

@@ -4,7 +4,7 @@ from treebanks import separable
 
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
-from arborparse.learn.loglinear import LogLinearTrainer
+from arborparse.linear.loglinear import LogLinearTrainer
 
 
 @pytest.mark.parametrize("train_decoder", ["mst", "eisner"])
@@ -16,7 +16,7 @@ def test_gradient_against_finite_differences(train_decoder, single_root, cluster
     trainer = LogLinearTrainer(C=0.7, train_decoder=train_decoder, single_root=single_root,
                                hash_bits=10, progress=False, clusters=clusters)
     labels, prepared = trainer._data(data)
-    from arborparse.models.first_order import FirstOrderModel
+    from arborparse.linear.model import FirstOrderModel
 
     model = FirstOrderModel.hashing(10, labels, clusters)
     rng = np.random.default_rng(0)

@@ -31,9 +31,9 @@ from scipy.optimize import minimize
 from arborparse import trees
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
-from arborparse.learn.common import Epochs, check_decoders, gold_data
-from arborparse.models.first_order import Encoded, FirstOrderModel
-from arborparse.parser import Parser
+from arborparse.linear.common import Epochs, check_decoders, gold_data
+from arborparse.linear.model import Encoded, FirstOrderModel
+from arborparse.linear.parser import Parser
 
 OPTIMIZERS = ("sgd", "lbfgs")
 

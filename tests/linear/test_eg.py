@@ -5,7 +5,7 @@ from treebanks import separable
 
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
-from arborparse.learn.eg import EGTrainer
+from arborparse.linear.eg import EGTrainer
 
 
 @pytest.mark.parametrize("decoder", ["mst", "eisner"])
@@ -55,8 +55,8 @@ def test_primal_objective_and_duality_gap(decoder):
     assert fitted.history_[-1]["duality_gap"] == pytest.approx(
         fitted.history_[-1]["primal_objective"] - fitted.history_[-1]["dual_objective"])
 
-    from arborparse.learn.common import gold_data
-    from arborparse.models.first_order import FirstOrderModel
+    from arborparse.linear.common import gold_data
+    from arborparse.linear.model import FirstOrderModel
 
     labels, encoded, heads, ids = gold_data(data, True, decoder == "eisner")
     model = FirstOrderModel.hashing(12, labels)

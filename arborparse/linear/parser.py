@@ -1,4 +1,5 @@
-"""`Parser`: a trained first-order model with its decoder; parses sentences, saves, loads."""
+"""`Parser`: a trained first-order model with its decoder; parses sentences, saves, loads
+(model kind ``first-order``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import numpy as np
 from arborparse import trees
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
-from arborparse.models.first_order import DECODERS, Encoded, FirstOrderModel, decode
+from arborparse.linear.model import DECODERS, KIND, Encoded, FirstOrderModel, decode
+from arborparse.options import check_options
 
 DECODES = ("map", "mbr", "max-z")
 
@@ -23,6 +25,8 @@ class Parser:
     decoder : ``"mst"`` (non-projective) or ``"eisner"`` (projective)
     single_root : exactly one word attached to the root
     """
+
+    kind = KIND
 
     def __init__(self, model: FirstOrderModel, decoder: str = "mst", single_root: bool = True):
         if decoder not in DECODERS:
@@ -38,8 +42,14 @@ class Parser:
         return cls(model, header["decoder"], header["single_root"])
 
     def save(self, path) -> None:
-        """Write the model atomically (see `arborparse.models.files`)."""
+        """Write the model atomically (see `arborparse.io.model_files`)."""
         self.model.save(path, self.decoder, self.single_root)
+
+    @property
+    def options(self) -> dict:
+        """The keywords of `parse` and their values; ``max-z`` needs hidden clusters."""
+        decodes = DECODES if self.model.clusters > 1 else ("map", "mbr")
+        return {"decoder": DECODERS, "decode_as": decodes, "marginals": (False, True)}
 
     def marginals(self, sentence: Sentence, decoder: str | None = None) -> np.ndarray:
         """P(h -> m with label l) under P(tree) ∝ exp Σ s(h, m, l), over the trees of the
@@ -48,19 +58,12 @@ class Parser:
         return trees.marginals(self.model.labeled_scores(Encoded.of(sentence)), projective,
                                self.single_root)
 
-    def parse_one(self, sentence: Sentence, decoder: str | None = None, decode_as: str = "map",
-                  marginals: bool = False) -> Sentence:
-        """The sentence with HEAD and DEPREL predicted (nothing else changes).
+    def parse_one(self, sentence: Sentence, **options) -> Sentence:
+        """One sentence parsed; options as in `parse`."""
+        return self.parse([sentence], **options)[0]
 
-        decode_as : ``"map"`` (the best tree), ``"mbr"`` (the tree with the most expected
-            correct labeled attachments, Smith & Smith 2007 §4) or ``"max-z"`` (the best
-            tree when each arc keeps only its best hidden cluster, Smith & Smith §5; the
-            same as map for a model without clusters)
-        marginals : add ``HeadProb`` (the probability of the chosen head) and ``LabelProb``
-            (of the chosen label given that head) to each word's MISC
-        """
-        if decode_as not in DECODES:
-            raise ArborparseError(f"unknown decoding {decode_as!r}; choose one of {DECODES}")
+    def _parse_one(self, sentence: Sentence, decoder: str | None, decode_as: str,
+                   marginals: bool) -> Sentence:
         decoder = decoder or self.decoder
         projective = decoder == "eisner"
         x = Encoded.of(sentence)
@@ -86,14 +89,24 @@ class Parser:
         return parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}"
                                  for h, lp in zip(head_prob, label_prob)])
 
-    def iter_parse(self, sentences: Iterable[Sentence], decoder: str | None = None,
-                   decode_as: str = "map", marginals: bool = False) -> Iterator[Sentence]:
-        """Parse lazily, one sentence at a time (for streams); options as in `parse_one`."""
-        for sentence in sentences:
-            yield self.parse_one(sentence, decoder, decode_as, marginals)
+    def iter_parse(self, sentences: Iterable[Sentence], **options) -> Iterator[Sentence]:
+        """Parse lazily, one sentence at a time (for streams); options as in `parse`."""
+        check_options(self, options)
+        decoder, decode_as = options.get("decoder"), options.get("decode_as") or "map"
+        marginals = bool(options.get("marginals"))
+        return (self._parse_one(s, decoder, decode_as, marginals) for s in sentences)
 
-    def parse(self, sentences: Iterable[Sentence], decoder: str | None = None,
-              decode_as: str = "map", marginals: bool = False) -> list[Sentence]:
-        """Parse every sentence; `decoder` overrides the model's decoder; options as in
-        `parse_one`."""
-        return list(self.iter_parse(sentences, decoder, decode_as, marginals))
+    def parse(self, sentences: Iterable[Sentence], **options) -> list[Sentence]:
+        """Every sentence with HEAD and DEPREL predicted (nothing else changes).
+
+        decoder : override the model's decoder, ``"mst"`` or ``"eisner"``
+        decode_as : ``"map"`` (the best tree), ``"mbr"`` (the tree with the most expected
+            correct labeled attachments, Smith & Smith 2007 §4) or ``"max-z"`` (models with
+            hidden clusters: the best tree when each arc keeps only its best cluster,
+            Smith & Smith §5)
+        marginals : add ``HeadProb`` (the probability of the chosen head) and ``LabelProb``
+            (of the chosen label given that head) to each word's MISC
+
+        Options the model does not take raise `arborparse.options.OptionError`.
+        """
+        return list(self.iter_parse(sentences, **options))

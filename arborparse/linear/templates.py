@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from arborparse.features.tokens import ATTRIBUTES, FORM, LEMMA, LONG, PREFIX, UPOS, XPOS
+from arborparse.linear.tokens import ATTRIBUTES, FORM, LEMMA, LONG, PREFIX, UPOS, XPOS
 
 ARC_TEMPLATES = 128  # template ids below this are arc templates; label templates above
 _PRIME = np.uint64(0x100000001B3)

@@ -13,7 +13,7 @@ the best tree under arc score + best label score, non-projective (MST) or projec
 
 Weights are indexed by hashing (a power-of-two vector; the default) or by an exact
 dictionary of the features of the gold trees (sorted hashes of arc features and of
-label features; see `arborparse.features.templates.index` and `label_index`).
+label features; see `arborparse.linear.templates.index` and `label_index`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import logsumexp, softmax
 
-from arborparse.features.templates import (
+from arborparse.linear.templates import (
     add_arc_expectations,
     add_label_expectations,
     arc_capacity,
@@ -33,9 +33,9 @@ from arborparse.features.templates import (
     score_arcs,
     score_labels,
 )
-from arborparse.features.tokens import TokenTable, encode
+from arborparse.linear.tokens import TokenTable, encode
 from arborparse.io.conllu import Sentence
-from arborparse.models import files
+from arborparse.io import model_files as files
 from arborparse.trees.decode import best_tree
 from arborparse.trees.scores import arc_labels
 

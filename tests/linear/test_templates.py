@@ -5,8 +5,9 @@ import io
 import numpy as np
 import pytest
 
-from arborparse.features import arc_features, encode, label_features
-from arborparse.features.templates import arc_capacity, direction_distance, label_index
+from arborparse.linear.templates import arc_features, label_features
+from arborparse.linear.tokens import encode
+from arborparse.linear.templates import arc_capacity, direction_distance, label_index
 from arborparse.io import read_conllu
 
 NONE = np.empty(0, dtype=np.uint64)

@@ -1,1 +1,0 @@
-"""Edge-factored linear models and their files."""

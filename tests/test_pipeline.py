@@ -1,0 +1,84 @@
+"""`arborparse.load` serves every model kind; files saved before the families layout load
+and parse as they did; every parser refuses the options it does not take."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from treebanks import separable, separable_text
+
+import arborparse
+from arborparse.cli import cli
+from arborparse.io import model_files
+from arborparse.io.model_files import ModelFileError
+from arborparse.isbn.parser import ISBNParser
+from arborparse.linear.parser import Parser
+from arborparse.options import OptionError
+
+MODELS = Path(__file__).parent / "data" / "models"
+# (file, class, parse options) of the model files saved by arborparse before the layout
+# of families (commit 6044a03): a perceptron, a latent-cluster log-linear and an ISBN model
+SAVED = [("perceptron-v2", Parser, {}), ("latent-v2", Parser, {"decode_as": "max-z"}),
+         ("isbn-v2", ISBNParser, {})]
+
+
+@pytest.mark.parametrize("name, cls, options", SAVED)
+def test_files_saved_before_load_and_parse_the_same(name, cls, options, tmp_path):
+    parser = arborparse.load(MODELS / f"{name}.npz")
+    assert type(parser) is cls
+    parsed = "".join(s.to_text() for s in parser.parse(separable(1), **options))
+    assert parsed == (MODELS / f"{name}.parsed.conllu").read_text()
+    parser.save(tmp_path / "again.npz")  # and they save and load again
+    again = arborparse.load(tmp_path / "again.npz")
+    assert "".join(s.to_text() for s in again.iter_parse(separable(1), **options)) == parsed
+
+
+def test_every_parser_has_the_same_face():
+    for name, _, _ in SAVED:
+        parser = arborparse.load(MODELS / f"{name}.npz")
+        for attribute in ("load", "save", "parse", "iter_parse", "options", "kind"):
+            assert hasattr(parser, attribute), (name, attribute)
+        assert parser.kind == model_files.kind_of(MODELS / f"{name}.npz")
+
+
+def test_options_a_model_does_not_take_are_refused():
+    linear = arborparse.load(MODELS / "perceptron-v2.npz")
+    latent = arborparse.load(MODELS / "latent-v2.npz")
+    isbn = arborparse.load(MODELS / "isbn-v2.npz")
+    data = separable(1)
+    assert "max-z" in latent.options["decode_as"] and "max-z" not in linear.options["decode_as"]
+    with pytest.raises(OptionError, match=r"decode_as='max-z' does not apply to this "
+                                          r"first-order model \(choose one of map, mbr\)"):
+        linear.parse(data, decode_as="max-z")
+    with pytest.raises(OptionError, match=r"beam=5 does not apply.*its options: decoder"):
+        linear.parse(data, beam=5)
+    with pytest.raises(OptionError, match=r"decoder='mst' does not apply to this isbn model"):
+        isbn.iter_parse(data, decoder="mst")
+    with pytest.raises(OptionError, match="beam=0 must be an integer >= 1"):
+        isbn.parse(data, beam=0)
+
+
+def test_unknown_kind_is_refused(tmp_path):
+    path = tmp_path / "m.npz"
+    model_files.save(path, "tagger-of-the-future", 1, {}, {"w": np.zeros(2)})
+    with pytest.raises(ModelFileError, match="kind 'tagger-of-the-future', which this "
+                                             "arborparse does not read"):
+        arborparse.load(path)
+
+
+def test_cli_refuses_options_by_the_model(tmp_path):
+    text = tmp_path / "in.conllu"
+    text.write_text(separable_text(1))
+    run = CliRunner().invoke
+    r = run(cli, ["parse", "--model", str(MODELS / "perceptron-v2.npz"), str(text),
+                  "--decode", "max-z"])
+    assert r.exit_code == 2 and "--decode max-z does not apply to this first-order model " \
+                                "(choose one of map, mbr)" in r.output
+    r = run(cli, ["parse", "--model", str(MODELS / "perceptron-v2.npz"), str(text),
+                  "--beam", "3"])
+    assert r.exit_code == 2 and "--beam 3 does not apply to this first-order model " \
+                                "(it takes --decoder, --decode, --marginals)" in r.output
+    r = run(cli, ["parse", "--model", str(MODELS / "latent-v2.npz"), str(text),
+                  "--decode", "max-z"])
+    assert r.exit_code == 0 and r.output == (MODELS / "latent-v2.parsed.conllu").read_text()
