@@ -64,8 +64,8 @@ def _table(scores: dict) -> str:
 
 
 @cli.command("evaluate")
-@click.argument("gold", type=click.Path(dir_okay=False))
-@click.argument("pred", type=click.Path(dir_okay=False))
+@click.argument("gold", type=click.Path())
+@click.argument("pred", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @FORMAT
 def evaluate_cmd(gold, pred, as_json, fmt):
@@ -75,9 +75,9 @@ def evaluate_cmd(gold, pred, as_json, fmt):
 
 
 @cli.command("compare")
-@click.argument("gold", type=click.Path(dir_okay=False))
-@click.argument("a", type=click.Path(dir_okay=False))
-@click.argument("b", type=click.Path(dir_okay=False))
+@click.argument("gold", type=click.Path())
+@click.argument("a", type=click.Path())
+@click.argument("b", type=click.Path())
 @click.option("--metric", type=click.Choice(["UAS", "LAS"]), default="UAS", show_default=True)
 @click.option("--samples", type=click.IntRange(100), default=10000, show_default=True,
               help="Permutations for the paired permutation test.")
@@ -99,8 +99,8 @@ def compare_cmd(gold, a, b, metric, samples, seed, as_json, fmt):
 
 
 @cli.command("baseline")
-@click.argument("input", type=click.Path(dir_okay=False, allow_dash=True), default="-")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
+@click.argument("input", type=click.Path(allow_dash=True), default="-")
+@click.option("-o", "--output", type=click.Path(allow_dash=True), default="-",
               help="Where to write the parsed file (default: stdout).")
 @click.option("--kind", type=click.Choice(sorted(BASELINES)), default="left", show_default=True,
               help="left: every word attaches to its left neighbour.")
@@ -128,11 +128,11 @@ def _given(ctx, names) -> list[str]:
               show_default=True,
               help="first-order: the graph-based parser; isbn: the generative Incremental "
                    "Sigmoid Belief Network parser (Titov & Henderson 2007).")
-@click.option("--train", "train_path", required=True, type=click.Path(dir_okay=False),
+@click.option("--train", "train_path", required=True, type=click.Path(),
               help="Training treebank (CoNLL-U or CoNLL-X).")
-@click.option("--dev", "dev_path", type=click.Path(dir_okay=False),
+@click.option("--dev", "dev_path", type=click.Path(),
               help="Development treebank: the epoch with the best LAS on it is kept.")
-@click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False),
+@click.option("--model", "model_path", required=True, type=click.Path(),
               help="Where to write the model file.")
 @click.option("--trainer", type=click.Choice(["perceptron", "mira", "mira-kbest",
                                               "mira-factored", "loglinear", "loglinear-sgd",
@@ -247,9 +247,9 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
 
 
 @cli.command("parse")
-@click.argument("input", type=click.Path(dir_okay=False, allow_dash=True), default="-")
-@click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
+@click.argument("input", type=click.Path(allow_dash=True), default="-")
+@click.option("--model", "model_path", required=True, type=click.Path())
+@click.option("-o", "--output", type=click.Path(allow_dash=True), default="-",
               help="Where to write the parsed file (default: stdout).")
 @click.option("--decoder", type=click.Choice(["mst", "eisner"]),
               help="First-order models: override the model's decoder.")
@@ -291,8 +291,8 @@ def _flag(ctx, name: str, value=True) -> str:
 
 
 @cli.command("projectivize")
-@click.argument("input", type=click.Path(dir_okay=False, allow_dash=True))
-@click.argument("output", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("input", type=click.Path(allow_dash=True))
+@click.argument("output", type=click.Path(allow_dash=True))
 @click.option("--multi-root", is_flag=True,
               help="Allow several words attached to the root (default: exactly one).")
 @click.option("--pseudo", type=click.Choice(["head", "path", "head+path"]),
@@ -317,8 +317,8 @@ def projectivize_cmd(input, output, multi_root, pseudo, fmt):
 
 
 @cli.command("deprojectivize")
-@click.argument("input", type=click.Path(dir_okay=False, allow_dash=True))
-@click.argument("output", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("input", type=click.Path(allow_dash=True))
+@click.argument("output", type=click.Path(allow_dash=True))
 @click.option("--pseudo", type=click.Choice(["head", "path", "head+path"]), required=True,
               help="The encoding the lifts were made with.")
 @FORMAT

@@ -25,7 +25,9 @@ from arborparse.io.atomic import atomic_open
 COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
 ID, FORM, LEMMA, UPOS, XPOS, FEATS, HEAD, DEPREL, DEPS, MISC = range(10)
 FORMATS = ("auto", "conllu", "conllx")
-_SUFFIX_FORMAT = {".conllu": "conllu", ".conll": "conllx", ".conllx": "conllx"}
+FORMAT_NAMES = {"conllu": "CoNLL-U", "conllx": "CoNLL-X"}
+# suffixes that name one format; any other (``.conll`` is used for both) goes by content
+_SUFFIX_FORMAT = {".conllu": "conllu", ".conllx": "conllx"}
 
 
 @dataclass(eq=False)
@@ -162,19 +164,24 @@ def _open_lines(source) -> tuple[Iterator[bytes], str]:
 
 
 def _blocks(lines: Iterable[bytes], name: str) -> Iterator[tuple[int, list[str]]]:
-    """Group decoded lines into sentences: (first line number, lines without newlines)."""
+    """Group decoded lines into sentences: (first line number, lines without newlines).
+
+    A UTF-8 byte-order mark at the start is skipped; the last sentence needs no blank line
+    after it (as in the CoNLL 2018 evaluation script).
+    """
     block: list[str] = []
     start = 0
-    lineno = 0
-    last = ""
     for lineno, raw in enumerate(lines, 1):
+        if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as err:
             raise TreebankFormatError(
                 name, lineno, f"cannot decode as UTF-8 (byte 0x{raw[err.start]:02x} "
                 f"at column {err.start + 1})") from None
-        last = text
+        if not text.endswith("\n"):
+            _check_last_line(name, lineno, text)
         text = text.rstrip("\n")
         if text.endswith("\r"):
             text = text[:-1]
@@ -186,13 +193,22 @@ def _blocks(lines: Iterable[bytes], name: str) -> Iterator[tuple[int, list[str]]
         if not block:
             start = lineno
         block.append(text)
-    if block or (lineno and not last.endswith("\n")):
-        raise TreebankFormatError(name, lineno, "missing blank line at the end of the file "
-                                  "(every sentence must end with an empty line)")
+    if block:
+        yield start, block
 
 
-def _sniff(path_name: str, lines: list[str]) -> str:
-    suffix = Path(path_name).suffix.lower()
+def _check_last_line(name: str, lineno: int, text: str) -> None:
+    """A last line without its newline must be whole: a comment, blank, or 10 columns."""
+    columns = text.count("\t") + 1
+    if text.strip() and not text.startswith("#") and columns < 10:
+        raise TreebankFormatError(name, lineno, f"the last line is truncated ({columns} of 10 "
+                                  "columns and no newline): the file may have been cut short")
+
+
+def _sniff(name: str, lines: list[str]) -> str:
+    """CoNLL-U or CoNLL-X: by the suffix ``.conllu`` or ``.conllx``, else by the first
+    sentence's content (``.conll`` files come in both)."""
+    suffix = Path(name).suffix.lower()
     if suffix in _SUFFIX_FORMAT:
         return _SUFFIX_FORMAT[suffix]
     for text in lines:
@@ -205,6 +221,17 @@ def _sniff(path_name: str, lines: list[str]) -> str:
             if cols[DEPS].isdigit():
                 return "conllx"
     return "conllu"
+
+
+def _not_treebank(name: str, start: int, lines: list[str], fmt: str) -> None:
+    """Refuse a first sentence that is not CoNLL at all (plain text, say) in one line."""
+    first = next((i for i, text in enumerate(lines)
+                  if not (text.startswith("#") and fmt == "conllu")), None)
+    if first is not None and "\t" not in lines[first]:
+        lineno = start + first
+        raise TreebankFormatError(
+            name, lineno, f"does not look like {FORMAT_NAMES[fmt]}: line {lineno} has 1 column "
+            "(10 tab-separated columns are expected; plain text must be tokenized first)")
 
 
 def _parse_block(name: str, start: int, lines: list[str], fmt: str) -> Sentence:
@@ -285,7 +312,9 @@ def iter_conllu(source, format: str = "auto") -> Iterator[Sentence]:
     ----------
     source : path, ``"-"`` for standard input, or an open file (binary or text)
     format : ``"auto"``, ``"conllu"`` or ``"conllx"``. ``auto`` goes by the suffix
-        (``.conllu``; ``.conll``/``.conllx``), then by the first sentence's content.
+        ``.conllu`` or ``.conllx``, else (``.conll``, stdin, ...) by the first sentence's
+        content: comments, ranges, empty nodes or DEPS mean CoNLL-U, a numeric PHEAD
+        column CoNLL-X.
 
     Raises
     ------
@@ -296,9 +325,12 @@ def iter_conllu(source, format: str = "auto") -> Iterator[Sentence]:
         raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
     lines, name = _open_lines(source)
     fmt = None if format == "auto" else format
+    first = True
     for start, block in _blocks(lines, name):
-        if fmt is None:
-            fmt = _sniff(name, block)
+        fmt = fmt or _sniff(name, block)
+        if first:
+            _not_treebank(name, start, block, fmt)
+            first = False
         yield _parse_block(name, start, block, fmt)
 
 

@@ -18,6 +18,7 @@ from arborparse.errors import ArborparseError
 from arborparse.io.atomic import atomic_open
 
 FORMAT = "arborparse"
+_ZIP_MAGIC = b"PK\x03\x04"
 
 
 class ModelFileError(ArborparseError):
@@ -34,41 +35,58 @@ def save(path, kind: str, version: int, header: dict, arrays: dict[str, np.ndarr
         np.savez_compressed(handle, **payload)
 
 
-def kind_of(path) -> str:
-    """The kind of model a file holds (raises ModelFileError for anything else)."""
-    path = Path(path)
+def _read(path: Path, arrays: bool) -> tuple[dict, dict[str, np.ndarray]]:
+    """The header of a model file and, if asked, its arrays; ModelFileError otherwise."""
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            meta = json.loads(archive["header"].tobytes().decode("utf-8"))
+        with open(path, "rb") as handle:
+            magic = handle.read(4)
     except FileNotFoundError:
         raise ModelFileError(f"{path}: no such model file") from None
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile, EOFError,
-            json.JSONDecodeError) as err:
-        raise ModelFileError(f"{path}: not a readable arborparse model file ({err})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ModelFileError(f"{path}: not an arborparse model file")
-    return str(meta.get("kind"))
-
-
-def load(path, kind: str, version: int) -> tuple[dict, dict[str, np.ndarray]]:
-    """Read a model file: (header, arrays). Raises ModelFileError with what is wrong."""
-    path = Path(path)
+    except OSError as err:
+        raise ModelFileError(f"{path}: cannot read the model file ({err.strerror})") from None
+    if magic != _ZIP_MAGIC:
+        raise ModelFileError(f"{path}: not an arborparse model file (not an .npz archive)")
     try:
         with np.load(path, allow_pickle=False) as archive:
             if "header" not in archive.files:
                 raise ModelFileError(f"{path}: not an arborparse model file (no header)")
             meta = json.loads(archive["header"].tobytes().decode("utf-8"))
-            arrays = {name: archive[name] for name in archive.files if name != "header"}
-    except FileNotFoundError:
-        raise ModelFileError(f"{path}: no such model file") from None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError, json.JSONDecodeError) as err:
-        raise ModelFileError(f"{path}: not a readable arborparse model file ({err})") from None
+            content = {name: archive[name] for name in archive.files
+                       if name != "header"} if arrays else {}
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as err:
+        raise ModelFileError(f"{path}: a damaged model file ({err})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ModelFileError(f"{path}: not an arborparse model file")
+    return meta, content
+
+
+def is_model(path) -> bool:
+    """True when `path` holds a model file of ours (whatever its kind or version)."""
+    try:
+        _read(Path(path), arrays=False)
+    except ModelFileError:
+        return False
+    return True
+
+
+def kind_of(path) -> str:
+    """The kind of model a file holds (raises ModelFileError for anything else)."""
+    return str(_read(Path(path), arrays=False)[0].get("kind"))
+
+
+def load(path, kind: str, version: int) -> tuple[dict, dict[str, np.ndarray]]:
+    """Read a model file: (header, arrays). Raises ModelFileError with what is wrong."""
+    path = Path(path)
+    meta, arrays = _read(path, arrays=True)
     if meta.get("kind") != kind:
         raise ModelFileError(f"{path}: a model of kind {meta.get('kind')!r}, "
                              f"expected {kind!r}")
-    if meta.get("version") != version:
-        raise ModelFileError(f"{path}: model file version {meta.get('version')}, this arborparse "
+    found = meta.get("version")
+    if type(found) is not int:
+        raise ModelFileError(f"{path}: the model file's version is {found!r}, not a number "
+                             f"(this arborparse reads version {version}); the file was edited "
+                             "or written by another program")
+    if found != version:
+        raise ModelFileError(f"{path}: model file version {found}, this arborparse "
                              f"reads version {version}; retrain the model with this version")
     return meta, arrays

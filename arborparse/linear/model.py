@@ -198,9 +198,19 @@ class FirstOrderModel:
             if name not in arrays:
                 raise files.ModelFileError(f"{path}: the model file has no {name!r} array")
         try:
-            model = cls(arrays["weights"], list(header["labels"]),
+            labels = header["labels"]
+            if not isinstance(labels, list) or not labels or \
+                    not all(isinstance(label, str) and label for label in labels):
+                raise ValueError("'labels' must be a non-empty list of labels")
+            model = cls(arrays["weights"], labels,
                         arrays["keys"].astype(np.uint64), arrays["label_keys"].astype(np.uint64),
                         int(header["clusters"]), bool(header["squeeze"]))
+            size = model.weights.shape
+            expected = len(model.keys) + len(model.label_keys) * len(labels)
+            if len(size) != 1 or (model.hashed and (size[0] < 2 or size[0] & (size[0] - 1))) \
+                    or (not model.hashed and size[0] != expected):
+                raise ValueError(f"the weights have shape {size}, expected "
+                                 + ("a power of two" if model.hashed else f"({expected},)"))
         except (KeyError, TypeError, ValueError) as e:
             raise files.ModelFileError(f"{path}: the model file's header is invalid ({e})") from e
         return model, header

@@ -82,12 +82,16 @@ def test_conllx_is_read_by_suffix_and_content(tmp_path):
         assert s.format == "conllx" and s.heads.tolist() == [-1, 2, 0]
     (s,) = read_conllu(write(tmp_path, text, "x.conllu"))
     assert s.format == "conllu"
+    # .conll is used for both formats: it goes by content
+    conllu = "# sent_id = 1\n" + text.replace("\t0\tROOT\n", "\t_\t_\n")
+    (s,) = read_conllu(write(tmp_path, conllu, "y.conll"))
+    assert s.format == "conllu"
 
 
 def test_conllx_rejects_conllu_only_lines(tmp_path):
     text = "1-2\tab\t_\t_\t_\t_\t_\t_\t_\t_\n1\tA\ta\tN\tNN\t_\t0\tROOT\t_\t_\n\n"
-    with pytest.raises(TreebankFormatError, match=r"x\.conll:1: malformed ID"):
-        read_conllu(write(tmp_path, text, "x.conll"))
+    with pytest.raises(TreebankFormatError, match=r"x\.conllx:1: malformed ID"):
+        read_conllu(write(tmp_path, text, "x.conllx"))
 
 
 ERRORS = [
@@ -101,9 +105,9 @@ ERRORS = [
     ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n1\tB\tb\tN\tNN\t_\t1\tdep\t_\t_\n\n", 2,
      "word ID 1 out of order"),
     ("1\tA\ta\tN\tNN\t_\t1\troot\t_\t_\n\n", 1, "its own head"),
-    ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n\n1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n", 3,
-     "missing blank line"),
-    ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_", 1, "missing blank line"),
+    ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n\n1\tA\ta\tN", 3, "last line is truncated (4 of 10"),
+    ("A dog barks.\nIt sleeps.\n", 1, "does not look like CoNLL-U: line 1 has 1 column"),
+    ("# text = plain\nA dog barks.\n\n", 2, "does not look like CoNLL-U: line 2 has 1"),
     ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n# late\n\n", 2, "comment line after"),
     ("1\tA\ta\tN\t\t_\t0\troot\t_\t_\n\n", 1, "column XPOS is empty"),
     ("2-3\tAB\t_\t_\t_\t_\t_\t_\t_\t_\n1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n\n", 1,
@@ -175,6 +179,18 @@ def test_check_tree_needs_heads():
     assert not s.has_tree
     with pytest.raises(TreebankFormatError, match="word 1 has no HEAD"):
         check_tree(s)
+
+
+def test_byte_order_mark_and_no_final_blank_line(tmp_path):
+    text = "1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n\n1\tB\tb\tN\tNN\t_\t0\troot\t_\t_"
+    for content in (text, text + "\n", "\ufeff" + text + "\n"):
+        sentences = read_conllu(write(tmp_path, content, "x.conllu"))
+        assert [s.forms for s in sentences] == [["A"], ["B"]]
+
+
+def test_a_directory_is_one_line(tmp_path):
+    with pytest.raises(TreebankFormatError, match="cannot open: Is a directory"):
+        read_conllu(tmp_path)
 
 
 def test_ud_gold_trees_are_single_rooted(ud_files):

@@ -38,7 +38,7 @@ def test_wrong_version_and_kind(parser, tmp_path):
     files.save(path, "isbn", 1, {}, {"weights": np.zeros(4)})
     with pytest.raises(ModelFileError, match="kind 'isbn'"):
         Parser.load(path)
-    header = {"labels": [], "decoder": "mst", "single_root": True}
+    header = {"labels": ["root"], "decoder": "mst", "single_root": True}
     files.save(path, "first-order", 2, header, {"weights": np.zeros(4)})
     with pytest.raises(ModelFileError, match="no 'keys' array"):
         Parser.load(path)
@@ -52,10 +52,35 @@ def test_wrong_version_and_kind(parser, tmp_path):
         Parser.load(path)
 
 
+def test_hand_edited_headers_are_refused(parser, tmp_path):
+    path = tmp_path / "m.npz"
+    parser.save(path)
+    header, arrays = files.load(path, "first-order", 2)
+    for change, message in (({"labels": []}, "non-empty list of labels"),
+                            ({"labels": "nsubj"}, "non-empty list of labels"),
+                            ({"labels": [1, 2]}, "non-empty list of labels"),
+                            ({"version": "2"}, "version is '2', not a number")):
+        edited = {k: v for k, v in {**header, **change}.items() if k not in ("format", "kind")}
+        version = edited.pop("version")
+        files.save(path, "first-order", version, edited, arrays)
+        with pytest.raises(ModelFileError, match=message):
+            Parser.load(path)
+    meta = {k: v for k, v in header.items() if k not in ("format", "kind", "version")}
+    files.save(path, "first-order", 2, meta, {**arrays, "weights": arrays["weights"][:1000]})
+    with pytest.raises(ModelFileError, match=r"weights have shape \(1000,\), expected a power"):
+        Parser.load(path)
+
+
 def test_damaged_files(tmp_path):
     garbage = tmp_path / "g.npz"
     garbage.write_bytes(b"not a zip at all")
-    with pytest.raises(ModelFileError, match="not a readable arborparse model"):
+    for content in (b"not a zip at all", bytes(range(256)) * 4, b"\x80\x04K\x01."):
+        garbage.write_bytes(content)  # the last one is a pickle
+        with pytest.raises(ModelFileError, match="not an arborparse model file") as err:
+            Parser.load(garbage)
+        assert "pickle" not in str(err.value)
+    garbage.write_bytes(b"PK\x03\x04" + bytes(100))
+    with pytest.raises(ModelFileError, match="a damaged model file"):
         Parser.load(garbage)
     with pytest.raises(ModelFileError, match="no such model file"):
         Parser.load(tmp_path / "missing.npz")
