@@ -1,12 +1,21 @@
 """The ``arborparse`` command: a thin layer over the Python API.
 
-Exit status: 0 on success, 1 on a user error (one line on stderr), 2 on a usage error.
+Exit status: 0 on success (a closed output pipe, as in ``parse | head``, included), 1 on a
+user error (one line on stderr), 2 on a usage error, 130 when interrupted (Ctrl-C or
+SIGTERM; a training run says which epoch it kept).
+
+Outputs are checked before any work: an output that is also an input of the command is
+refused, and so is replacing a file that is not a model of ours with a model or a model
+with anything else, unless ``--force``.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
+import warnings
 
 import click
 
@@ -15,23 +24,60 @@ from arborparse.baselines import BASELINES
 from arborparse.errors import ArborparseError
 from arborparse.eval import LENGTH_BINS, compare, evaluate
 from arborparse.io import iter_conllu, read_conllu, write_conllu
+from arborparse.io.atomic import check_writable
+from arborparse.io.model_files import is_model
+from arborparse.training import TrainingInterrupted
 
 FORMAT = click.option("--format", "fmt", type=click.Choice(["auto", "conllu", "conllx"]),
                       default="auto", show_default=True,
-                      help="Input format; auto goes by suffix, then by content.")
+                      help="Input format; auto goes by the suffix .conllu or .conllx, then by "
+                           "content.")
+FORCE = click.option("--force", is_flag=True,
+                     help="Replace the output even if it is a model file (or, for a model, a "
+                          "file that is not one).")
 
 
 class _Group(click.Group):
-    """Turns every ArborparseError into one line on stderr and exit status 1."""
+    """Turns every ArborparseError and I/O error into one line on stderr and exit status 1;
+    a closed output pipe ends quietly."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except TrainingInterrupted as err:
+            click.echo(f"Interrupted: {err}", err=True)
+            sys.exit(130)
         except ArborparseError as err:
             raise click.ClickException(str(err)) from None
         except BrokenPipeError:
-            sys.stderr.close()
-            sys.exit(1)
+            # the reader is gone (parse | head): stop quietly, and keep Python's final
+            # flush of stdout from complaining
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(0)
+        except OSError as err:
+            where = f"{err.filename}: " if err.filename else ""
+            raise click.ClickException(f"{where}{err.strerror or err}") from None
+
+
+def _output(path, inputs=(), model: bool = False, force: bool = False) -> None:
+    """Check, before any work, that the command may write `path` (see the module
+    docstring); `inputs` are the paths the command reads."""
+    if path is None or str(path) == "-":
+        return
+    for other in inputs:
+        if other is not None and str(other) != "-" and os.path.exists(other) and \
+                os.path.exists(path) and os.path.samefile(path, other):
+            raise ArborparseError(f"{path} is also an input of this command; write the "
+                                  "output elsewhere")
+    check_writable(path)
+    if not force and os.path.isfile(path) and os.path.getsize(path) > 0 and \
+            is_model(path) != model:
+        what = "is not an arborparse model file" if model else "is an arborparse model file"
+        raise ArborparseError(f"{path} exists and {what}; use --force to replace it")
+
+
+def _warning(message, category, filename, lineno, file=None, line=None):
+    click.echo(f"Warning: {message}", err=True)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -44,7 +90,8 @@ def _table(scores: dict) -> str:
     keys = ("UAS", "LAS", "UAS_nopunct", "LAS_nopunct", "LAS_full", "LA", "UCM", "LCM",
             "root_accuracy", "nonproj_accuracy")
     lines = [f"{'metric':<18}{'score':>8}"]
-    lines += [f"{k:<18}{scores[k]:>8.2f}" for k in keys]
+    lines += [f"{k:<18}{'n/a':>8}" if scores[k] is None else f"{k:<18}{scores[k]:>8.2f}"
+              for k in keys]
     lines.append(f"{'words':<18}{scores['words']:>8}")
     lines.append(f"{'sentences':<18}{scores['sentences']:>8}")
     lines.append(f"{'nonproj_arcs':<18}{scores['nonproj_arcs']:>8}")
@@ -78,10 +125,12 @@ def evaluate_cmd(gold, pred, as_json, fmt):
 @click.argument("gold", type=click.Path())
 @click.argument("a", type=click.Path())
 @click.argument("b", type=click.Path())
-@click.option("--metric", type=click.Choice(["UAS", "LAS"]), default="UAS", show_default=True)
+@click.option("--metric", type=click.Choice(["UAS", "LAS"]), default="UAS", show_default=True,
+              help="The score compared, sentence by sentence.")
 @click.option("--samples", type=click.IntRange(100), default=10000, show_default=True,
               help="Permutations for the paired permutation test.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the permutations.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @FORMAT
 def compare_cmd(gold, a, b, metric, samples, seed, as_json, fmt):
@@ -105,8 +154,10 @@ def compare_cmd(gold, a, b, metric, samples, seed, as_json, fmt):
 @click.option("--kind", type=click.Choice(sorted(BASELINES)), default="left", show_default=True,
               help="left: every word attaches to its left neighbour.")
 @FORMAT
-def baseline_cmd(input, output, kind, fmt):
+@FORCE
+def baseline_cmd(input, output, kind, fmt, force):
     """Parse INPUT with a trivial baseline (a floor for every evaluation)."""
+    _output(output, [input], force=force)
     parse = BASELINES[kind]
     write_conllu([parse(s) for s in read_conllu(input, fmt)], output)
 
@@ -115,6 +166,24 @@ FIRST_ORDER_OPTIONS = ("trainer", "decoder", "train_decoder", "hash_bits",
                        "exact_features", "k", "C", "clusters", "init_noise", "squeeze")
 ISBN_OPTIONS = ("hidden", "features", "latent_links", "approximation", "pseudo", "cutoff",
                 "batch_size", "patience", "beam", "branching")
+ONLINE = ("perceptron", "mira", "mira-kbest", "mira-factored")
+LATENT = ("latent", "latent-lbfgs")
+# first-order options that only some trainers take
+TRAINER_OPTIONS = {"k": ("mira-kbest",),
+                   "C": ("mira", "mira-kbest", "mira-factored", "loglinear", "loglinear-sgd",
+                         "eg") + LATENT,
+                   "learning_rate": ("loglinear-sgd", "eg", "latent"),
+                   "exact_features": ONLINE,
+                   "clusters": LATENT, "init_noise": LATENT, "squeeze": LATENT}
+
+
+def _refuse(ctx, names, what: str) -> None:
+    """A usage error for the options among `names` given on the command line."""
+    wrong = _given(ctx, names)
+    if wrong:
+        flags = ", ".join(_flag(ctx, name) for name in wrong)
+        verb = "does" if len(wrong) == 1 else "do"
+        raise click.UsageError(f"{flags} {verb} not apply to {what}")
 
 
 def _given(ctx, names) -> list[str]:
@@ -131,9 +200,11 @@ def _given(ctx, names) -> list[str]:
 @click.option("--train", "train_path", required=True, type=click.Path(),
               help="Training treebank (CoNLL-U or CoNLL-X).")
 @click.option("--dev", "dev_path", type=click.Path(),
-              help="Development treebank: the epoch with the best LAS on it is kept.")
+              help="Development treebank (optional): the epoch with the best LAS on it is "
+                   "kept; without it, the last epoch.")
 @click.option("--model", "model_path", required=True, type=click.Path(),
-              help="Where to write the model file.")
+              help="Where to write the model file; the best epoch is saved there as soon as "
+                   "it is best, so an interrupted run keeps it.")
 @click.option("--trainer", type=click.Choice(["perceptron", "mira", "mira-kbest",
                                               "mira-factored", "loglinear", "loglinear-sgd",
                                               "eg", "latent", "latent-lbfgs"]),
@@ -148,8 +219,11 @@ def _given(ctx, names) -> list[str]:
               help="Decoder during training (default: --decoder).")
 @click.option("--multi-root", is_flag=True,
               help="Allow several words attached to the root (default: exactly one).")
-@click.option("--epochs", type=click.IntRange(1), default=10, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--epochs", type=click.IntRange(1), default=10, show_default=True,
+              help="Passes over the training data (loglinear, latent-lbfgs: L-BFGS "
+                   "iterations); with --dev the best one is kept.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the shuffling (and of the initial weights where they are random).")
 @click.option("--hash-bits", type=click.IntRange(10, 31), default=23, show_default=True,
               help="log2 of the hashed weight vector's size.")
 @click.option("--exact-features", is_flag=True,
@@ -191,64 +265,63 @@ def _given(ctx, names) -> list[str]:
               help="isbn: labels K expanded per arc in the search.")
 @click.option("--quiet", is_flag=True, help="No progress bar or epoch lines.")
 @FORMAT
+@FORCE
 @click.pass_context
 def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decoder,
               train_decoder, multi_root, epochs, seed, hash_bits, exact_features, k, C,
               learning_rate, clusters, init_noise, squeeze, hidden, features, latent_links,
               approximation, pseudo, cutoff, batch_size, patience, beam, branching, quiet,
-              fmt):
+              fmt, force):
     """Train a parser and save the best epoch's model."""
-    from arborparse.linear.online import OnlineTrainer
     from arborparse.linear.loglinear import LogLinearTrainer
+    from arborparse.linear.online import OnlineTrainer
 
-    wrong = _given(ctx, FIRST_ORDER_OPTIONS if model_type == "isbn" else ISBN_OPTIONS)
-    if wrong:
-        names = ", ".join("--" + w.replace("_", "-") for w in wrong)
-        verb = "does" if len(wrong) == 1 else "do"
-        raise click.UsageError(f"{names} {verb} not apply to --model-type {model_type}")
-    latent = trainer.startswith("latent")
-    if exact_features and (trainer.startswith("loglinear") or trainer == "eg" or latent):
-        raise click.UsageError("--exact-features applies to the online trainers only")
-    if (clusters is not None or squeeze) and not latent:
-        raise click.UsageError("--clusters and --squeeze apply to the latent trainers only")
+    if model_type == "isbn":
+        _refuse(ctx, FIRST_ORDER_OPTIONS, "--model-type isbn")
+    else:
+        _refuse(ctx, ISBN_OPTIONS, "--model-type first-order")
+        _refuse(ctx, [name for name, trainers in TRAINER_OPTIONS.items()
+                      if trainer not in trainers], f"--trainer {trainer}")
+    _output(model_path, [train_path, dev_path], model=True, force=force)
+    latent = trainer in LATENT
     train = read_conllu(train_path, fmt)
     dev = read_conllu(dev_path, fmt) if dev_path else None
     if model_type == "isbn":
         from arborparse.isbn.train import ISBNTrainer
 
-        fitted = ISBNTrainer(hidden, features, latent_links, pseudo, cutoff, cutoff, epochs,
-                             patience, batch_size,
-                             0.005 if learning_rate is None else learning_rate, beam=beam,
-                             branching=branching, seed=seed, progress=not quiet,
-                             approximation=approximation,
-                             single_root=not multi_root).fit(train, dev)
+        trainer_ = ISBNTrainer(hidden, features, latent_links, pseudo, cutoff, cutoff, epochs,
+                               patience, batch_size,
+                               0.005 if learning_rate is None else learning_rate, beam=beam,
+                               branching=branching, seed=seed, progress=not quiet,
+                               approximation=approximation, single_root=not multi_root)
     elif trainer == "eg":
         from arborparse.linear.eg import EGTrainer
 
-        fitted = EGTrainer(1.0 if C is None else C, epochs, decoder=decoder,
-                           train_decoder=train_decoder, single_root=not multi_root,
-                           hash_bits=hash_bits, progress=not quiet,
-                           learning_rate=learning_rate).fit(train, dev)
+        trainer_ = EGTrainer(1.0 if C is None else C, epochs, decoder=decoder,
+                             train_decoder=train_decoder, single_root=not multi_root,
+                             hash_bits=hash_bits, progress=not quiet,
+                             learning_rate=learning_rate)
     elif trainer.startswith("loglinear") or latent:
         optimizer = "sgd" if trainer in ("loglinear-sgd", "latent") else "lbfgs"
-        fitted = LogLinearTrainer(optimizer, 1.0 if C is None else C, epochs,
-                                  0.1 if learning_rate is None else learning_rate,
-                                  decoder, train_decoder, not multi_root, seed, hash_bits,
-                                  progress=not quiet, clusters=(clusters or 2) if latent else 1,
-                                  init_noise=init_noise if latent else 0.0,
-                                  squeeze=squeeze).fit(train, dev)
+        trainer_ = LogLinearTrainer(optimizer, 1.0 if C is None else C, epochs,
+                                    0.1 if learning_rate is None else learning_rate,
+                                    decoder, train_decoder, not multi_root, seed, hash_bits,
+                                    progress=not quiet,
+                                    clusters=(clusters or 2) if latent else 1,
+                                    init_noise=init_noise if latent else 0.0, squeeze=squeeze)
     else:
-        fitted = OnlineTrainer(trainer, epochs, decoder, train_decoder, not multi_root, seed,
-                               hash_bits, exact_features, k, float("inf") if C is None else C,
-                               progress=not quiet).fit(train, dev)
-    fitted.parser_.save(model_path)
+        trainer_ = OnlineTrainer(trainer, epochs, decoder, train_decoder, not multi_root, seed,
+                                 hash_bits, exact_features, k,
+                                 float("inf") if C is None else C, progress=not quiet)
+    fitted = trainer_.fit(train, dev, save_best=model_path)
     if not quiet:
         click.echo(f"saved {model_path} (epoch {fitted.best_epoch_})", err=True)
 
 
 @cli.command("parse")
 @click.argument("input", type=click.Path(allow_dash=True), default="-")
-@click.option("--model", "model_path", required=True, type=click.Path())
+@click.option("--model", "model_path", required=True, type=click.Path(),
+              help="The model file (any kind: arborparse train writes them).")
 @click.option("-o", "--output", type=click.Path(allow_dash=True), default="-",
               help="Where to write the parsed file (default: stdout).")
 @click.option("--decoder", type=click.Choice(["mst", "eisner"]),
@@ -265,13 +338,15 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
 @click.option("--branching", type=click.IntRange(1),
               help="ISBN models: labels expanded per arc (default: the model's).")
 @FORMAT
+@FORCE
 @click.pass_context
-def parse_cmd(ctx, input, model_path, output, fmt, **options):
+def parse_cmd(ctx, input, model_path, output, fmt, force, **options):
     """Parse INPUT (CoNLL-U or CoNLL-X; default stdin): only HEAD and DEPREL change
     (and MISC with --marginals). The options the model does not take are refused."""
     from arborparse.options import OptionError, check_options
     from arborparse.pipeline import load
 
+    _output(output, [input, model_path], force=force)
     parser = load(model_path)
     given = {name: options[name] for name in _given(ctx, options)}
     try:
@@ -299,12 +374,14 @@ def _flag(ctx, name: str, value=True) -> str:
               help="Pseudo-projective: lift non-projective arcs and encode the lifts in the "
                    "labels (Nivre & Nilsson 2005), undone by `deprojectivize`.")
 @FORMAT
-def projectivize_cmd(input, output, multi_root, pseudo, fmt):
+@FORCE
+def projectivize_cmd(input, output, multi_root, pseudo, fmt, force):
     """Make each tree of INPUT projective; write OUTPUT. By default, the projective tree
     that keeps the most of its arcs (Eisner's algorithm on +1/-1 scores)."""
     from arborparse.io import check_tree
     from arborparse.transforms import lift, projectivize
 
+    _output(output, [input], force=force)
     sentences = read_conllu(input, fmt)
     out, changed = [], 0
     for s in sentences:
@@ -322,13 +399,21 @@ def projectivize_cmd(input, output, multi_root, pseudo, fmt):
 @click.option("--pseudo", type=click.Choice(["head", "path", "head+path"]), required=True,
               help="The encoding the lifts were made with.")
 @FORMAT
-def deprojectivize_cmd(input, output, pseudo, fmt):
+@FORCE
+def deprojectivize_cmd(input, output, pseudo, fmt, force):
     """Undo pseudo-projective lifts encoded in the labels of INPUT (e.g. a parser's output
     trained on `projectivize --pseudo` data): move lifted words back and strip the marks."""
     from arborparse.transforms import lower
 
+    _output(output, [input], force=force)
     write_conllu((lower(s, pseudo) for s in iter_conllu(input, fmt)), output)
 
 
+def _terminate(signum, frame):
+    raise KeyboardInterrupt  # SIGTERM: clean up and stop as Ctrl-C does
+
+
 def main():
+    signal.signal(signal.SIGTERM, _terminate)
+    warnings.showwarning = _warning
     cli(prog_name="arborparse")

@@ -17,6 +17,7 @@ import numpy as np
 
 from arborparse.errors import ArborparseError, TreebankFormatError
 from arborparse.io.conllu import Sentence
+from arborparse.io.validate import check_tree
 from arborparse.trees.structure import nonprojective_arcs
 
 LENGTH_BINS = ("root", "1", "2", "3-6", ">6")
@@ -36,24 +37,35 @@ def is_punct(sentence: Sentence) -> np.ndarray:
 
 
 def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> None:
-    """Raise `ArborparseError` unless both files hold the same words, each with a HEAD;
-    name the first difference."""
-    for i, (g, p) in enumerate(zip(gold, pred), 1):
+    """Raise `ArborparseError` unless both files hold the same words, each sentence a tree
+    (as the CoNLL 2018 script demands: every word a HEAD, no cycle; CoNLL-U trees have one
+    root, CoNLL-X ones may have several); name the file and line of the first problem."""
+    for name, sentences in (("gold", gold), ("system", pred)):
+        if not sentences:
+            raise ArborparseError(f"the {name} file holds no sentences")
+    for g, p in zip(gold, pred):
         for s in (g, p):
             if not s.has_tree:
                 m = int(np.flatnonzero(s.heads[1:] < 0)[0]) + 1
                 raise TreebankFormatError(s.path, s.word_line(m),
                                           f"word {m} has no HEAD (evaluation needs trees)")
+            check_tree(s, single_root=s.format == "conllu")
         if g.forms != p.forms:
             where = next((m for m, (a, b) in enumerate(zip(g.forms, p.forms), 1) if a != b),
                          min(len(g), len(p)) + 1)
             raise ArborparseError(
-                f"sentence {i} differs at word {where}: gold {g.path}:{g.line} has "
-                f"{len(g)} words, system {p.path}:{p.line} has {len(p)} "
-                f"(first difference: {_word(g, where)!r} vs {_word(p, where)!r})")
+                f"the words differ: gold {_where(g, where)} has {_word(g, where)!r}, system "
+                f"{_where(p, where)} has {_word(p, where)!r} (word {where} of a sentence of "
+                f"{len(g)} words in gold, {len(p)} in the system file)")
     if len(gold) != len(pred):
         raise ArborparseError(f"the gold file has {len(gold)} sentences, "
                               f"the system file has {len(pred)}")
+
+
+def _where(sentence: Sentence, m: int) -> str:
+    """path:line of word m, or of the sentence when it has fewer words."""
+    line = sentence.word_line(m) if m <= len(sentence) else sentence.line
+    return f"{sentence.path}:{line}"
 
 
 def _word(sentence: Sentence, m: int) -> str:
@@ -99,8 +111,8 @@ def evaluate(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> dict:
 
     Returns a dict with ``UAS``, ``LAS``, ``LAS_full`` (whole DEPREL), ``UAS_nopunct``,
     ``LAS_nopunct``, ``LA`` (label accuracy), ``UCM``, ``LCM`` (complete match),
-    ``root_accuracy`` (gold root words predicted as root), ``nonproj_accuracy`` and
-    ``nonproj_arcs`` (gold non-projective arcs with the right head), ``words``,
+    ``root_accuracy`` (gold root words predicted as root), ``nonproj_accuracy`` (gold
+    non-projective arcs with the right head; None when there are none) and ``nonproj_arcs``, ``words``,
     ``sentences``, ``by_deprel`` (precision/recall/F1 of labeled attachment per universal
     DEPREL) and ``by_length`` (the same for unlabeled attachment by arc length bin).
     """
@@ -153,7 +165,8 @@ def evaluate(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> dict:
         "UCM": pct(total["ucm"], sentences),
         "LCM": pct(total["lcm"], sentences),
         "root_accuracy": pct(total["root_ok"], total["roots"]),
-        "nonproj_accuracy": pct(total["nonproj_ok"], total["nonproj"]),
+        "nonproj_accuracy": (pct(total["nonproj_ok"], total["nonproj"]) if total["nonproj"]
+                             else None),
         "nonproj_arcs": int(total["nonproj"]),
         "words": int(words),
         "sentences": int(sentences),

@@ -103,7 +103,9 @@ class Sentence:
         return self.line + len(self.comments) + self.word_rows[m - 1]
 
     def with_tree(self, heads, deprels=None) -> Sentence:
-        """A copy whose HEAD (and DEPREL, if given) columns are replaced; nothing else changes.
+        """A copy whose HEAD (and DEPREL, if given) columns are replaced. The columns that
+        describe the old tree become ``_``: DEPS (CoNLL-U; the enhanced graph) and
+        PHEAD/PDEPREL (CoNLL-X). Nothing else changes.
 
         Parameters
         ----------
@@ -118,22 +120,29 @@ class Sentence:
         if deprels is not None and len(deprels) != n:
             raise ValueError(f"deprels must have {n} labels, got {len(deprels)}")
         rows = [list(r) for r in self.rows]
+        stale = (DEPS,) if self.format == "conllu" else (DEPS, MISC)  # CoNLL-X PHEAD, PDEPREL
         for i, r in enumerate(self.word_rows):
             rows[r][HEAD] = str(int(heads[i + 1]))
             if deprels is not None:
                 rows[r][DEPREL] = deprels[i]
+            for column in stale:
+                rows[r][column] = "_"
         new_heads = heads.astype(np.int64, copy=True)
         new_heads[0] = -1
         return Sentence(list(self.comments), rows, list(self.word_rows), new_heads,
                         self.path, self.line, self.format)
 
     def with_misc(self, items: list[str]) -> Sentence:
-        """A copy with items[m - 1] (``Key=Value``) added to the MISC column of word m."""
+        """A copy with items[m - 1] (``Key=Value|Key=Value``) set in the MISC column of word
+        m: keys already there get the new values, other entries stay."""
         if len(items) != len(self):
             raise ValueError(f"need {len(self)} MISC items, got {len(items)}")
         rows = [list(r) for r in self.rows]
         for r, item in zip(self.word_rows, items):
-            rows[r][MISC] = item if rows[r][MISC] == "_" else f"{rows[r][MISC]}|{item}"
+            new = item.split("|")
+            keys = {entry.split("=", 1)[0] for entry in new}
+            old = [] if rows[r][MISC] == "_" else rows[r][MISC].split("|")
+            rows[r][MISC] = "|".join([e for e in old if e.split("=", 1)[0] not in keys] + new)
         return Sentence(list(self.comments), rows, list(self.word_rows), self.heads.copy(),
                         self.path, self.line, self.format)
 

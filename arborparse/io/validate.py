@@ -1,6 +1,9 @@
-"""Checks on gold trees used for training or evaluation."""
+"""Checks on input: gold trees for training or evaluation, tags for parsing."""
 
 from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -31,3 +34,32 @@ def check_tree(sentence: Sentence, single_root: bool = True) -> None:
             sentence.path, sentence.word_line(int(roots[1])) if len(roots) > 1 else sentence.line,
             f"{len(roots)} words attach to the root (words {', '.join(map(str, roots))}); "
             "single-root trees need exactly one (use multi-root mode to allow several)")
+
+
+TAG_COLUMNS = ("UPOS", "XPOS", "FEATS", "LEMMA")
+
+
+class MissingTagsWarning(UserWarning):
+    """Some words of the input have no UPOS."""
+
+
+def require_tags(sentences: Iterable[Sentence]) -> Iterator[Sentence]:
+    """Pass the sentences through, for a parser that reads tags: a sentence none of whose
+    words has a UPOS (CoNLL-X: CPOSTAG) raises `TreebankFormatError` naming the empty
+    tag columns; when the stream ends, a `MissingTagsWarning` counts the words without one."""
+    missing = 0
+    for s in sentences:
+        count = s.upos.count("_")
+        if count == len(s):
+            columns = (s.upos, s.xpos, s.feats, s.lemmas)
+            empty = [name for name, values in zip(TAG_COLUMNS, columns)
+                     if all(v == "_" for v in values)]
+            raise TreebankFormatError(
+                s.path, s.line, f"the words have no tags (column{'s' * (len(empty) > 1)} "
+                f"{', '.join(empty)} empty): this model parses tagged input; tag it first")
+        missing += count
+        yield s
+    if missing:
+        warnings.warn(f"{missing} word{'s' * (missing > 1)} of the input had no UPOS (_) and "
+                      "were parsed without it; expect lower accuracy", MissingTagsWarning,
+                      stacklevel=2)

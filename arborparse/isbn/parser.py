@@ -19,12 +19,12 @@ import torch
 from scipy.special import logsumexp
 
 from arborparse.io.conllu import Sentence
-from arborparse.io.validate import check_tree
+from arborparse.io import model_files as files
+from arborparse.io.validate import check_tree, require_tags
 from arborparse.isbn.history import FEATURE_SETS, Derivation, Inputs, Tokens, decisions_of
 from arborparse.isbn.network import Batch, Network
 from arborparse.isbn.search import Scorer, beam_search
 from arborparse.isbn.vocab import Vocabulary
-from arborparse.io import model_files as files
 from arborparse.options import check_options
 from arborparse.transforms import lift, lower
 
@@ -104,7 +104,7 @@ class ISBNParser:
         """Parse lazily, one sentence at a time (for streams); options as in `parse`."""
         check_options(self, options)
         beam, branching = options.get("beam"), options.get("branching")
-        return (self._parse_one(s, beam, branching) for s in sentences)
+        return (self._parse_one(s, beam, branching) for s in require_tags(sentences))
 
     def parse(self, sentences: Iterable[Sentence], **options) -> list[Sentence]:
         """Every sentence with HEAD and DEPREL of the most probable tree found.

@@ -26,6 +26,7 @@ from arborparse.isbn.history import FEATURE_SETS, Derivation, Inputs, Tokens, de
 from arborparse.isbn.network import APPROXIMATIONS, Batch, Network
 from arborparse.isbn.parser import ISBNParser
 from arborparse.isbn.vocab import Vocabulary
+from arborparse.training import keeps_best
 from arborparse.transforms import ENCODINGS, lift
 
 
@@ -73,8 +74,11 @@ class ISBNTrainer:
         return [Batch([derivations[i] for i in order[k:k + self.batch_size]])
                 for k in range(0, len(order), self.batch_size)]
 
-    def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> ISBNTrainer:
-        """Train on `train`, select on `dev` (without dev: the last epoch); return self."""
+    @keeps_best
+    def fit(self, train: list[Sentence], dev: list[Sentence] | None = None,
+            save_best=None) -> ISBNTrainer:
+        """Train on `train`, select on `dev` (without dev: the last epoch); return self.
+        `save_best`: a path where the best parser is saved as soon as it is best."""
         if not train:
             raise ArborparseError("the training data holds no sentences")
         for s in train:
@@ -94,7 +98,7 @@ class ISBNTrainer:
         delta = [torch.zeros_like(p) for p in params]
         eta, lam = self.learning_rate, self.decay
         rng = np.random.default_rng(self.seed)
-        self.history_, self.best_epoch_ = [], None
+        self.history_ = []
         best_score, best_state, previous_score, previous_nll, waited = -1.0, None, None, None, 0
         for epoch in range(1, self.epochs + 1):
             start, nll = time.perf_counter(), 0.0
@@ -122,14 +126,15 @@ class ISBNTrainer:
             previous_nll = nll
             parser.refresh()  # the search reads a numpy copy of the weights
             line = f"epoch {epoch}/{self.epochs}  {record['seconds']:.1f}s  NLL {nll:.1f}"
+            best = not dev
             if dev:
                 scores = evaluate(dev, parser.parse(dev))
                 record.update(UAS=scores["UAS"], LAS=scores["LAS"])
                 line += f"  dev UAS {scores['UAS']:.2f}  LAS {scores['LAS']:.2f}"
-                if scores["LAS"] >= best_score:
+                best = scores["LAS"] >= best_score
+                if best:
                     best_score, waited = scores["LAS"], 0
                     best_state = {k: v.clone() for k, v in net.state_dict().items()}
-                    self.best_epoch_ = epoch
                     line += "  (best)"
                 else:
                     waited += 1
@@ -137,6 +142,10 @@ class ISBNTrainer:
                     eta = max(eta * 0.3, 1e-5 * self.learning_rate)
                     lam = max(lam * 0.5, 1e-5 * self.decay)
                 previous_score = scores["LAS"]
+            if best:
+                if save_best is not None:
+                    parser.save(save_best)
+                self.best_epoch_ = epoch
             self.history_.append(record)
             if self.progress:
                 tqdm.write(line, file=sys.stderr)
@@ -144,8 +153,6 @@ class ISBNTrainer:
                 break
         if best_state is not None:
             net.load_state_dict(best_state)
-        else:
-            self.best_epoch_ = len(self.history_)
         parser.refresh()
         self.parser_ = parser
         return self

@@ -48,17 +48,23 @@ def gold_data(train: list[Sentence], single_root: bool, projective: bool = False
 
 
 class Epochs:
-    """The epoch loop's bookkeeping: a progress bar per epoch, the dev scores after it,
-    the history and the best parser (best dev LAS, or the last epoch without dev)."""
+    """The epoch loop's bookkeeping for `trainer`: a progress bar per epoch, the dev scores
+    after it, and the trainer's ``history_``, ``best_epoch_`` and ``parser_`` (best dev LAS,
+    or the last epoch without dev), kept up to date after every epoch; the best parser is
+    saved to `save_best` (a path) as soon as it is best (see `arborparse.training`)."""
 
-    def __init__(self, epochs: int, dev: list[Sentence] | None, progress: bool):
-        self.epochs = epochs
+    def __init__(self, trainer, dev: list[Sentence] | None, save_best=None):
+        self.trainer = trainer
+        self.epochs = trainer.epochs
         self.dev = dev
-        self.progress = progress
-        self.history: list[dict] = []
-        self.best_epoch: int | None = None
-        self.best_parser: Parser | None = None
+        self.progress = trainer.progress
+        self.save_best = save_best
+        trainer.history_, trainer.best_epoch_, trainer.parser_ = [], None, None
         self._best_score = -1.0
+
+    @property
+    def history(self) -> list[dict]:
+        return self.trainer.history_
 
     def bar(self, epoch: int, items: Iterable) -> Iterable:
         bar = tqdm(items, desc=f"epoch {epoch}/{self.epochs}", unit="sent",
@@ -69,18 +75,22 @@ class Epochs:
         return bar
 
     def end(self, epoch: int, parser: Parser, record: dict, summary: str) -> None:
-        """Evaluate the epoch's parser on dev, keep it if best, print one line."""
+        """Evaluate the epoch's parser on dev, keep (and save) it if best, print one line."""
         score = epoch
         if self.dev:
             scores = evaluate(self.dev, parser.parse(self.dev))
             record.update(UAS=scores["UAS"], LAS=scores["LAS"])
             score = scores["LAS"]
         self.history.append({"epoch": epoch, **record})
-        if score > self._best_score:
-            self._best_score, self.best_epoch, self.best_parser = score, epoch, parser
+        best = score > self._best_score
+        if best:
+            if self.save_best is not None:
+                parser.save(self.save_best)
+            self._best_score = score
+            self.trainer.best_epoch_, self.trainer.parser_ = epoch, parser
         if self.progress:
             line = f"epoch {epoch}/{self.epochs}  {summary}"
             if self.dev:
                 line += f"  dev UAS {record['UAS']:.2f}  LAS {record['LAS']:.2f}"
-                line += "  (best)" if self.best_epoch == epoch else ""
+                line += "  (best)" if best else ""
             tqdm.write(line, file=sys.stderr)

@@ -32,6 +32,7 @@ from arborparse.io.conllu import Sentence
 from arborparse.linear.common import Epochs, check_decoders, gold_data
 from arborparse.linear.model import FirstOrderModel
 from arborparse.linear.parser import Parser
+from arborparse.training import keeps_best
 
 
 class EGTrainer:
@@ -95,8 +96,11 @@ class EGTrainer:
                            - S[h[1:], m, lab[1:]].sum())
         return self.C * hinge + 0.5 * float(w @ w)
 
-    def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> EGTrainer:
-        """Train on `train`, select the best pass on `dev`; return self."""
+    @keeps_best
+    def fit(self, train: list[Sentence], dev: list[Sentence] | None = None,
+            save_best=None) -> EGTrainer:
+        """Train on `train`, select the best pass on `dev`; return self.
+        `save_best`: a path where the best parser is saved as soon as it is best."""
         labels, encoded, heads, ids = gold_data(train, self.single_root, self.projective)
         model = FirstOrderModel.hashing(self.hash_bits, labels)
         w = model.weights
@@ -119,7 +123,7 @@ class EGTrainer:
         self.dual_bytes_ = sum(t.nbytes for t in thetas)
         eta = self.learning_rate
         previous = -np.inf
-        log = Epochs(self.epochs, dev, self.progress)
+        log = Epochs(self, dev, save_best)
         for epoch in range(1, self.epochs + 1):
             start, obj = time.perf_counter(), 0.0
             for i in log.bar(epoch, range(len(encoded))):
@@ -146,5 +150,4 @@ class EGTrainer:
                             self.single_root)
             log.end(epoch, parser, record,
                     f"{record['seconds']:.1f}s  dual objective {obj:.2f}  eta {eta:.3g}")
-        self.history_, self.best_epoch_, self.parser_ = log.history, log.best_epoch, log.best_parser
         return self

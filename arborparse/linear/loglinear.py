@@ -34,6 +34,7 @@ from arborparse.io.conllu import Sentence
 from arborparse.linear.common import Epochs, check_decoders, gold_data
 from arborparse.linear.model import Encoded, FirstOrderModel
 from arborparse.linear.parser import Parser
+from arborparse.training import keeps_best
 
 OPTIMIZERS = ("sgd", "lbfgs")
 
@@ -70,8 +71,8 @@ class LogLinearTrainer:
     squeeze : drop the arc templates pairing both words and the POS four-grams (to squeeze
         lexical information through the clusters, Smith & Smith §5.2)
 
-    After `fit`: ``parser_``, ``history_`` and ``best_epoch_`` (sgd: the epoch with the best
-    development LAS; lbfgs: the last iteration).
+    After `fit`: ``parser_``, ``history_`` and ``best_epoch_``: the epoch (sgd) or L-BFGS
+    iteration (lbfgs) with the best development LAS, or the last one without dev data.
     """
 
     def __init__(self, optimizer: str = "sgd", C: float = 1.0, epochs: int = 10,
@@ -108,7 +109,8 @@ class LogLinearTrainer:
         return labels, list(zip(encoded, heads, ids))
 
     def objective(self, model: FirstOrderModel, data, weights: np.ndarray):
-        """L(w) and its gradient over the whole training data."""
+        """L(w) and its gradient over the whole training data (any iterable of prepared
+        sentences)."""
         grad = weights.copy()
         total = 0.5 * float(weights @ weights)
         for x, heads, labels in data:
@@ -117,8 +119,34 @@ class LogLinearTrainer:
                                                       self.C)
         return total, grad
 
-    def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> LogLinearTrainer:
-        """Train on `train`, select on `dev` (sgd); return self."""
+    def _lbfgs(self, model: FirstOrderModel, data, w0: np.ndarray, log: Epochs, parser):
+        """Batch training: each L-BFGS iteration is an "epoch" of `log` (its parser is
+        evaluated on dev and kept if best); the bar counts the sentences of the function
+        and gradient evaluations."""
+        iteration, start = 1, time.perf_counter()
+
+        def objective(w):
+            return self.objective(model, log.bar(iteration, data), w)
+
+        def end_of_iteration(intermediate_result):
+            nonlocal iteration, start
+            elapsed, value = time.perf_counter() - start, float(intermediate_result.fun)
+            log.end(iteration, parser(intermediate_result.x),
+                    {"seconds": elapsed, "objective": value},
+                    f"{elapsed:.1f}s  objective {value:.2f}")
+            iteration, start = iteration + 1, time.perf_counter()
+
+        minimize(objective, w0, jac=True, method="L-BFGS-B", callback=end_of_iteration,
+                 options={"maxiter": self.epochs})
+        if log.trainer.parser_ is None:  # converged before a first iteration ended
+            log.end(1, parser(w0), {"seconds": 0.0, "objective": objective(w0)[0]},
+                    "converged at the start")
+
+    @keeps_best
+    def fit(self, train: list[Sentence], dev: list[Sentence] | None = None,
+            save_best=None) -> LogLinearTrainer:
+        """Train on `train`, select the best epoch (or iteration) on `dev`; return self.
+        `save_best`: a path where the best parser is saved as soon as it is best."""
         labels, data = self._data(train)
         model = FirstOrderModel.hashing(self.hash_bits, labels, self.clusters, self.squeeze)
         w0 = model.weights
@@ -131,17 +159,13 @@ class LogLinearTrainer:
                                           clusters=self.clusters, squeeze=self.squeeze),
                           self.decoder, self.single_root)
 
+        log = Epochs(self, dev, save_best)
         if self.optimizer == "lbfgs":
-            result = minimize(lambda w: self.objective(model, data, w), w0, jac=True,
-                              method="L-BFGS-B", options={"maxiter": self.epochs})
-            self.history_ = [{"iterations": int(result.nit), "objective": float(result.fun)}]
-            self.best_epoch_ = int(result.nit)
-            self.parser_ = parser(result.x)
+            self._lbfgs(model, data, w0, log, parser)
             return self
         scale, v = 1.0, w0
         rng = np.random.default_rng(self.seed)
         N, step = len(data), 0
-        log = Epochs(self.epochs, dev, self.progress)
         for epoch in range(1, self.epochs + 1):
             start, loss = time.perf_counter(), 0.0
             for i in log.bar(epoch, rng.permutation(N)):
@@ -162,5 +186,4 @@ class LogLinearTrainer:
             log.end(epoch, parser(scale * v),
                     {"seconds": elapsed, "negative_log_likelihood": loss},
                     f"{elapsed:.1f}s  NLL {loss:.1f}")
-        self.history_, self.best_epoch_, self.parser_ = log.history, log.best_epoch, log.best_parser
         return self

@@ -29,6 +29,7 @@ from arborparse.linear.model import FirstOrderModel, Scores, decode, gold_featur
 from arborparse.linear.parser import Parser
 from arborparse.trees import kbest
 from arborparse.trees.scores import arc_labels
+from arborparse.training import keeps_best
 
 TRAINERS = ("perceptron", "mira", "mira-kbest", "mira-factored")
 
@@ -159,15 +160,18 @@ class OnlineTrainer:
 
     # --------------------------------------------------------------- training
 
-    def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> OnlineTrainer:
-        """Train on `train`, select the best epoch on `dev` (or keep the last); return self."""
+    @keeps_best
+    def fit(self, train: list[Sentence], dev: list[Sentence] | None = None,
+            save_best=None) -> OnlineTrainer:
+        """Train on `train`, select the best epoch on `dev` (or keep the last); return self.
+        `save_best`: a path where the best parser is saved as soon as it is best."""
         labels, encoded, gold_heads, gold_labels = gold_data(train, self.single_root)
         model = self._model(encoded, gold_heads, labels)
         w = model.weights
         u = np.zeros_like(w)
         steps = 1
         rng = np.random.default_rng(self.seed)
-        log = Epochs(self.epochs, dev, self.progress)
+        log = Epochs(self, dev, save_best)
         for epoch in range(1, self.epochs + 1):
             start = time.perf_counter()
             errors = 0
@@ -197,5 +201,4 @@ class OnlineTrainer:
             log.end(epoch, parser, {"seconds": elapsed, "sentences_per_second": rate,
                                     "train_errors": errors},
                     f"{elapsed:.1f}s  {rate:.0f} sent/s  sentences with updates {errors}")
-        self.history_, self.best_epoch_, self.parser_ = log.history, log.best_epoch, log.best_parser
         return self

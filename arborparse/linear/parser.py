@@ -10,6 +10,7 @@ import numpy as np
 from arborparse import trees
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
+from arborparse.io.validate import require_tags
 from arborparse.linear.model import DECODERS, KIND, Encoded, FirstOrderModel, decode
 from arborparse.options import check_options
 
@@ -94,7 +95,7 @@ class Parser:
         check_options(self, options)
         decoder, decode_as = options.get("decoder"), options.get("decode_as") or "map"
         marginals = bool(options.get("marginals"))
-        return (self._parse_one(s, decoder, decode_as, marginals) for s in sentences)
+        return (self._parse_one(s, decoder, decode_as, marginals) for s in require_tags(sentences))
 
     def parse(self, sentences: Iterable[Sentence], **options) -> list[Sentence]:
         """Every sentence with HEAD and DEPREL predicted (nothing else changes).

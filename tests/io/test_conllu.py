@@ -53,7 +53,8 @@ def test_round_trip_on_every_ud_file(ud_files, tmp_path):
         assert out.read_bytes() == path.read_bytes(), path
 
 
-def test_with_tree_changes_only_head_and_deprel(tmp_path):
+def test_with_tree_changes_only_the_tree(tmp_path):
+    """HEAD and DEPREL change; DEPS, which described the old tree, becomes _."""
     s = read_conllu(write(tmp_path, GOOD))[0]
     t = s.with_tree(np.array([-1, 0, 1, 2, 3]), ["root", "a", "b", "c"])
     before = s.to_text().splitlines()
@@ -61,11 +62,21 @@ def test_with_tree_changes_only_head_and_deprel(tmp_path):
     for x, y in zip(before, after):
         cx, cy = x.split("\t"), y.split("\t")
         if len(cx) == 10 and cx[0].isdigit():
-            assert cx[:6] + cx[8:] == cy[:6] + cy[8:]
+            assert cx[:6] + cx[9:] == cy[:6] + cy[9:] and cy[8] == "_"
         else:
             assert x == y
     assert t.heads.tolist() == [-1, 0, 1, 2, 3] and t.deprels == ["root", "a", "b", "c"]
     assert s.heads.tolist() == [-1, 3, 3, 0, 3]
+    conllx = read_conllu(io.StringIO("1\tA\ta\tN\tNN\t_\t0\tROOT\t0\tROOT\n\n"))[0]
+    assert conllx.with_tree(np.array([-1, 0])).rows[0][8:] == ["_", "_"]
+
+
+def test_with_misc_replaces_its_keys():
+    s = read_conllu(io.StringIO("1\tA\ta\tN\tNN\t_\t0\troot\t_\tSpaceAfter=No|HeadProb=0.5\n\n"))[0]
+    t = s.with_misc(["HeadProb=0.9000|LabelProb=1.0000"])
+    assert t.rows[0][9] == "SpaceAfter=No|HeadProb=0.9000|LabelProb=1.0000"
+    assert t.with_misc(["HeadProb=0.8000|LabelProb=0.5000"]).rows[0][9] == \
+        "SpaceAfter=No|HeadProb=0.8000|LabelProb=0.5000"
 
 
 def test_stream_from_file_objects():

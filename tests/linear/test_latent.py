@@ -156,7 +156,7 @@ def test_model_file_and_command_line(tmp_path):
         assert r.exit_code == 0 and r.output == train.read_text()
     r = CliRunner().invoke(cli, ["train", "--train", str(train), "--model", str(model),
                                  "--trainer", "perceptron", "--clusters", "2"])
-    assert r.exit_code == 2 and "--clusters and --squeeze apply to the latent" in r.output
+    assert r.exit_code == 2 and "--clusters does not apply to --trainer perceptron" in r.output
 
 
 def test_clusters_need_hashing():

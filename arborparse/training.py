@@ -1,0 +1,44 @@
+"""What every family's trainer shares: the best model is kept as soon as it is best, and an
+interrupted training (Ctrl-C, SIGTERM) says what it kept.
+
+A trainer's ``fit(train, dev=None, save_best=None)`` updates ``best_epoch_`` whenever an
+epoch is the best so far and, given a path in `save_best`, saves that epoch's parser there
+at once (atomically). Decorated with `keeps_best`, an interrupt becomes
+`TrainingInterrupted`, which names the epoch kept and the file.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from arborparse.errors import ArborparseError
+
+
+class TrainingInterrupted(ArborparseError):
+    """Training was interrupted; `epoch` (or None) is the best finished epoch, saved in
+    `path` when one was given."""
+
+    def __init__(self, epoch: int | None, path):
+        self.epoch = epoch
+        self.path = path
+        if epoch is None:
+            message = "training interrupted before the first epoch ended: no model was saved"
+        elif path is None:
+            message = f"training interrupted; the best epoch so far was {epoch}"
+        else:
+            message = f"training interrupted; {path} holds epoch {epoch}, the best so far"
+        super().__init__(message)
+
+
+def keeps_best(fit):
+    """Decorate a trainer's ``fit(self, train, dev=None, save_best=None)``."""
+
+    @functools.wraps(fit)
+    def wrapper(self, train, dev=None, save_best=None):
+        self.best_epoch_ = None
+        try:
+            return fit(self, train, dev, save_best)
+        except KeyboardInterrupt:
+            raise TrainingInterrupted(self.best_epoch_, save_best) from None
+
+    return wrapper
