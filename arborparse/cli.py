@@ -26,7 +26,7 @@ from arborparse.eval import LENGTH_BINS, compare, evaluate
 from arborparse.io import iter_conllu, read_conllu, write_conllu
 from arborparse.io.atomic import check_writable
 from arborparse.io.model_files import is_model
-from arborparse.training import TrainingInterrupted
+from arborparse.training import TrainingInterrupted, is_interrupt
 
 FORMAT = click.option("--format", "fmt", type=click.Choice(["auto", "conllu", "conllx"]),
                       default="auto", show_default=True,
@@ -57,6 +57,11 @@ class _Group(click.Group):
         except OSError as err:
             where = f"{err.filename}: " if err.filename else ""
             raise click.ClickException(f"{where}{err.strerror or err}") from None
+        except Exception as err:
+            if is_interrupt(err):  # Ctrl-C inside compiled code
+                click.echo("Aborted!", err=True)
+                sys.exit(130)
+            raise
 
 
 def _output(path, inputs=(), model: bool = False, force: bool = False) -> None:

@@ -30,6 +30,16 @@ class TrainingInterrupted(ArborparseError):
         super().__init__(message)
 
 
+def is_interrupt(err: BaseException) -> bool:
+    """True for KeyboardInterrupt, also when compiled code it interrupted wrapped it in
+    another error (numba turns it into a SystemError)."""
+    while err is not None:
+        if isinstance(err, KeyboardInterrupt):
+            return True
+        err = err.__cause__ or err.__context__
+    return False
+
+
 def keeps_best(fit):
     """Decorate a trainer's ``fit(self, train, dev=None, save_best=None)``."""
 
@@ -38,7 +48,9 @@ def keeps_best(fit):
         self.best_epoch_ = None
         try:
             return fit(self, train, dev, save_best)
-        except KeyboardInterrupt:
-            raise TrainingInterrupted(self.best_epoch_, save_best) from None
+        except BaseException as err:
+            if is_interrupt(err):
+                raise TrainingInterrupted(self.best_epoch_, save_best) from None
+            raise
 
     return wrapper

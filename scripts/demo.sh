@@ -13,14 +13,26 @@ for split in train dev test; do
     fi
 done
 mkdir -p out
+TEST="$EWT/en_ewt-ud-test.conllu"
 echo "== Baseline: every word attaches to its left neighbour (English-EWT test)"
-.venv/bin/arborparse baseline "$EWT/en_ewt-ud-test.conllu" -o out/ewt-test.left.conllu
-.venv/bin/arborparse evaluate "$EWT/en_ewt-ud-test.conllu" out/ewt-test.left.conllu | head -4
+.venv/bin/arborparse baseline "$TEST" -o out/ewt-test.left.conllu
+.venv/bin/arborparse evaluate "$TEST" out/ewt-test.left.conllu --json > out/ewt-test.left.json
 echo
 echo "== Training the first-order parser (averaged perceptron, MST decoding, $EPOCHS epochs)"
 .venv/bin/arborparse train --train "$EWT/en_ewt-ud-train.conllu" --dev "$EWT/en_ewt-ud-dev.conllu" \
     --model out/ewt.model.npz --trainer perceptron --decoder mst --epochs "$EPOCHS"
 echo
 echo "== Parsing English-EWT test"
-.venv/bin/arborparse parse --model out/ewt.model.npz "$EWT/en_ewt-ud-test.conllu" -o out/ewt-test.parsed.conllu
-.venv/bin/arborparse evaluate "$EWT/en_ewt-ud-test.conllu" out/ewt-test.parsed.conllu
+.venv/bin/arborparse parse --model out/ewt.model.npz "$TEST" -o out/ewt-test.parsed.conllu
+.venv/bin/arborparse evaluate "$TEST" out/ewt-test.parsed.conllu > out/ewt-test.parsed.txt
+.venv/bin/arborparse evaluate "$TEST" out/ewt-test.parsed.conllu --json > out/ewt-test.parsed.json
+echo "full evaluation (per relation, per arc length): out/ewt-test.parsed.txt"
+echo
+echo "== Summary: English-EWT test, gold tags, CoNLL 2018 definitions"
+.venv/bin/python - out/ewt-test.left.json out/ewt-test.parsed.json <<'PY'
+import json, sys
+print(f"{'':<28}{'UAS':>8}{'LAS':>8}")
+for name, path in zip(("left-neighbour baseline", "first-order parser"), sys.argv[1:]):
+    s = json.load(open(path))
+    print(f"{name:<28}{s['UAS']:>8.2f}{s['LAS']:>8.2f}")
+PY

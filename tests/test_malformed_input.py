@@ -1,0 +1,267 @@
+"""The command line on broken inputs and unsafe outputs, as a new user meets them: one line
+on stderr naming the file (and line), exit status 1, nothing partially written, nothing
+overwritten by surprise."""
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from treebanks import separable_text
+
+import arborparse
+from arborparse.cli import cli
+from arborparse.linear.online import OnlineTrainer
+from arborparse.training import TrainingInterrupted
+
+MODELS = Path(__file__).parent / "data" / "models"
+MODEL = MODELS / "perceptron-v2.npz"
+
+
+def arborparse_cli(*args, input=None, cwd=None):
+    """Run the command in a process of its own: (exit status, stdout, stderr)."""
+    proc = subprocess.run([sys.executable, "-m", "arborparse", *map(str, args)], input=input,
+                          capture_output=True, text=True, cwd=cwd, timeout=300)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def one_line_error(status, stderr, *parts):
+    assert status == 1, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr
+    for part in parts:
+        assert part in lines[0], lines[0]
+
+
+@pytest.fixture
+def treebank(tmp_path):
+    path = tmp_path / "t.conllu"
+    path.write_text(separable_text(1))
+    return path
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(cli, list(map(str, args)), input=input)
+
+
+# 1, 4: outputs -----------------------------------------------------------------------------
+
+def test_parse_to_a_full_device_is_one_line(treebank):
+    status, _, err = arborparse_cli("parse", "--model", MODEL, treebank, "-o", "/dev/full")
+    one_line_error(status, err, "cannot write /dev/full: No space left on device")
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+@pytest.mark.parametrize("output, reason", [("nodir/x.conllu", "No such file or directory"),
+                                            ("/proc/foo", "cannot write /proc/foo")])
+def test_unwritable_parse_output(treebank, tmp_path, output, reason):
+    status, _, err = arborparse_cli("parse", "--model", MODEL, treebank, "-o", output,
+                                    cwd=tmp_path)
+    one_line_error(status, err, reason)
+
+
+def test_unwritable_model_is_found_before_training(treebank, tmp_path):
+    started = time.perf_counter()
+    status, _, err = arborparse_cli("train", "--train", treebank, "--model", "nodir/m.npz",
+                                    "--epochs", "50", cwd=tmp_path)
+    one_line_error(status, err, "cannot write nodir/m.npz: No such file or directory")
+    assert "epoch" not in err
+
+
+# 2: no silent overwrites -------------------------------------------------------------------
+
+def test_an_input_is_never_the_output(treebank, tmp_path):
+    before = treebank.read_bytes()
+    r = run("train", "--train", treebank, "--model", treebank, "--force", "--quiet")
+    assert r.exit_code == 1 and "is also an input of this command" in r.output
+    r = run("parse", "--model", MODEL, treebank, "-o", treebank)
+    assert r.exit_code == 1 and "is also an input" in r.output
+    link = tmp_path / "link.conllu"
+    link.symlink_to(treebank)
+    r = run("projectivize", treebank, link)
+    assert r.exit_code == 1 and "is also an input" in r.output
+    assert treebank.read_bytes() == before
+
+
+def test_models_and_other_files_are_not_swapped_by_surprise(treebank, tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes")
+    r = run("train", "--train", treebank, "--model", notes, "--epochs", "1", "--quiet")
+    assert r.exit_code == 1 and "is not an arborparse model file; use --force" in r.output
+    assert notes.read_text() == "my notes"
+    r = run("train", "--train", treebank, "--model", notes, "--epochs", "1", "--quiet", "--force")
+    assert r.exit_code == 0 and arborparse.load(notes).kind == "first-order"
+    model = tmp_path / "m.npz"
+    model.write_bytes(MODEL.read_bytes())
+    r = run("parse", "--model", MODEL, treebank, "-o", model)
+    assert r.exit_code == 1 and "is an arborparse model file; use --force" in r.output
+    assert model.read_bytes() == MODEL.read_bytes()
+    # a model replaces a model without a word
+    r = run("train", "--train", treebank, "--model", model, "--epochs", "1", "--quiet")
+    assert r.exit_code == 0
+
+
+# 3: interrupted training keeps its best epoch ------------------------------------------------
+
+def test_interrupt_keeps_the_best_epoch(tmp_path, monkeypatch):
+    data = arborparse.io.read_conllu(__import__("io").StringIO(separable_text()))
+    calls = {"n": 0}
+    original = OnlineTrainer._constraints
+
+    def interrupt_in_epoch_3(self, *args):
+        calls["n"] += 1
+        if calls["n"] > 2 * len(data):
+            raise KeyboardInterrupt
+        return original(self, *args)
+
+    monkeypatch.setattr(OnlineTrainer, "_constraints", interrupt_in_epoch_3)
+    path = tmp_path / "m.npz"
+    with pytest.raises(TrainingInterrupted, match=f"{path} holds epoch 2, the best so far") as e:
+        OnlineTrainer("perceptron", epochs=5, hash_bits=12, progress=False).fit(
+            data, save_best=path)  # without dev data, the last epoch is the best
+    assert e.value.epoch == 2 and arborparse.load(path).kind == "first-order"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
+
+
+def test_sigterm_keeps_the_best_epoch_and_no_temporary_file(tmp_path):
+    big = tmp_path / "big.conllu"
+    big.write_text(separable_text(3000))
+    model = tmp_path / "m.npz"
+    proc = subprocess.Popen([sys.executable, "-m", "arborparse", "train", "--train", str(big),
+                             "--model", str(model), "--epochs", "1000", "--hash-bits", "12"],
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 240
+    while not model.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Interrupted: training interrupted;" in err and "the best so far" in err
+    assert arborparse.load(model).kind == "first-order"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.conllu", "m.npz"]
+
+
+# 5, 6: what parse writes --------------------------------------------------------------------
+
+def untagged(text: str) -> str:
+    lines = []
+    for line in text.splitlines():
+        cols = line.split("\t")
+        if len(cols) == 10:
+            cols[2:6] = ["_"] * 4
+        lines.append("\t".join(cols))
+    return "\n".join(lines) + "\n"
+
+
+def test_untagged_input_is_refused(treebank, tmp_path):
+    bare = tmp_path / "bare.conllu"
+    bare.write_text(untagged(treebank.read_text()))
+    out = tmp_path / "out.conllu"
+    status, _, err = arborparse_cli("parse", "--model", MODEL, bare, "-o", out)
+    one_line_error(status, err, f"{bare}:1: the words have no tags (columns UPOS, XPOS, FEATS, "
+                                "LEMMA empty)")
+    assert not out.exists()
+
+
+def test_some_untagged_words_are_counted(treebank, tmp_path):
+    text = treebank.read_text().replace("\tDET\tDET\t", "\t_\tDET\t")
+    status, out, err = arborparse_cli("parse", "--model", MODEL, "-", input=text)
+    assert status == 0 and out
+    assert err.strip() == "Warning: 5 words of the input had no UPOS (_) and were parsed " \
+                          "without it; expect lower accuracy"
+
+
+def test_stale_columns_are_cleared_and_marginals_replaced(treebank, tmp_path):
+    text = treebank.read_text().replace("\t_\t_\n", "\t0:root\t_\n")
+    r = run("parse", "--model", MODEL, "--marginals", input=text)
+    assert r.exit_code == 0 and "0:root" not in r.output
+    again = run("parse", "--model", MODEL, "--marginals", input=r.output)
+    assert again.exit_code == 0 and again.output == r.output
+    assert all(line.split("\t")[9].count("HeadProb=") == 1
+               for line in again.output.splitlines() if line and not line.startswith("#"))
+
+
+# 10, 15: evaluate and compare ----------------------------------------------------------------
+
+def with_head(text: str, word_line: int, head: str) -> str:
+    lines = text.splitlines()
+    cols = lines[word_line - 1].split("\t")
+    cols[6] = head
+    lines[word_line - 1] = "\t".join(cols)
+    return "\n".join(lines) + "\n"
+
+
+def test_evaluate_refuses_cycles_and_several_roots(treebank, tmp_path):
+    text = treebank.read_text()  # line 1 a comment; word 1 "the" on line 2 heads to 2
+    cyclic = tmp_path / "cyclic.conllu"
+    cyclic.write_text(with_head(text, 3, "1"))  # dog -> the -> dog
+    rooted = tmp_path / "rooted.conllu"
+    rooted.write_text(with_head(text, 2, "0"))
+    for gold, system, where, what in ((cyclic, treebank, f"{cyclic}:2", "cycle"),
+                                      (treebank, cyclic, f"{cyclic}:2", "cycle"),
+                                      (treebank, rooted, f"{rooted}:4", "2 words attach")):
+        status, _, err = arborparse_cli("evaluate", gold, system)
+        one_line_error(status, err, where, what)
+    status, _, err = arborparse_cli("compare", cyclic, treebank, treebank)
+    one_line_error(status, err, "cycle")
+
+
+def test_evaluate_mismatch_empty_and_no_nonprojective_arcs(treebank, tmp_path):
+    other = tmp_path / "other.conllu"
+    other.write_text(treebank.read_text().replace("\tdog\t", "\tcat\t", 1))
+    status, _, err = arborparse_cli("evaluate", treebank, other)
+    one_line_error(status, err, f"gold {treebank}:3 has 'dog', system {other}:3 has 'cat'")
+    empty = tmp_path / "empty.conllu"
+    empty.write_text("")
+    status, _, err = arborparse_cli("evaluate", empty, treebank)
+    one_line_error(status, err, "the gold file holds no sentences")
+    r = run("evaluate", treebank, treebank)
+    assert r.exit_code == 0 and "nonproj_accuracy       n/a" in r.output
+    r = run("evaluate", treebank, treebank, "--json")
+    assert '"nonproj_accuracy": null' in r.output
+
+
+# 13, 14, 15: friendlier input ----------------------------------------------------------------
+
+def test_plain_text_is_not_conllu(tmp_path):
+    status, _, err = arborparse_cli("parse", "--model", MODEL, input="The dog barks.\n")
+    one_line_error(status, err, "<stdin>:1: does not look like CoNLL-U: line 1 has 1 column")
+
+
+def test_a_directory_as_input(tmp_path):
+    status, _, err = arborparse_cli("parse", "--model", MODEL, tmp_path)
+    one_line_error(status, err, "cannot open: Is a directory")
+    status, _, err = arborparse_cli("evaluate", tmp_path, tmp_path)
+    one_line_error(status, err, "Is a directory")
+
+
+def test_a_closed_pipe_is_not_an_error(tmp_path):
+    big = tmp_path / "big.conllu"
+    big.write_text(separable_text(300))
+    proc = subprocess.run(f"{sys.executable} -m arborparse parse --model {MODEL} {big} | head -1",
+                          shell=True, capture_output=True, text=True, timeout=300,
+                          executable="/bin/bash")
+    assert proc.stdout == "# sent_id = 0-0\n" and proc.stderr == ""
+
+
+@pytest.mark.parametrize("args, flag", [(["--trainer", "perceptron", "-k", "3"], "--kbest"),
+                                        (["--trainer", "perceptron", "-C", "1"], "-C"),
+                                        (["--trainer", "mira", "--learning-rate", "1"],
+                                         "--learning-rate"),
+                                        (["--trainer", "eg", "--exact-features"],
+                                         "--exact-features")])
+def test_options_that_do_not_apply_to_the_trainer(treebank, tmp_path, args, flag):
+    r = run("train", "--train", treebank, "--model", tmp_path / "m.npz", *args)
+    assert r.exit_code == 2 and f"{flag} does not apply to --trainer" in r.output
+
+
+def test_every_option_has_help():
+    for name, command in cli.commands.items():
+        for param in command.params:
+            if isinstance(param, __import__("click").Option):
+                assert param.help, f"{name} {param.opts} has no help"
