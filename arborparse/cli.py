@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import signal
 import sys
+import threading
 import warnings
 
 import click
@@ -49,6 +51,9 @@ class _Group(click.Group):
             sys.exit(130)
         except ArborparseError as err:
             raise click.ClickException(str(err)) from None
+        except KeyboardInterrupt:
+            click.echo("Aborted!", err=True)
+            sys.exit(130)
         except BrokenPipeError:
             # the reader is gone (parse | head): stop quietly, and keep Python's final
             # flush of stdout from complaining
@@ -79,6 +84,34 @@ def _output(path, inputs=(), model: bool = False, force: bool = False) -> None:
             is_model(path) != model:
         what = "is not an arborparse model file" if model else "is an arborparse model file"
         raise ArborparseError(f"{path} exists and {what}; use --force to replace it")
+
+
+def _interruptible(items):
+    """The items of an iterator, computed one ahead in a daemon thread, so that Ctrl-C
+    reaches the main thread at once even while compiled code (which releases the GIL)
+    parses a long sentence; the main thread then cleans up and exits, abandoning the
+    thread."""
+    ahead = queue.Queue(maxsize=1)
+
+    def work():
+        try:
+            for item in items:
+                ahead.put((True, item))
+            ahead.put((True, _DONE))
+        except BaseException as err:  # handed to the main thread
+            ahead.put((False, err))
+
+    threading.Thread(target=work, daemon=True).start()
+    while True:
+        ok, item = ahead.get()
+        if not ok:
+            raise item
+        if item is _DONE:
+            return
+        yield item
+
+
+_DONE = object()
 
 
 def _warning(message, category, filename, lineno, file=None, line=None):
@@ -360,7 +393,7 @@ def parse_cmd(ctx, input, model_path, output, fmt, force, **options):
         takes = ", ".join(_flag(ctx, name) for name in err.takes)
         raise click.UsageError(f"{_flag(ctx, err.name, err.value)} {err.reason}"
                                + (f" (it takes {takes})" if takes else "")) from None
-    write_conllu(parser.iter_parse(iter_conllu(input, fmt), **given), output)
+    write_conllu(_interruptible(parser.iter_parse(iter_conllu(input, fmt), **given)), output)
 
 
 def _flag(ctx, name: str, value=True) -> str:

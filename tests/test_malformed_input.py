@@ -265,3 +265,23 @@ def test_every_option_has_help():
         for param in command.params:
             if isinstance(param, __import__("click").Option):
                 assert param.help, f"{name} {param.opts} has no help"
+
+
+def test_ctrl_c_stops_a_long_mbr_parse(tmp_path):
+    """Two 1,000-word sentences take tens of seconds to parse by MBR; Ctrl-C after two
+    seconds stops the command while compiled code runs, with nothing written."""
+    words = "".join(separable_text(200).split("\n\n"))  # one block of many words
+    rows = [line.split("\t") for line in words.splitlines() if "\t" in line][:1000]
+    sentence = "".join("\t".join([str(i), *cols[1:6], str(i - 1), "dep", "_", "_"]) + "\n"
+                       for i, cols in enumerate(rows, 1)) + "\n"
+    long = tmp_path / "long.conllu"
+    long.write_text(sentence * 2)
+    out = tmp_path / "out.conllu"
+    proc = subprocess.Popen([sys.executable, "-m", "arborparse", "parse", "--model", str(MODEL),
+                             str(long), "--decode", "mbr", "-o", str(out)],
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and err.strip() == "Aborted!", err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["long.conllu"]

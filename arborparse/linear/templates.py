@@ -92,13 +92,20 @@ def _pos(attrs, i, attr, n):
     return np.uint64(attrs[i, attr])
 
 
-@njit(cache=True)
-def arc_features(attrs, feats_ptr, feats, h, m, out, squeeze=False):
+@njit(inline="always", cache=True)
+def _between(view, hp, bp, cp):
+    """The in-between POS feature (before its direction-distance conjunction)."""
+    return _mix(_mix(_mix(_start(50 + 20 * view), hp), bp), cp)
+
+
+@njit(cache=True, nogil=True)
+def arc_features(attrs, feats_ptr, feats, h, m, out, squeeze=False, between=True):
     """Write the feature hashes of the arc h -> m into out; return how many.
 
     out must hold at least ``arc_capacity(n, max FEATS per word)`` entries. `squeeze` drops
     the templates that pair the head's and the child's word (form, lemma or prefix) and
-    the POS four-grams (Smith & Smith 2007, §5.2).
+    the POS four-grams (Smith & Smith 2007, §5.2). ``between=False`` leaves out the
+    in-between POS features (`score_arcs` counts them by tag instead).
     """
     n = attrs.shape[0] - 1
     dd = direction_distance(h, m)
@@ -150,8 +157,9 @@ def arc_features(attrs, feats_ptr, feats, h, m, out, squeeze=False):
         t = 50 + 20 * view
         hp = np.uint64(attrs[h, P])
         cp = np.uint64(attrs[m, P])
-        for b in range(left + 1, right):
-            k = _emit(out, k, _mix(_mix(_mix(_start(t), hp), np.uint64(attrs[b, P])), cp), dd)
+        if between:
+            for b in range(left + 1, right):
+                k = _emit(out, k, _between(view, hp, np.uint64(attrs[b, P]), cp), dd)
         lp = np.uint64(attrs[left, P])
         rp = np.uint64(attrs[right, P])
         adjacent = left + 1 == right
@@ -223,38 +231,96 @@ def cluster_index(h, z, clusters, keys, size):
     return np.int64((h % np.uint64(size // clusters)) * np.uint64(clusters) + np.uint64(z))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
+def _tag_counts(attrs):
+    """Per view (UPOS, XPOS; the in-between templates' order): the distinct tags, padded
+    (2, U); how many (2,); and prefix counts (2, N+1, U): count[v, i, u] = how many of
+    the words 0..i-1 have tag u."""
+    N = attrs.shape[0]
+    U = 1
+    for P in (UPOS, XPOS):
+        U = max(U, np.unique(attrs[:, P]).shape[0])
+    tags = np.zeros((2, U), dtype=np.int64)
+    sizes = np.zeros(2, dtype=np.int64)
+    count = np.zeros((2, N + 1, U), dtype=np.int64)
+    for view in range(2):
+        P = UPOS if view == 0 else XPOS
+        distinct = np.unique(attrs[:, P])
+        sizes[view] = distinct.shape[0]
+        tags[view, :distinct.shape[0]] = distinct
+        position = np.searchsorted(distinct, attrs[:, P])
+        for i in range(N):
+            count[view, i + 1] = count[view, i]
+            count[view, i + 1, position[i]] += 1
+    return tags, sizes, count
+
+
+@njit(inline="always", cache=True)
+def _add_between(attrs, h, m, dd, tags, sizes, count, w, keys, clusters, total):
+    """total[z] += the weights of the in-between POS features of h -> m in cluster z: by
+    walking the words between when they are fewer than the distinct tags, else by tag
+    with the prefix counts. The same sum as over `arc_features`'s list: O(min(|h - m|,
+    tags)) per arc instead of O(|h - m|)."""
+    size = w.shape[0]
+    left = min(h, m)
+    right = max(h, m)
+    for view in range(2):
+        P = UPOS if view == 0 else XPOS
+        hp = np.uint64(attrs[h, P])
+        cp = np.uint64(attrs[m, P])
+        walk = right - left - 1 <= sizes[view]
+        for j in range(right - left - 1 if walk else sizes[view]):
+            if walk:
+                times, tag = 1.0, attrs[left + 1 + j, P]
+            else:
+                times = float(count[view, right, j] - count[view, left + 1, j])
+                tag = tags[view, j]
+                if times == 0.0:
+                    continue
+            base = _between(view, hp, np.uint64(tag), cp)
+            for feature in (_final(_mix(base, 0)), _final(_mix(base, dd))):
+                i = cluster_index(feature, 0, clusters, keys, size)
+                if i >= 0:
+                    for z in range(clusters):
+                        total[z] += times * w[i + z]
+
+
+@njit(cache=True, nogil=True)
 def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
     """S[z, h, m] = w · f(x, h, m, z) for every arc and each of `clusters` clusters (1:
     the plain scores w · f(x, h, m)); shape (clusters, n+1, n+1), -inf on the diagonal
-    and in column 0. buf: scratch of `arc_capacity` entries."""
+    and in column 0. buf: scratch of `arc_capacity` entries. O(n² (features + tags)):
+    the in-between POS features are counted per tag (`_add_between`)."""
     N = attrs.shape[0]
     size = w.shape[0]
     S = np.full((clusters, N, N), -np.inf)
     total = np.empty(clusters)
+    tags, sizes, count = _tag_counts(attrs)
     for h in range(N):
         for m in range(1, N):
             if h == m:
                 continue
-            count = arc_features(attrs, feats_ptr, feats, h, m, buf, squeeze)
+            n_features = arc_features(attrs, feats_ptr, feats, h, m, buf, squeeze, False)
+            total[:] = 0.0
             if clusters == 1:  # a scalar sum: the loads overlap, 4x faster
                 one = 0.0
-                for k in range(count):
+                for k in range(n_features):
                     i = index(buf[k], keys, size)
                     if i >= 0:
                         one += w[i]
-                S[0, h, m] = one
-                continue
-            total[:] = 0.0
-            for k in range(count):
-                i = cluster_index(buf[k], 0, clusters, keys, size)
-                for z in range(clusters):
-                    total[z] += w[i + z]
+                total[0] = one
+            else:
+                for k in range(n_features):
+                    i = cluster_index(buf[k], 0, clusters, keys, size)
+                    for z in range(clusters):
+                        total[z] += w[i + z]
+            _add_between(attrs, h, m, direction_distance(h, m), tags, sizes, count, w, keys,
+                         clusters, total)
             S[:, h, m] = total
     return S
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def token_label_features(attrs, feats_ptr, feats, i, role, direction, out):
     """Label-free hashes of the label features of token i as head (role 0) or child
     (role 1) of an arc pointing in `direction` (0 left, 1 right); return the count."""
@@ -289,7 +355,7 @@ def _distance_feature(dd):
     return _final(_mix(_start(ARC_TEMPLATES + 2), np.uint64(dd)))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def label_features(attrs, feats_ptr, feats, h, m, out):
     """The label-free hashes of the label features of the arc h -> m; return the count."""
     direction = 1 if h < m else 0
@@ -309,7 +375,7 @@ def _add_labels(w, h, labels, keys, label_keys, out):
             out[label] += w[i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
     """The parts of s(h, m, l) = head(h, l, dir) + child(m, l, dir)
     + pair(UPOS_h, UPOS_m, l, dir) + distance(l, dir, dist), each looked up once per
@@ -348,7 +414,7 @@ def _label_score(token, pair, tag, distance, h, m, label):
             + distance[direction_distance(h, m), label])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def score_labels(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
     """The best label and its score for every arc: (best (n+1, n+1) int, score (n+1, n+1)).
     O(n L) weight lookups plus O(n² L) additions."""
@@ -369,7 +435,7 @@ def score_labels(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
     return best, score
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def label_scores(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
     """s(h, m, l) for every arc and label: shape (n+1, n+1, L), -inf where there is no arc."""
     token, pair, tag, distance = _label_tables(attrs, feats_ptr, feats, w, keys, label_keys,
@@ -384,7 +450,7 @@ def label_scores(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def labeled_arc_hashes(attrs, feats_ptr, feats, heads, words, buf, squeeze=False):
     """The arc feature hashes and the label-free label feature hashes of the arcs
     heads[i] -> words[i], concatenated (for building an exact feature dictionary)."""
@@ -401,7 +467,7 @@ def labeled_arc_hashes(attrs, feats_ptr, feats, heads, words, buf, squeeze=False
     return arcs[:a], labels[:b]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def labeled_arc_indices(attrs, feats_ptr, feats, heads, words, arc_labels, keys, label_keys,
                         labels, size, buf, squeeze=False):
     """The weight indices of the features of the labeled arcs heads[i] -> words[i] with
@@ -427,7 +493,7 @@ def labeled_arc_indices(attrs, feats_ptr, feats, heads, words, arc_labels, keys,
     return out[:k], ptr
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def add_arc_expectations(attrs, feats_ptr, feats, D, keys, size, buf, out, squeeze=False):
     """out[i] += Σ_{z,h,m} D[z, h, m] [feature i fires on the arc h -> m in cluster z]
     (D: (clusters, n+1, n+1), e.g. marginals minus the gold tree's indicator: the
@@ -455,7 +521,7 @@ def add_arc_expectations(attrs, feats_ptr, feats, D, keys, size, buf, out, squee
                     out[i + z] += D[z, h, m]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def add_label_expectations(attrs, feats_ptr, feats, D, keys, label_keys, labels, size, buf,
                            out):
     """out[i] += Σ_{h,m,l} D[h, m, l] [label feature i fires on h -> m with l] (D: (n+1,

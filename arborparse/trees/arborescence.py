@@ -22,7 +22,7 @@ from numba import njit
 NEG_INF = -np.inf
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _find(uf, x):
     root = x
     while uf[root] != root:
@@ -34,7 +34,7 @@ def _find(uf, x):
     return root
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _choose(c, inw, intgt, in_src, in_tgt, in_score, first_source):
     """Pick node c's best incoming arc from sources >= first_source (1 skips the root);
     False if every such arc into c is forbidden (-inf)."""
@@ -52,7 +52,7 @@ def _choose(c, inw, intgt, in_src, in_tgt, in_score, first_source):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _contract(members, count, c, inw, intgt, in_score, uf, cyc_parent, first_child,
               next_sibling):
     """Contract the cycle members[:count] into the new node c."""
@@ -77,7 +77,7 @@ def _contract(members, count, c, inw, intgt, in_score, uf, cyc_parent, first_chi
                     intgt[c, u] = intgt[v, u]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _mst(S, single_root):
     """Heads of the best arborescence of S (heads[0] = -1) and whether one exists."""
     N = S.shape[0]

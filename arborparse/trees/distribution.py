@@ -46,9 +46,11 @@ def log_partition_and_marginals(S, projective: bool = False, single_root: bool =
         return _marginals(S, projective, single_root)
     folded = fold_labels(S)
     logZ, mu = _marginals(folded, projective, single_root)
-    with np.errstate(invalid="ignore"):
-        label_probs = np.exp(S - folded[..., None])
-    return logZ, np.nan_to_num(mu[..., None] * label_probs)
+    with np.errstate(invalid="ignore"):  # -inf - -inf where no label is allowed
+        out = np.subtract(S, folded[..., None])  # P(label | arc), then the marginals, in place
+    np.exp(out, out=out)
+    out *= mu[..., None]
+    return logZ, np.nan_to_num(out, copy=False)
 
 
 def marginals(S, projective: bool = False, single_root: bool = True) -> np.ndarray:

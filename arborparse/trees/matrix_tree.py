@@ -27,7 +27,7 @@ from scipy.linalg.lapack import dgecon, dgetrf, dgetrs
 NEG_INF = -np.inf
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _column_shifts(S, lengths):
     """c[b, m]: the largest score of an arc into word m (0 where there is none, and at 0)."""
     B, N1, _ = S.shape
@@ -45,7 +45,7 @@ def _column_shifts(S, lengths):
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _fill_matrices(M, roots, lengths, single_root):
     """Turn the arc weights M[b, h-1, m-1] into the Matrix-Tree matrix, in place."""
     B, n, _ = M.shape
@@ -93,7 +93,7 @@ def build_matrices(S: np.ndarray, lengths: np.ndarray, single_root: bool):
     return M, roots, first, c.sum(axis=1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _put(mu, b, h, m, p, total, tol):
     """Store a marginal clipped to [0, 1]; False if it is off by more than tol."""
     total[m - 1] += p
@@ -101,7 +101,7 @@ def _put(mu, b, h, m, p, total, tol):
     return p > -tol and p < 1.0 + tol
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def marginals_from_inverse(M, roots, first, lengths, single_root, MinvT, mu, tol):
     """Koo et al. §3.2: the arc marginals of each sentence from the inverse of its matrix.
 
@@ -142,7 +142,7 @@ def marginals_from_inverse(M, roots, first, lengths, single_root, MinvT, mu, tol
     return ok
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def log_determinants(LU, piv, shift, ok):
     """log det of each factored matrix plus shift, and which sentences need the exact route.
 
@@ -164,7 +164,7 @@ def log_determinants(LU, piv, shift, ok):
     return logdet, bad
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def invert_small(M, lengths):
     """Transposed inverses and log determinants of a batch of small matrices, by LU with
     partial pivoting in one compiled loop: for matrices of a dozen rows the per-matrix
@@ -291,7 +291,7 @@ def marginals(S: np.ndarray, single_root: bool = True) -> tuple[float, np.ndarra
     return found
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _lae(a, b):
     """log(exp(a) + exp(b)) without overflow."""
     if a == NEG_INF:
@@ -303,7 +303,19 @@ def _lae(a, b):
     return b + np.log1p(np.exp(a - b))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
+def _log_sub(new, x):
+    """log(exp(new) - exp(x)) for x <= new (an update undone); -inf where rounding made
+    x reach new (the undone value is then negligible next to it)."""
+    if x == NEG_INF:
+        return new
+    d = x - new
+    if d >= 0.0:
+        return NEG_INF
+    return new + np.log1p(-np.exp(d))
+
+
+@njit(cache=True, nogil=True)
 def eliminate(logW, single_root, want_grad):
     """Subtraction-free elimination in log space: log Z and (optionally) its gradient.
 
@@ -313,17 +325,25 @@ def eliminate(logW, single_root, want_grad):
     p_k is a sum of the remaining weights into k (plus r_k for multi-root trees). Every
     quantity is a sum of positive terms, so log Z is exact to rounding for any score
     magnitudes. Single-root trees take the first-order term in the root weights: pivots
-    leave r out and the last pivot is the last root weight. The gradient (the arc
-    marginals) is the reverse-mode derivative of the same steps. O(n³).
+    leave r out and the last pivot is the last root weight. O(n³) time, O(n²) memory.
+
+    The gradient (the arc marginals) is the reverse-mode derivative of the same steps. The
+    elimination runs in place, so a word's row and column keep the values they had when it
+    was eliminated; the reverse pass undoes each step's updates to recover the values
+    before it (log(exp(new) - exp(x))) instead of storing every step's matrix. Where that
+    subtraction loses digits, the value it recovers only weighs in the gradient by the
+    share exp(old - new) it had in the sum, which is then as small as the lost digits: the
+    marginals stay exact to rounding in absolute terms (tests: brute force, scores of
+    magnitude 1e4).
     """
     N = logW.shape[0]
     n = N - 1
-    a = np.empty((n + 1, n, n))
-    r = np.empty((n + 1, n))
+    a = np.empty((n, n))
+    r = np.empty(n)
     for i in range(n):
-        r[0, i] = logW[0, i + 1]
+        r[i] = logW[0, i + 1]
         for j in range(n):
-            a[0, i, j] = logW[i + 1, j + 1] if i != j else NEG_INF
+            a[i, j] = logW[i + 1, j + 1] if i != j else NEG_INF
     order = np.arange(n)
     pivots = np.empty(n)
     mu = np.zeros((N, N))
@@ -333,12 +353,12 @@ def eliminate(logW, single_root, want_grad):
         # pick the pivot node: order[t], or a later one whose pivot is not zero
         for s in range(t, n):
             k = order[s]
-            p = r[t, k] if (last or not single_root) else NEG_INF
+            p = r[k] if (last or not single_root) else NEG_INF
             if not last:
                 for u in range(t, n):
                     i = order[u]
                     if i != k:
-                        p = _lae(p, a[t, i, k])
+                        p = _lae(p, a[i, k])
             if p != NEG_INF:
                 order[t], order[s] = order[s], order[t]
                 break
@@ -347,18 +367,16 @@ def eliminate(logW, single_root, want_grad):
         k = order[t]
         pivots[t] = p
         logZ += p
-        a[t + 1] = a[t]
-        r[t + 1] = r[t]
         for u in range(t + 1, n):
             i = order[u]
-            aik = a[t, i, k]
+            aik = a[i, k]
             if aik != NEG_INF:
                 for v in range(t + 1, n):
                     j = order[v]
-                    if i != j and a[t, k, j] != NEG_INF:
-                        a[t + 1, i, j] = _lae(a[t, i, j], aik + a[t, k, j] - p)
-            if r[t, k] != NEG_INF and a[t, k, i] != NEG_INF:
-                r[t + 1, i] = _lae(r[t, i], a[t, k, i] + r[t, k] - p)
+                    if i != j and a[k, j] != NEG_INF:
+                        a[i, j] = _lae(a[i, j], aik + a[k, j] - p)
+            if r[k] != NEG_INF and a[k, i] != NEG_INF:
+                r[i] = _lae(r[i], a[k, i] + r[k] - p)
     if not want_grad:
         return logZ, mu
     ga = np.zeros((n, n))
@@ -369,33 +387,43 @@ def eliminate(logW, single_root, want_grad):
         gp = 1.0
         for u in range(t + 1, n):
             j = order[u]
-            g = gr[j]
-            if g != 0.0:
-                new = r[t + 1, j]
-                y = a[t, k, j] + r[t, k] - p
-                gr[j] = g * np.exp(r[t, j] - new)
-                gy = g * np.exp(y - new)
-                ga[k, j] += gy
-                gr[k] += gy
-                gp -= gy
+            akj = a[k, j]
+            if r[k] != NEG_INF and akj != NEG_INF:
+                new = r[j]
+                y = akj + r[k] - p
+                old = _log_sub(new, y)
+                g = gr[j]
+                if g != 0.0:
+                    gr[j] = g * np.exp(old - new)
+                    gy = g * np.exp(y - new)
+                    ga[k, j] += gy
+                    gr[k] += gy
+                    gp -= gy
+                r[j] = old
+            if akj == NEG_INF:
+                continue
             for v in range(t + 1, n):
                 i = order[v]
-                g = ga[i, j]
-                if i == j or g == 0.0:
+                aik = a[i, k]
+                if i == j or aik == NEG_INF:
                     continue
-                new = a[t + 1, i, j]
-                x = a[t, i, k] + a[t, k, j] - p
-                ga[i, j] = g * np.exp(a[t, i, j] - new)
-                gx = g * np.exp(x - new)
-                ga[i, k] += gx
-                ga[k, j] += gx
-                gp -= gx
+                new = a[i, j]
+                x = aik + akj - p
+                old = _log_sub(new, x)
+                g = ga[i, j]
+                if g != 0.0:
+                    ga[i, j] = g * np.exp(old - new)
+                    gx = g * np.exp(x - new)
+                    ga[i, k] += gx
+                    ga[k, j] += gx
+                    gp -= gx
+                a[i, j] = old
         if t == n - 1 or not single_root:
-            gr[k] += gp * np.exp(r[t, k] - p)
+            gr[k] += gp * np.exp(r[k] - p)
         if t < n - 1:
             for u in range(t + 1, n):
                 i = order[u]
-                ga[i, k] += gp * np.exp(a[t, i, k] - p)
+                ga[i, k] += gp * np.exp(a[i, k] - p)
     for i in range(n):  # clipped: the pivot gradients' sums can round below 0
         mu[0, i + 1] = min(max(gr[i], 0.0), 1.0)
         for j in range(n):

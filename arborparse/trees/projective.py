@@ -19,7 +19,7 @@ from numba import njit
 NEG_INF = -np.inf
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _eisner(S, single_root):
     """Heads of the best projective tree; heads[0] = -1. -inf scores forbid arcs."""
     N = S.shape[0]
@@ -116,7 +116,7 @@ def _eisner(S, single_root):
     return heads, True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _logsumexp(buf, k):
     m = NEG_INF
     for i in range(k):
@@ -130,7 +130,7 @@ def _logsumexp(buf, k):
     return m + np.log(total)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _inside(S, single_root):
     """The inside charts and log Z.
 
@@ -182,7 +182,7 @@ def _inside(S, single_root):
     return CR, CRT, CL, CLT, IR, ILT, SPLIT, logZ
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _marginals(S, single_root):
     """log Z and the arc marginals mu[h, m] = d log Z / d S[h, m].
 

@@ -27,8 +27,10 @@ def fold_labels(S: np.ndarray) -> np.ndarray:
     """Unlabeled scores log Σ_l exp S[h, m, l] of labeled scores (the sum over labels, §3.4)."""
     top = S.max(axis=2)
     safe = np.where(np.isfinite(top), top, 0.0)
+    shifted = np.subtract(S, safe[..., None])  # one temporary of S's size, reused
+    np.exp(shifted, out=shifted)
     with np.errstate(divide="ignore"):
-        return np.log(np.exp(S - safe[..., None]).sum(axis=2)) + safe
+        return np.log(shifted.sum(axis=2)) + safe
 
 
 def arc_labels(best: np.ndarray, heads: np.ndarray) -> np.ndarray:

@@ -22,7 +22,8 @@ def sentence(text=TEXT):
 
 
 def features(table, h, m):
-    buf = np.empty(arc_capacity(len(table), 4), dtype=np.uint64)
+    widest = int(np.diff(table.feats_ptr).max(initial=0))
+    buf = np.empty(arc_capacity(len(table), widest), dtype=np.uint64)
     count = arc_features(table.attrs, table.feats_ptr, table.feats, h, m, buf)
     return buf[:count].copy()
 
@@ -93,3 +94,29 @@ def test_label_features(h, m):
     label_keys = np.sort(hashes[:4])
     assert label_index(label_keys[2], 3, 5, keys, label_keys, 0) == 2 + 2 * 5 + 3
     assert label_index(np.uint64(1), 3, 5, keys, label_keys, 0) == -1
+
+
+@pytest.mark.parametrize("clusters", [1, 3])
+def test_scores_equal_the_sum_over_the_feature_list(ud, clusters):
+    """score_arcs counts the in-between POS features by tag on long arcs and walks them on
+    short ones: both give Σ w over `arc_features`'s list, arc by arc."""
+    from arborparse.linear.templates import cluster_index, index, score_arcs
+
+    path = ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu"
+    long_one = max(read_conllu(path)[:400], key=len)  # dozens of words: both branches
+    rng = np.random.default_rng(0)
+    size = 1 << 12
+    w = rng.standard_normal(size)
+    for s in (sentence(), long_one):
+        t = encode(s)
+        buf = np.empty(arc_capacity(len(t), 16), dtype=np.uint64)
+        S = score_arcs(t.attrs, t.feats_ptr, t.feats, w, NONE, clusters, buf)
+        for h in range(len(t) + 1):
+            for m in range(1, len(t) + 1):
+                if h == m:
+                    continue
+                feats = features(t, h, m)
+                for z in range(clusters):
+                    idx = [index(f, NONE, size) if clusters == 1 else
+                           cluster_index(f, 0, clusters, NONE, size) + z for f in feats]
+                    assert S[z, h, m] == pytest.approx(w[idx].sum(), abs=1e-9)

@@ -1,0 +1,132 @@
+"""Long sentences: time and peak memory of arc scoring, marginals and MBR decoding.
+
+    python bench/long_sentences.py --model MODEL.npz [--sizes 250 500 1000]
+
+A sentence of n words is English-EWT test's words in order, one after another (UPOS, XPOS,
+FEATS, LEMMA as in the treebank). Each measurement runs in a fresh process (one thread),
+after a warm-up call on a short sentence, so its peak resident memory is its own. The
+references, measured in the same run:
+- arc scoring: the same compiled scorer walking every word between head and modifier for
+  the in-between POS features (what `score_arcs` did before counting them per tag);
+- marginals: LAPACK's LU factorization and inverse of an n x n matrix (`scipy.linalg`),
+  the dense linear-algebra bound of the Matrix-Tree route.
+Prints a Markdown table.
+"""
+
+import os
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ[var] = "1"
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import io  # noqa: E402
+import json  # noqa: E402
+import resource  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+from common import UD, machine  # noqa: E402
+from numba import njit  # noqa: E402
+
+from arborparse.linear.templates import arc_features, index  # noqa: E402
+
+TASKS = ("score-walk", "score", "marginals", "mbr", "lapack-lu-inverse")
+
+
+@njit(cache=True)
+def score_walking(attrs, feats_ptr, feats, w, buf):
+    """w · f(x, h, m) summed over `arc_features`'s full list (in-between words walked)."""
+    N = attrs.shape[0]
+    S = np.full((N, N), -np.inf)
+    for h in range(N):
+        for m in range(1, N):
+            if h != m:
+                total = 0.0
+                for k in range(arc_features(attrs, feats_ptr, feats, h, m, buf)):
+                    i = index(buf[k], np.empty(0, dtype=np.uint64), w.shape[0])
+                    total += w[i]
+                S[h, m] = total
+    return S
+
+
+def long_sentence(n):
+    from arborparse.io import read_conllu
+
+    test = read_conllu(UD / "UD_English-EWT" / "en_ewt-ud-test.conllu")
+    rows = [s.rows[r] for s in test for r in s.word_rows][:n]
+    text = "".join("\t".join([str(i), *cols[1:6], str(i - 1), "dep", "_", "_"]) + "\n"
+                   for i, cols in enumerate(rows, 1))
+    return read_conllu(io.StringIO(text + "\n"))[0]
+
+
+def one(model_path, n, task):
+    """Run one task on an n-word sentence in this process; print seconds and peak MB."""
+    import scipy.linalg
+
+    import arborparse
+    from arborparse import trees
+    from arborparse.linear.model import Encoded
+
+    parser = arborparse.load(model_path)
+    model = parser.model
+
+    def run(sentence):
+        x = Encoded.of(sentence)
+        if task == "score-walk":
+            return score_walking(x.table.attrs, x.table.feats_ptr, x.table.feats,
+                                 model.weights, x.buf)
+        if task == "score":
+            return model.cluster_scores(x)
+        if task == "lapack-lu-inverse":
+            M = np.random.default_rng(0).random((len(sentence), len(sentence)))
+            return scipy.linalg.inv(M + len(sentence) * np.eye(len(sentence)))
+        S = model.labeled_scores(x)
+        if task == "marginals":
+            return trees.marginals(S, False, True)
+        return trees.mbr(S, False, True)
+
+    run(long_sentence(30))  # compile and warm up
+    sentence = long_sentence(n)
+    start = time.perf_counter()
+    run(sentence)
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"words": n, "task": task, "seconds": seconds, "peak_mb": peak}))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", required=True, help="a first-order model (arborparse train)")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[250, 500, 1000])
+    ap.add_argument("--one", nargs=2, metavar=("N", "TASK"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        one(args.model, int(args.one[0]), args.one[1])
+        return
+    print(f"<!-- {' '.join(sys.argv)}; {datetime.date.today()}; {machine()} -->")
+    rows = {}
+    for n in args.sizes:
+        for task in TASKS:
+            out = subprocess.run([sys.executable, __file__, "--model", args.model, "--one",
+                                  str(n), task], capture_output=True, text=True, check=True)
+            rows[n, task] = json.loads(out.stdout.strip().splitlines()[-1])
+            print(f"<!-- {out.stdout.strip()} -->", flush=True)
+    print("| words | task | seconds | peak MB | ratio |")
+    print("|---:|---|---:|---:|---|")
+    for n in args.sizes:
+        for task in TASKS:
+            r = rows[n, task]
+            ratio = ""
+            if task == "score":
+                ratio = f"{rows[n, 'score-walk']['seconds'] / r['seconds']:.1f}x faster than walking"
+            elif task in ("marginals", "mbr"):
+                ratio = (f"{r['seconds'] / rows[n, 'lapack-lu-inverse']['seconds']:.0f}x "
+                         "LAPACK's LU inverse")
+            print(f"| {n} | {task} | {r['seconds']:.2f} | {r['peak_mb']:.0f} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()
