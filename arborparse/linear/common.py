@@ -15,6 +15,7 @@ from arborparse.io.conllu import Sentence
 from arborparse.io.validate import check_tree
 from arborparse.linear.model import DECODERS, Encoded
 from arborparse.linear.parser import Parser
+from arborparse.training import keeps_best
 from arborparse.transforms import projectivize
 
 
@@ -94,3 +95,43 @@ class Epochs:
                 line += f"  dev UAS {record['UAS']:.2f}  LAS {record['LAS']:.2f}"
                 line += "  (best)" if best else ""
             tqdm.write(line, file=sys.stderr)
+
+
+class ChooseC:
+    """Choose the regularization constant C on development data: train ``make(C)`` for each
+    C of `grid` and keep the parser with the best development LAS over every C and epoch
+    (scikit-learn's grid search, on the dev set).
+
+    After `fit`: ``parser_``, ``C_`` (the chosen C), ``best_epoch_`` (its best epoch),
+    ``trainer_`` (its fitted trainer) and ``history_`` (one dict per C: its best dev LAS and
+    epoch). With `save_best`, the best parser so far is saved there after each C.
+    """
+
+    def __init__(self, make, grid, progress: bool = True):
+        self.make = make
+        self.grid = tuple(grid)
+        self.progress = progress
+
+    @keeps_best
+    def fit(self, train: list[Sentence], dev: list[Sentence] | None = None,
+            save_best=None) -> ChooseC:
+        if not dev:
+            raise ArborparseError("choosing C needs development data: give it (--dev), or "
+                                  "give C")
+        self.history_, best = [], -1.0
+        for C in self.grid:
+            trainer = self.make(C)
+            if self.progress:
+                tqdm.write(f"C = {C:g}", file=sys.stderr)
+            trainer.fit(train, dev)
+            las = max(record["LAS"] for record in trainer.history_)
+            self.history_.append({"C": C, "LAS": las, "epoch": trainer.best_epoch_})
+            if las > best:
+                best, self.C_, self.trainer_ = las, C, trainer
+                self.best_epoch_, self.parser_ = trainer.best_epoch_, trainer.parser_
+                if save_best is not None:
+                    self.parser_.save(save_best)
+        if self.progress:
+            tried = ", ".join(f"{r['C']:g}: {r['LAS']:.2f}" for r in self.history_)
+            tqdm.write(f"chose C = {self.C_:g} (dev LAS by C: {tried})", file=sys.stderr)
+        return self

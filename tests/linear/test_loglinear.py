@@ -46,3 +46,14 @@ def test_bad_options():
         LogLinearTrainer("adam")
     with pytest.raises(ArborparseError, match="C > 0"):
         LogLinearTrainer(C=0)
+
+
+def test_lbfgs_evaluates_on_dev_and_keeps_the_best(capsys):
+    data = separable()
+    fitted = LogLinearTrainer("lbfgs", C=10.0, epochs=6, hash_bits=12).fit(data, data)
+    assert [r["epoch"] for r in fitted.history_] == list(range(1, len(fitted.history_) + 1))
+    las = [r["LAS"] for r in fitted.history_]
+    assert fitted.best_epoch_ == 1 + las.index(max(las))
+    assert evaluate(data, fitted.parser_.parse(data))["LAS"] == max(las)
+    lines = capsys.readouterr().err.splitlines()
+    assert sum("dev UAS" in line for line in lines) == len(las)  # one line per iteration

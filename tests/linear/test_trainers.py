@@ -7,8 +7,9 @@ from treebanks import separable
 
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
-from arborparse.linear.online import TRAINERS, OnlineTrainer
 from arborparse.linear.hildreth import hildreth
+from arborparse.linear.online import TRAINERS, OnlineTrainer
+from arborparse.linear.parser import Parser
 
 
 @pytest.mark.parametrize("decoder", ["mst", "eisner"])
@@ -84,3 +85,43 @@ def test_hildreth_solves_the_qp(C):
     # one constraint: the closed form of single-best MIRA
     assert hildreth(np.array([[4.0]]), np.array([2.0]), math.inf)[0] == pytest.approx(0.5)
     assert hildreth(np.array([[4.0]]), np.array([-2.0]), math.inf)[0] == 0.0
+
+
+def test_choose_C_keeps_the_best_on_dev(tmp_path):
+    from arborparse.linear.common import ChooseC
+    from arborparse.linear.loglinear import LogLinearTrainer
+
+    data = separable()
+
+    def make(C):
+        return LogLinearTrainer("sgd", C=C, epochs=3, learning_rate=0.5, hash_bits=12,
+                                progress=False)
+
+    path = tmp_path / "m.npz"
+    chosen = ChooseC(make, (1e-9, 10.0), progress=False).fit(data, data, save_best=path)
+    assert chosen.C_ == 10.0 and [r["C"] for r in chosen.history_] == [1e-9, 10.0]
+    assert chosen.history_[1]["LAS"] == 100.0 > chosen.history_[0]["LAS"]
+    assert evaluate(data, Parser.load(path).parse(data))["LAS"] == 100.0
+    with pytest.raises(ArborparseError, match="choosing C needs development data"):
+        ChooseC(make, (1.0,), progress=False).fit(data)
+
+
+def test_C_auto_is_the_default_with_dev(tmp_path):
+    from click.testing import CliRunner
+    from treebanks import separable_text
+
+    from arborparse.cli import cli
+
+    train = tmp_path / "t.conllu"
+    train.write_text(separable_text())
+    model = tmp_path / "m.npz"
+    base = ["train", "--train", str(train), "--model", str(model), "--epochs", "2",
+            "--hash-bits", "12", "--trainer", "loglinear-sgd"]
+    r = CliRunner().invoke(cli, base + ["--dev", str(train)])
+    assert r.exit_code == 0 and "chose C = " in r.output, r.output
+    r = CliRunner().invoke(cli, base)
+    assert r.exit_code == 0 and "no --dev: C = 0.3, the default" in r.output
+    r = CliRunner().invoke(cli, base + ["-C", "auto"])
+    assert r.exit_code == 1 and "choosing C needs development data" in r.output
+    r = CliRunner().invoke(cli, base + ["--trainer", "mira", "-C", "auto"])
+    assert r.exit_code == 2 and "-C auto does not apply to --trainer mira" in r.output
