@@ -52,10 +52,14 @@ class Epochs:
     """The epoch loop's bookkeeping for `trainer`: a progress bar per epoch, the dev scores
     after it, and the trainer's ``history_``, ``best_epoch_`` and ``parser_`` (best dev LAS,
     or the last epoch without dev), kept up to date after every epoch; the best parser is
-    saved to `save_best` (a path) as soon as it is best (see `arborparse.training`)."""
+    saved to `save_best` (a path) as soon as it is best (see `arborparse.training`). With
+    `calibrate` (models not trained as distributions: perceptron, MIRA, EG) each best
+    parser's temperature is first fitted on dev (`Parser.calibrate`)."""
 
-    def __init__(self, trainer, dev: list[Sentence] | None, save_best=None):
+    def __init__(self, trainer, dev: list[Sentence] | None, save_best=None,
+                 calibrate: bool = False):
         self.trainer = trainer
+        self.calibrate = calibrate
         self.epochs = trainer.epochs
         self.dev = dev
         self.progress = trainer.progress
@@ -85,6 +89,8 @@ class Epochs:
         self.history.append({"epoch": epoch, **record})
         best = score > self._best_score
         if best:
+            if self.calibrate and self.dev:
+                self.history[-1]["temperature"] = parser.calibrate(self.dev)
             if self.save_best is not None:
                 parser.save(self.save_best)
             self._best_score = score
@@ -94,6 +100,8 @@ class Epochs:
             if self.dev:
                 line += f"  dev UAS {record['UAS']:.2f}  LAS {record['LAS']:.2f}"
                 line += "  (best)" if best else ""
+                if "temperature" in self.history[-1]:
+                    line += f"  T {self.history[-1]['temperature']:.3g}"
             tqdm.write(line, file=sys.stderr)
 
 

@@ -129,7 +129,7 @@ class EGTrainer:
         self.dual_bytes_ = sum(t.nbytes for t in thetas)
         eta = self.learning_rate
         previous = -np.inf
-        log = Epochs(self, dev, save_best)
+        log = Epochs(self, dev, save_best, calibrate=True)
         for epoch in range(1, self.epochs + 1):
             start, obj = time.perf_counter(), 0.0
             for i in log.bar(epoch, range(len(encoded))):

@@ -182,17 +182,19 @@ class FirstOrderModel:
                                    self.label_keys, len(self.labels), self.weights.shape[0],
                                    x.buf, self.squeeze)
 
-    def save(self, path, decoder: str, single_root: bool) -> None:
+    def save(self, path, decoder: str, single_root: bool, temperature: float = 1.0) -> None:
         header = {"labels": self.labels, "decoder": decoder, "single_root": single_root,
-                  "hashed": self.hashed, "clusters": self.clusters, "squeeze": self.squeeze}
+                  "hashed": self.hashed, "clusters": self.clusters, "squeeze": self.squeeze,
+                  "temperature": temperature}
         files.save(path, KIND, VERSION, header,
                    {"weights": self.weights.astype(np.float32), "keys": self.keys,
                     "label_keys": self.label_keys})
 
     @classmethod
     def load(cls, path) -> tuple[FirstOrderModel, dict]:
-        """The model in a file and the file's header; weights stay float32 (half the
-        memory traffic when scoring)."""
+        """The model in a file and the file's header (with ``temperature``, 1 for files
+        written before it existed); weights stay float32 (half the memory traffic when
+        scoring)."""
         header, arrays = files.load(path, KIND, VERSION)
         for name in ("weights", "keys", "label_keys"):
             if name not in arrays:
@@ -205,6 +207,10 @@ class FirstOrderModel:
             model = cls(arrays["weights"], labels,
                         arrays["keys"].astype(np.uint64), arrays["label_keys"].astype(np.uint64),
                         int(header["clusters"]), bool(header["squeeze"]))
+            # files saved before calibration have no temperature: 1 is what they meant
+            header["temperature"] = float(header.get("temperature", 1.0))
+            if not 0 < header["temperature"] < float("inf"):
+                raise ValueError("'temperature' must be a number > 0")
             size = model.weights.shape
             expected = len(model.keys) + len(model.label_keys) * len(labels)
             if len(size) != 1 or (model.hashed and (size[0] < 2 or size[0] & (size[0] - 1))) \

@@ -171,7 +171,7 @@ class OnlineTrainer:
         u = np.zeros_like(w)
         steps = 1
         rng = np.random.default_rng(self.seed)
-        log = Epochs(self, dev, save_best)
+        log = Epochs(self, dev, save_best, calibrate=True)
         for epoch in range(1, self.epochs + 1):
             start = time.perf_counter()
             errors = 0

@@ -13,6 +13,7 @@ from arborparse.io.conllu import Sentence
 from arborparse.io.validate import require_tags
 from arborparse.linear.model import DECODERS, KIND, Encoded, FirstOrderModel, decode
 from arborparse.options import check_options
+from arborparse.trees.structure import nonprojective_arcs
 
 DECODES = ("map", "mbr", "max-z")
 
@@ -25,26 +26,72 @@ class Parser:
     model : the trained `FirstOrderModel`
     decoder : ``"mst"`` (non-projective) or ``"eisner"`` (projective)
     single_root : exactly one word attached to the root
+    temperature : T of the tree distribution P(tree) ∝ exp(Σ s(h, m, l) / T) behind the
+        marginals and MBR (MAP trees do not depend on it); `calibrate` fits it
     """
 
     kind = KIND
 
-    def __init__(self, model: FirstOrderModel, decoder: str = "mst", single_root: bool = True):
+    def __init__(self, model: FirstOrderModel, decoder: str = "mst", single_root: bool = True,
+                 temperature: float = 1.0):
         if decoder not in DECODERS:
             raise ArborparseError(f"unknown decoder {decoder!r}; choose one of {DECODERS}")
         self.model = model
         self.decoder = decoder
         self.single_root = single_root
+        self.temperature = temperature
 
     @classmethod
     def load(cls, path) -> Parser:
         """Read a model file written by `save` (refuses other kinds and versions)."""
         model, header = FirstOrderModel.load(path)
-        return cls(model, header["decoder"], header["single_root"])
+        return cls(model, header["decoder"], header["single_root"], header["temperature"])
 
     def save(self, path) -> None:
         """Write the model atomically (see `arborparse.io.model_files`)."""
-        self.model.save(path, self.decoder, self.single_root)
+        self.model.save(path, self.decoder, self.single_root, self.temperature)
+
+    def _scores(self, x: Encoded) -> np.ndarray:
+        """s(h, m, l) / T: the scores of the tree distribution."""
+        return self.model.labeled_scores(x, scale=1.0 / self.temperature)
+
+    def calibrate(self, dev: Iterable[Sentence], limit: int = 1000) -> float:
+        """Fit the temperature to development data and return it: the T maximizing the
+        log-likelihood Σ log P(gold tree | sentence) of the first `limit` usable sentences
+        (a tree in the decoder's class, every label known to the model), so that the
+        marginals of a model not trained as a distribution (perceptron, MIRA, EG) are
+        probabilities that mean what they say. T = 1 when no sentence is usable."""
+        from scipy.optimize import minimize_scalar
+
+        projective = self.decoder == "eisner"
+        index = {label: i for i, label in enumerate(self.model.labels)}
+        data = []
+        for sentence in dev:
+            if len(data) == limit:
+                break
+            heads = sentence.heads
+            if not sentence.has_tree or (projective and nonprojective_arcs(heads).any()) or \
+                    (self.single_root and (heads == 0).sum() != 1) or \
+                    any(label not in index for label in sentence.deprels):
+                continue
+            S = self.model.labeled_scores(Encoded.of(sentence)).astype(np.float32)
+            m = np.arange(1, len(heads))
+            labels = [index[label] for label in sentence.deprels]
+            data.append((S, float(S[heads[1:], m, labels].sum())))
+        if not data:
+            self.temperature = 1.0
+            return 1.0
+
+        def negative_log_likelihood(log_t):
+            scale = np.exp(-log_t)
+            return -sum(gold * scale - trees.log_partition(S * scale, projective,
+                                                           self.single_root)
+                        for S, gold in data)
+
+        best = minimize_scalar(negative_log_likelihood, bounds=(np.log(1e-4), np.log(1e4)),
+                               method="bounded", options={"xatol": 1e-3})
+        self.temperature = float(np.exp(best.x))
+        return self.temperature
 
     @property
     def options(self) -> dict:
@@ -53,10 +100,10 @@ class Parser:
         return {"decoder": DECODERS, "decode_as": decodes, "marginals": (False, True)}
 
     def marginals(self, sentence: Sentence, decoder: str | None = None) -> np.ndarray:
-        """P(h -> m with label l) under P(tree) ∝ exp Σ s(h, m, l), over the trees of the
+        """P(h -> m with label l) under P(tree) ∝ exp(Σ s(h, m, l) / T), over the trees of the
         decoder's class: an array (n+1, n+1, L) whose columns m >= 1 sum to 1."""
         projective = (decoder or self.decoder) == "eisner"
-        return trees.marginals(self.model.labeled_scores(Encoded.of(sentence)), projective,
+        return trees.marginals(self._scores(Encoded.of(sentence)), projective,
                                self.single_root)
 
     def parse_one(self, sentence: Sentence, **options) -> Sentence:
@@ -69,7 +116,7 @@ class Parser:
         projective = decoder == "eisner"
         x = Encoded.of(sentence)
         # the full label scores serve MBR, the marginals and the best tree alike
-        S = self.model.labeled_scores(x) if marginals or decode_as == "mbr" else None
+        S = self._scores(x) if marginals or decode_as == "mbr" else None
         if decode_as == "mbr":
             heads, labels = trees.mbr(S, projective, self.single_root)
         elif decode_as == "map" and S is not None:

@@ -125,3 +125,34 @@ def test_C_auto_is_the_default_with_dev(tmp_path):
     assert r.exit_code == 1 and "choosing C needs development data" in r.output
     r = CliRunner().invoke(cli, base + ["--trainer", "mira", "-C", "auto"])
     assert r.exit_code == 2 and "-C auto does not apply to --trainer mira" in r.output
+
+
+def test_calibration_recovers_a_known_temperature():
+    """Trees drawn from P ∝ exp(s / T) for a known T: the fitted temperature finds it."""
+    from arborparse import trees
+    from arborparse.linear.model import Encoded
+
+    data = separable(2)
+    parser = OnlineTrainer("perceptron", epochs=2, hash_bits=12, progress=False).fit(
+        data).parser_
+    rng = np.random.default_rng(0)
+    true_t, sampled = 7.0, []
+    labels = parser.model.labels
+    for sentence in data * 40:
+        S = parser.model.labeled_scores(Encoded.of(sentence)) / true_t
+        folded = np.logaddexp.reduce(S, axis=2)
+        heads = trees.sample(folded, 1, rng=rng)[0]
+        m = np.arange(1, len(heads))
+        p = np.exp(S[heads[1:], m] - folded[heads[1:], m][:, None])
+        chosen = [labels[rng.choice(len(labels), p=row / row.sum())] for row in p]
+        sampled.append(sentence.with_tree(heads, chosen))
+    assert parser.calibrate(sampled) == pytest.approx(true_t, rel=0.1)
+
+
+def test_calibrated_temperature_is_saved(tmp_path):
+    data = separable()
+    fitted = OnlineTrainer("perceptron", epochs=2, hash_bits=12, progress=False).fit(
+        data, data, save_best=tmp_path / "m.npz")
+    saved = Parser.load(tmp_path / "m.npz")
+    assert "temperature" in fitted.history_[0]
+    assert saved.temperature == fitted.parser_.temperature == fitted.history_[0]["temperature"]
