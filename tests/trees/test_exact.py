@@ -214,3 +214,26 @@ def test_lapack_route_against_brute_force_and_elimination(single_root, monkeypat
     np.testing.assert_allclose(trees.marginals(S, False, single_root), mu, atol=1e-9)
     # huge scores make the factorization inaccurate: the exact elimination takes over
     assert matrix_tree._lu_route(random_scores(60, rng, scale=1e4), single_root, True) is None
+
+
+def test_exact_route_memory_is_quadratic():
+    """The log-space elimination used when LU is inaccurate keeps O(n²) memory: on 400
+    words a stored history would take (n + 1) n² doubles, 512 MB."""
+    import subprocess
+    import sys
+
+    code = """
+import resource
+import numpy as np
+from arborparse.trees import matrix_tree
+rng = np.random.default_rng(0)
+matrix_tree.eliminate(matrix_tree.clean(rng.normal(size=(11, 11))), True, True)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+S = matrix_tree.clean(1e3 * rng.normal(size=(401, 401)))
+logZ, mu = matrix_tree.eliminate(S, True, True)
+assert np.isfinite(logZ) and abs(mu[:, 1:].sum(axis=0) - 1).max() < 1e-8
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert float(out.stdout) < 64, f"{out.stdout} MB"
