@@ -24,7 +24,7 @@ import click
 from arborparse import __version__
 from arborparse.baselines import BASELINES
 from arborparse.errors import ArborparseError
-from arborparse.eval import LENGTH_BINS, compare, evaluate
+from arborparse.eval import LENGTH_BINS, TAG_MEASURES, compare, evaluate
 from arborparse.io import iter_conllu, read_conllu, write_conllu
 from arborparse.io.atomic import check_writable
 from arborparse.io.model_files import is_model
@@ -126,7 +126,7 @@ def cli():
 
 def _table(scores: dict) -> str:
     keys = ("UAS", "LAS", "UAS_nopunct", "LAS_nopunct", "LAS_full", "LA", "UCM", "LCM",
-            "root_accuracy", "nonproj_accuracy")
+            "root_accuracy", "nonproj_accuracy", *TAG_MEASURES)
     lines = [f"{'metric':<18}{'score':>8}"]
     lines += [f"{k:<18}{'n/a':>8}" if scores[k] is None else f"{k:<18}{scores[k]:>8.2f}"
               for k in keys]

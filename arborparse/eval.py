@@ -21,6 +21,18 @@ from arborparse.io.validate import check_tree
 from arborparse.trees.structure import nonprojective_arcs
 
 LENGTH_BINS = ("root", "1", "2", "3-6", ">6")
+# the CoNLL 2018 shared task's relation classes and universal features
+CONTENT_DEPRELS = frozenset({
+    "nsubj", "obj", "iobj", "csubj", "ccomp", "xcomp", "obl", "vocative", "expl",
+    "dislocated", "advcl", "advmod", "discourse", "nmod", "appos", "nummod", "acl", "amod",
+    "conj", "fixed", "flat", "compound", "list", "parataxis", "orphan", "goeswith",
+    "reparandum", "root", "dep"})
+FUNCTIONAL_DEPRELS = frozenset({"aux", "cop", "mark", "det", "clf", "case", "cc"})
+UNIVERSAL_FEATURES = frozenset({
+    "PronType", "NumType", "Poss", "Reflex", "Foreign", "Abbr", "Gender", "Animacy",
+    "Number", "Case", "Definite", "Degree", "VerbForm", "Mood", "Tense", "Aspect", "Voice",
+    "Evident", "Polarity", "Person", "Polite"})
+TAG_MEASURES = ("UPOS", "XPOS", "UFeats", "AllTags", "Lemmas", "CLAS", "MLAS", "BLEX")
 
 
 def universal(deprel: str) -> str:
@@ -72,6 +84,55 @@ def _word(sentence: Sentence, m: int) -> str:
     return sentence.forms[m - 1] if m <= len(sentence) else "<end of sentence>"
 
 
+def universal_feats(feats: str) -> str:
+    """The universal features of a FEATS value, sorted (CoNLL 2018's UFeats)."""
+    return "|".join(sorted(f for f in feats.split("|") if f.split("=", 1)[0] in UNIVERSAL_FEATURES))
+
+
+class _Words:
+    """One sentence's words as the CoNLL 2018 measures compare them."""
+
+    def __init__(self, s: Sentence):
+        self.heads = s.heads
+        self.upos, self.xpos, self.lemmas = s.upos, s.xpos, s.lemmas
+        self.feats = [universal_feats(f) for f in s.feats]
+        self.deprels = [universal(d) for d in s.deprels]
+        self.content = [d in CONTENT_DEPRELS for d in self.deprels]
+        self.functional = [[] for _ in range(len(s) + 1)]  # functional children, in order
+        for m, d in enumerate(self.deprels, 1):
+            if d in FUNCTIONAL_DEPRELS:
+                self.functional[self.heads[m]].append(m)
+
+    def morphology(self, m: int):
+        """MLAS's key of word m: its arc, UPOS, UFeats and its functional children's."""
+        return (self.heads[m], self.deprels[m - 1], self.upos[m - 1], self.feats[m - 1],
+                [(c, self.deprels[c - 1], self.upos[c - 1], self.feats[c - 1])
+                 for c in self.functional[m]])
+
+
+def _tag_counts(g: Sentence, p: Sentence, total: Counter) -> None:
+    """Add one sentence's counts for TAG_MEASURES (gold tokenization: words align one to
+    one) to `total`: ``{measure}_ok``, and for the content-word measures ``content_gold``
+    and ``content_system``."""
+    G, P = _Words(g), _Words(p)
+    for m in range(1, len(g) + 1):
+        i = m - 1
+        lemma_ok = G.lemmas[i] == "_" or G.lemmas[i] == P.lemmas[i]
+        tags = (G.upos[i] == P.upos[i], G.xpos[i] == P.xpos[i], G.feats[i] == P.feats[i])
+        total["UPOS_ok"] += tags[0]
+        total["XPOS_ok"] += tags[1]
+        total["UFeats_ok"] += tags[2]
+        total["AllTags_ok"] += all(tags)
+        total["Lemmas_ok"] += lemma_ok
+        total["content_system"] += P.content[i]
+        if G.content[i]:
+            total["content_gold"] += 1
+            arc_ok = G.heads[m] == P.heads[m] and G.deprels[i] == P.deprels[i]
+            total["CLAS_ok"] += arc_ok
+            total["MLAS_ok"] += G.morphology(m) == P.morphology(m)
+            total["BLEX_ok"] += arc_ok and lemma_ok
+
+
 def _length_bin(heads: np.ndarray) -> np.ndarray:
     """Index into LENGTH_BINS of each word's arc."""
     m = np.arange(1, len(heads))
@@ -109,6 +170,12 @@ def sentence_counts(gold: Sequence[Sentence], pred: Sequence[Sentence]):
 def evaluate(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> dict:
     """Scores of a system's trees against gold trees, all in percent.
 
+    Also the CoNLL 2018 shared task's measures (F1 = accuracy on gold tokenization):
+    ``UPOS``, ``XPOS``, ``UFeats`` (universal features), ``AllTags`` (UPOS, XPOS and
+    UFeats), ``Lemmas`` (a gold ``_`` matches anything), and over content words (F1 of the
+    gold and system content relations) ``CLAS`` (labeled attachment), ``MLAS`` (and UPOS,
+    UFeats and the functional children's) and ``BLEX`` (and the lemma).
+
     Returns a dict with ``UAS``, ``LAS``, ``LAS_full`` (whole DEPREL), ``UAS_nopunct``,
     ``LAS_nopunct``, ``LA`` (label accuracy), ``UCM``, ``LCM`` (complete match),
     ``root_accuracy`` (gold root words predicted as root), ``nonproj_accuracy`` (gold
@@ -139,6 +206,7 @@ def evaluate(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> dict:
             root_ok=(roots & (ph == 0)).sum(), nonproj=nonproj.sum(),
             nonproj_ok=(nonproj & head_ok).sum())
         total.update({k: int(v) for k, v in counts.items()})  # numpy booleans do not add up
+        _tag_counts(g, p, total)
         for lab_list, is_pred in ((plab, True), (glab, False)):
             for m, lab in enumerate(lab_list):
                 stats = label_stats.setdefault(lab, [0, 0, 0, 0])
@@ -168,6 +236,9 @@ def evaluate(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> dict:
         "nonproj_accuracy": (pct(total["nonproj_ok"], total["nonproj"]) if total["nonproj"]
                              else None),
         "nonproj_arcs": int(total["nonproj"]),
+        **{name: pct(total[f"{name}_ok"], words) for name in TAG_MEASURES[:5]},
+        **{name: pct(2 * total[f"{name}_ok"], total["content_gold"] + total["content_system"])
+           for name in TAG_MEASURES[5:]},
         "words": int(words),
         "sentences": int(sentences),
     }

@@ -1,12 +1,16 @@
 import io
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from arborparse.errors import ArborparseError
-from arborparse.eval import compare, evaluate
-from arborparse.io import read_conllu
+from arborparse.eval import TAG_MEASURES, compare, evaluate
+from arborparse.io import read_conllu, write_conllu
 from arborparse.trees.structure import find_cycle
+
+ROOT = Path(__file__).resolve().parent.parent
 
 GOLD = """1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_
 2\tdog\tdog\tNOUN\tNN\t_\t3\tnsubj\t_\t_
@@ -138,3 +142,60 @@ def test_compare_prefers_the_better_system(ud):
     assert r["sign_test_p"] < 1e-6 and r["permutation_p"] < 0.01
     same = compare(gold, good, good, samples=500)
     assert same["sign_test_p"] == 1.0 and same["permutation_p"] == 1.0
+
+
+def official(gold_path, system_path):
+    """The CoNLL 2018 evaluation script's scores (F1 in percent) for two files."""
+    import importlib.util
+
+    script = Path(os.environ.get("ARBORPARSE_UD", ROOT.parent / "shared" / "data" / "ud"))
+    script = script.parent.parent / "tools" / "conll18_ud_eval.py"
+    spec = importlib.util.spec_from_file_location("conll18_ud_eval", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = module.evaluate(module.load_conllu_file(str(gold_path)),
+                             module.load_conllu_file(str(system_path)))
+    return {name: 100 * score.f1 for name, score in result.items()}
+
+
+def retag(gold, rng, rate):
+    """Trees, tags, features and lemmas changed at random (still single-rooted trees)."""
+    values = {column: sorted({v for s in gold for v in getattr(s, column)})
+              for column in ("upos", "xpos", "feats", "lemmas")}
+    index = {"lemmas": 2, "upos": 3, "xpos": 4, "feats": 5}
+    out = []
+    for s in perturb(gold, rng, rate):
+        rows = [list(r) for r in s.rows]
+        for r in s.word_rows:
+            for column, pool in values.items():
+                if rng.random() < rate:
+                    rows[r][index[column]] = pool[rng.integers(len(pool))]
+        out.append(type(s)(list(s.comments), rows, list(s.word_rows), s.heads.copy(), s.path,
+                           s.line, s.format))
+    return out
+
+
+@pytest.mark.parametrize("treebank", ["UD_English-EWT", "UD_Turkish-IMST"])
+def test_tag_measures_agree_with_the_official_script(ud, tmp_path, treebank):
+    gold_path = next((ud / treebank).glob("*-ud-dev.conllu"))
+    gold = read_conllu(gold_path)
+    rng = np.random.default_rng(1)
+    for rate in (0.0, 0.1, 0.4):
+        system = tmp_path / f"system-{rate}.conllu"
+        write_conllu(retag(gold, rng, rate), system)
+        ours, theirs = evaluate(gold, read_conllu(system)), official(gold_path, system)
+        for name in ("UAS", "LAS", *TAG_MEASURES):
+            assert ours[name] == pytest.approx(theirs[name], abs=1e-9), (rate, name)
+
+
+def test_tag_measures_by_hand():
+    gold = sentences(GOLD)
+    # "The" loses its det (a functional child of "dog") and "barks" its lemma
+    system = sentences(GOLD.replace("1\tThe\tthe\tDET\tDT\t_\t2\tdet", "1\tThe\tthe\tPRON\tDT\t_\t2\tdet")
+                       .replace("\tbark\tVERB", "\tbarks\tVERB"))
+    s = evaluate(gold, system)
+    assert s["UPOS"] == pytest.approx(100 * 5 / 6) and s["Lemmas"] == pytest.approx(100 * 5 / 6)
+    # content words: dog (nsubj), barks (root), Hi (root), there (advmod): 4 on each side
+    assert s["CLAS"] == 100.0
+    assert s["MLAS"] == pytest.approx(100 * 3 / 4)  # dog's functional child changed UPOS
+    assert s["BLEX"] == pytest.approx(100 * 3 / 4)  # barks' lemma
