@@ -132,6 +132,19 @@ class Sentence:
         return Sentence(list(self.comments), rows, list(self.word_rows), new_heads,
                         self.path, self.line, self.format)
 
+    def with_columns(self, columns: dict[int, list[str]]) -> Sentence:
+        """A copy with whole columns of the words replaced: ``{UPOS: [...], LEMMA: [...]}``
+        (one value per word); nothing else changes."""
+        rows = [list(r) for r in self.rows]
+        for column, values in columns.items():
+            if len(values) != len(self):
+                raise ValueError(f"need {len(self)} values for column {COLUMNS[column]}, got "
+                                 f"{len(values)}")
+            for r, value in zip(self.word_rows, values):
+                rows[r][column] = value
+        return Sentence(list(self.comments), rows, list(self.word_rows), self.heads.copy(),
+                        self.path, self.line, self.format)
+
     def with_misc(self, items: list[str]) -> Sentence:
         """A copy with items[m - 1] (``Key=Value|Key=Value``) set in the MISC column of word
         m: keys already there get the new values, other entries stay."""

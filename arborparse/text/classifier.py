@@ -1,0 +1,150 @@
+"""A compiled averaged perceptron that tags the words of sentences left to right.
+
+Each word is scored against its candidate classes (all classes where it has none) with its
+static features (`arborparse.text.features`) and dynamic ones: the classes already given to
+the two words before it, and, for a second-level tagger (XPOS or FEATS after UPOS), the
+"given" tag of the word itself, alone and paired with the word, its suffix and the
+previous class. A feature f and a class c own the weight at a hash of (f, c) in a vector of
+2^bits; training is the averaged perceptron (Collins 2002) with the predicted classes as
+history, as at tagging time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from arborparse.text.features import LOWER, SUFFIX3, TEMPLATES
+
+DYNAMIC = 8
+WIDTH = len(TEMPLATES) + DYNAMIC
+_PRIME = np.uint64(0x100000001B3)
+
+
+@njit(inline="always", cache=True)
+def _mix(h, x):
+    return (np.uint64(h) ^ np.uint64(x)) * _PRIME
+
+
+@njit(inline="always", cache=True)
+def _index(feature, c, mask):
+    x = np.uint64(feature) * np.uint64(0x9E3779B97F4A7C15)
+    x ^= np.uint64(c + 1) * np.uint64(0xC2B2AE3D27D4EB4F)
+    x ^= x >> np.uint64(29)
+    return np.int64(x & mask)
+
+
+@njit(cache=True, nogil=True)
+def _features(X, i, start, history, given, out):
+    """out[:WIDTH]: the static features of word i and its dynamic ones."""
+    F = X.shape[1]
+    for k in range(F):
+        out[k] = X[i, k]
+    p1 = history[i - 1] + 1 if i - 1 >= start else 0
+    p2 = history[i - 2] + 1 if i - 2 >= start else 0
+    g = given[i] + 1
+    out[F] = _mix(0xA1, p1)
+    out[F + 1] = _mix(_mix(0xA2, p1), p2)
+    out[F + 2] = _mix(_mix(0xA3, p1), X[i, LOWER])
+    out[F + 3] = _mix(0xB1, g)
+    out[F + 4] = _mix(_mix(0xB2, g), X[i, LOWER])
+    out[F + 5] = _mix(_mix(0xB3, g), X[i, SUFFIX3])
+    out[F + 6] = _mix(_mix(0xB4, g), p1)
+    out[F + 7] = _mix(_mix(0xA4, p1), X[i, SUFFIX3])
+
+
+@njit(cache=True, nogil=True)
+def _best(W, feats, i, cptr, cand, classes, mask):
+    """The best candidate class of word i (the first on ties)."""
+    best, best_score = -1, -np.inf
+    lo, hi = cptr[i], cptr[i + 1]
+    count = hi - lo if hi > lo else classes
+    for j in range(count):
+        c = cand[lo + j] if hi > lo else j
+        score = 0.0
+        for f in feats:
+            score += W[_index(f, c, mask)]
+        if score > best_score:
+            best, best_score = c, score
+    return best
+
+
+@njit(cache=True, nogil=True)
+def predict(W, X, bounds, given, cptr, cand, classes):
+    """The class of every word, sentence by sentence, left to right."""
+    mask = np.uint64(W.shape[0] - 1)
+    out = np.empty(X.shape[0], dtype=np.int64)
+    feats = np.empty(WIDTH, dtype=np.uint64)
+    for s in range(bounds.shape[0] - 1):
+        for i in range(bounds[s], bounds[s + 1]):
+            _features(X, i, bounds[s], out, given, feats)
+            out[i] = _best(W, feats, i, cptr, cand, classes, mask)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def train_epoch(W, U, step, X, bounds, gold, given, cptr, cand, classes, order):
+    """One pass in sentence order `order`: perceptron updates of W, and of U with the
+    update times the step (the averaged weights are W - U / step). Returns (step, errors)."""
+    mask = np.uint64(W.shape[0] - 1)
+    history = np.empty(X.shape[0], dtype=np.int64)
+    feats = np.empty(WIDTH, dtype=np.uint64)
+    errors = 0
+    for s in order:
+        for i in range(bounds[s], bounds[s + 1]):
+            _features(X, i, bounds[s], history, given, feats)
+            guess = _best(W, feats, i, cptr, cand, classes, mask)
+            if guess != gold[i]:
+                errors += 1
+                for f in feats:
+                    k = _index(f, gold[i], mask)
+                    W[k] += 1.0
+                    U[k] += step
+                    k = _index(f, guess, mask)
+                    W[k] -= 1.0
+                    U[k] -= step
+            history[i] = guess
+            step += 1
+    return step, errors
+
+
+class Classifier:
+    """An averaged perceptron over `classes` (strings), its weights hashed into 2^bits.
+
+    `fit` trains on arrays that `arborparse.text.tagger` prepares (static features X of all
+    words, sentence bounds, gold class ids, given tags, candidate lists) and keeps the
+    epoch `choose(predicted ids)` scores highest (the last without `choose`)."""
+
+    def __init__(self, classes: list[str], bits: int = 22, weights: np.ndarray | None = None):
+        self.classes = list(classes)
+        self.bits = bits
+        self.weights = np.zeros(1 << bits, dtype=np.float32) if weights is None else weights
+
+    def predict(self, X, bounds, given, cptr, cand) -> np.ndarray:
+        return predict(self.weights, X, bounds, given, cptr, cand, len(self.classes))
+
+    def fit(self, data, epochs: int, seed: int = 0, choose=None, progress=None) -> list[dict]:
+        """Train on ``data = (X, bounds, gold, given, cptr, cand)``; returns one record per
+        epoch (training errors and the `choose` score)."""
+        X, bounds, gold, given, cptr, cand = data
+        W = np.zeros(1 << self.bits)
+        U = np.zeros(1 << self.bits)
+        rng = np.random.default_rng(seed)
+        step, best, history = 1, -np.inf, []
+        for epoch in range(1, epochs + 1):
+            order = rng.permutation(len(bounds) - 1)
+            step, errors = train_epoch(W, U, step, X, bounds, gold, given, cptr, cand,
+                                       len(self.classes), order)
+            averaged = (W - U / step).astype(np.float32)
+            record = {"epoch": epoch, "train_errors": int(errors)}
+            score = epoch
+            if choose is not None:
+                self.weights = averaged
+                score = record["score"] = choose(self)
+            if score > best:
+                best, kept = score, averaged
+            history.append(record)
+            if progress is not None:
+                progress(record)
+        self.weights = kept
+        return history
