@@ -1,0 +1,170 @@
+"""`Lemmatizer`: lemmas from the training dictionary where the word was seen with its UPOS,
+otherwise from an edit script chosen by a classifier (as UDPipe's and spaCy's lemmatizers
+do).
+
+An edit script rewrites a form into its lemma: cut a prefix and a suffix (stored as the
+strings cut, so a script applies only to forms that have them), add others, and lowercase
+the result or keep the form's case: ``("", "", "ies", "y", lower)`` turns ``Puppies`` into
+``puppy``. Scripts are read off the training pairs (the longest common substring of the
+lowercased form and lemma is kept); a pair no script of that kind describes keeps its lemma
+whole. The classifier (`arborparse.text.classifier`) chooses among the scripts seen with
+the word's UPOS that apply to the form, reading the word, its context and its UPOS and
+FEATS. A treebank without lemmas (``_`` everywhere) gives a lemmatizer that writes ``_``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from difflib import SequenceMatcher
+
+import numpy as np
+
+from arborparse.io.conllu import LEMMA, Sentence
+from arborparse.text.classifier import Classifier
+from arborparse.text.features import sentence_features
+
+KEEP, LOWER = "keep", "lower"
+
+
+def edit_script(form: str, lemma: str) -> tuple[str, str, str, str, str]:
+    """(prefix cut, prefix added, suffix cut, suffix added, case) turning form into lemma;
+    a lemma sharing nothing with the form is added whole."""
+    f, l = form.lower(), lemma.lower()
+    match = SequenceMatcher(None, f, l, autojunk=False).find_longest_match(0, len(f), 0, len(l))
+    if match.size == 0:
+        script = (f, lemma, "", "", KEEP)
+    else:
+        case = LOWER if lemma == lemma.lower() else KEEP
+        script = (f[:match.a], l[:match.b], f[match.a + match.size:], l[match.b + match.size:],
+                  case)
+    if apply_script(form, script) != lemma:  # case the script cannot express
+        script = (f, lemma, "", "", KEEP)
+    return script
+
+
+def applies(form: str, script) -> bool:
+    lower = form.lower()
+    cut_prefix, _, cut_suffix, _, _ = script
+    return len(cut_prefix) + len(cut_suffix) <= len(lower) and lower.startswith(cut_prefix) \
+        and lower.endswith(cut_suffix)
+
+
+def apply_script(form: str, script) -> str:
+    cut_prefix, add_prefix, cut_suffix, add_suffix, case = script
+    core = form[len(cut_prefix):len(form) - len(cut_suffix)]
+    lemma = add_prefix + core + add_suffix
+    return lemma.lower() if case == LOWER else lemma
+
+
+class Lemmatizer:
+    """Lemmas from a dictionary and edit scripts.
+
+    Parameters
+    ----------
+    epochs : passes of the script classifier over the training words
+    bits : log2 of its hashed weight vector
+    """
+
+    def __init__(self, epochs: int = 10, bits: int = 20, seed: int = 0):
+        self.epochs = epochs
+        self.bits = bits
+        self.seed = seed
+
+    def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> Lemmatizer:
+        """Learn the dictionary and the scripts from `train` (whose UPOS and FEATS are the
+        gold ones); keep the classifier's epoch best on `dev`."""
+        pairs = [(f, u, ft, lem) for s in train
+                 for f, u, ft, lem in zip(s.forms, s.upos, s.feats, s.lemmas)]
+        self.enabled = any(lem != "_" for *_, lem in pairs)
+        if not self.enabled:
+            return self
+        counts = defaultdict(Counter)
+        for form, upos, _, lemma in pairs:
+            counts[form, upos][lemma] += 1
+        self.dictionary = {f"{u}\t{f}": c.most_common(1)[0][0] for (f, u), c in counts.items()}
+        scripts = sorted({edit_script(f, lem) for f, _, _, lem in pairs})
+        self.script_index = {s: i for i, s in enumerate(scripts)}
+        self.scripts = scripts
+        by_suffix = defaultdict(set)  # (UPOS, suffix cut) -> scripts
+        for form, upos, _, lemma in pairs:
+            script = edit_script(form, lemma)
+            by_suffix[upos, script[2]].add(self.script_index[script])
+        self.scripts_by_suffix = {k: sorted(v) for k, v in by_suffix.items()}
+        self.given_index = {}
+        self.classifier = Classifier([self._name(s) for s in scripts], self.bits)
+        data = self._arrays(train, gold=True)
+        choose = None
+        if dev and any(lem != "_" for s in dev for lem in s.lemmas):
+            def choose(_):
+                predicted = self.lemmas(dev)
+                gold = [lem for s in dev for lem in s.lemmas]
+                flat = [lem for sentence in predicted for lem in sentence]
+                return 100.0 * np.mean([g == p for g, p in zip(gold, flat)])
+        self.history_ = self.classifier.fit(data, self.epochs, self.seed, choose)
+        return self
+
+    @staticmethod
+    def _name(script) -> str:
+        return "\t".join(script)
+
+    def _given(self, upos: str, feats: str, grow: bool) -> int:
+        key = f"{upos}|{feats}"
+        if key not in self.given_index and grow:
+            self.given_index[key] = len(self.given_index)
+        return self.given_index.get(key, -1)
+
+    def _arrays(self, sentences: list[Sentence], gold: bool):
+        X = [sentence_features(s.forms, {}) for s in sentences]
+        bounds = np.zeros(len(sentences) + 1, dtype=np.int64)
+        bounds[1:] = np.cumsum([len(s) for s in sentences])
+        words = [(f, u, ft) for s in sentences for f, u, ft in zip(s.forms, s.upos, s.feats)]
+        given = np.array([self._given(u, ft, gold) for _, u, ft in words], dtype=np.int64)
+        memo = {}
+        lists = [memo.get((f, u)) or memo.setdefault((f, u), self._candidates(f, u))
+                 for f, u, _ in words]
+        cptr = np.zeros(len(words) + 1, dtype=np.int64)
+        cptr[1:] = np.cumsum([max(len(c), 1) for c in lists])
+        # a word no script applies to keeps its form: the candidate -1 stands for that
+        cand = np.fromiter((c for cs in lists for c in (cs or [-1])), dtype=np.int64,
+                           count=cptr[-1])
+        X = np.concatenate(X) if X else np.empty((0, 0), np.uint32)
+        if not gold:
+            return X, bounds, given, cptr, cand
+        ids = np.array([self.script_index[edit_script(f, lem)] for s in sentences
+                        for f, lem in zip(s.forms, s.lemmas)], dtype=np.int64)
+        return X, bounds, ids, given, cptr, cand
+
+    def _candidates(self, form: str, upos: str) -> list[int]:
+        """The scripts seen with `upos` that apply to `form`."""
+        lower = form.lower()
+        found = []
+        for k in range(len(lower) + 1):
+            for i in self.scripts_by_suffix.get((upos, lower[len(lower) - k:]), ()):
+                if applies(form, self.scripts[i]):
+                    found.append(i)
+        return found
+
+    def lemmas(self, sentences: list[Sentence]) -> list[list[str]]:
+        """The lemma of every word (UPOS and FEATS as given in the sentences)."""
+        if not self.enabled:
+            return [["_"] * len(s) for s in sentences]
+        X, bounds, given, cptr, cand = self._arrays(sentences, gold=False)
+        chosen = self.classifier.predict(X, bounds, given, cptr, cand).tolist()
+        out, k = [], 0
+        for s in sentences:
+            lemmas = []
+            for form, upos in zip(s.forms, s.upos):
+                known = self.dictionary.get(f"{upos}\t{form}")
+                script = chosen[k]
+                lemmas.append(known if known is not None else form if script < 0
+                              else apply_script(form, self.scripts[script]))
+                k += 1
+            out.append(lemmas)
+        return out
+
+    def lemmatize(self, sentences: Iterable[Sentence]) -> list[Sentence]:
+        """The sentences with LEMMA predicted; nothing else changes."""
+        sentences = list(sentences)
+        return [s.with_columns({LEMMA: lemmas})
+                for s, lemmas in zip(sentences, self.lemmas(sentences))]

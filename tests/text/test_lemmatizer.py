@@ -1,0 +1,50 @@
+import io
+
+import pytest
+from treebanks import separable_text
+
+from arborparse.io import read_conllu
+from arborparse.io.conllu import LEMMA
+from arborparse.text.lemmatizer import Lemmatizer, applies, apply_script, edit_script
+
+
+@pytest.mark.parametrize("form, lemma, script", [
+    ("Puppies", "puppy", ("", "", "ies", "y", "lower")),
+    ("ran", "run", ("", "", "an", "un", "lower")),
+    ("London", "London", ("", "", "", "", "keep")),
+    ("went", "go", ("went", "go", "", "", "keep")),
+    ("ungebunden", "binden", ("ungebu", "bi", "", "", "lower"))])
+def test_edit_scripts(form, lemma, script):
+    assert edit_script(form, lemma) == script
+    assert apply_script(form, script) == lemma and applies(form, script)
+
+
+def test_scripts_round_trip_every_training_pair(ud_files):
+    for path in ud_files:
+        if path.name.endswith("-train.conllu"):
+            for s in read_conllu(path):
+                for form, lemma in zip(s.forms, s.lemmas):
+                    assert apply_script(form, edit_script(form, lemma)) == lemma, (form, lemma)
+
+
+def lemmatized(text):
+    return read_conllu(io.StringIO(text.replace("\tdogs\tdogs\t", "\tdogs\tdog\t")
+                                   .replace("\truns\truns\t", "\truns\trun\t")))
+
+
+def test_seen_words_and_new_words():
+    train = lemmatized(separable_text())
+    lemmatizer = Lemmatizer(epochs=5, bits=16).fit(train)
+    new = read_conllu(io.StringIO("1\tcats\t_\tNOUN\tNOUN\t_\t2\tnsubj\t_\t_\n"
+                                  "2\truns\t_\tVERB\tVERB\t_\t0\troot\t_\t_\n\n"))
+    assert lemmatizer.lemmas(train)[:2] == [s.lemmas for s in train[:2]]
+    (out,) = lemmatizer.lemmatize(new)
+    assert out.lemmas == ["cat", "run"] and out.forms == ["cats", "runs"]
+
+
+def test_treebank_without_lemmas():
+    text = separable_text()
+    bare = [s.with_columns({LEMMA: ["_"] * len(s)}) for s in read_conllu(io.StringIO(text))]
+    lemmatizer = Lemmatizer(epochs=2, bits=12).fit(bare)
+    assert not lemmatizer.enabled
+    assert lemmatizer.lemmas(bare[:1]) == [["_"] * len(bare[0])]
