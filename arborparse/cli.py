@@ -320,6 +320,12 @@ def _given(ctx, names) -> list[str]:
               help="isbn: beam width B when parsing dev (the model keeps it for parsing).")
 @click.option("--branching", type=click.IntRange(1), default=3, show_default=True,
               help="isbn: labels K expanded per arc in the search.")
+@click.option("--components", default="tagger,lemmatizer,parser", show_default=True,
+              help="What the model file holds, comma-separated: tagger (UPOS, XPOS, FEATS), "
+                   "lemmatizer, parser. With a tagger the parser trains on jackknifed tags.")
+@click.option("--folds", type=click.IntRange(2), default=10, show_default=True,
+              help="Jackknifing: the parser's training tags come from taggers trained on the "
+                   "other folds.")
 @click.option("--quiet", is_flag=True, help="No progress bar or epoch lines.")
 @FORMAT
 @FORCE
@@ -327,8 +333,8 @@ def _given(ctx, names) -> list[str]:
 def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decoder,
               train_decoder, multi_root, epochs, seed, hash_bits, exact_features, k, C,
               learning_rate, clusters, init_noise, squeeze, hidden, features, latent_links,
-              approximation, pseudo, cutoff, batch_size, patience, beam, branching, quiet,
-              fmt, force):
+              approximation, pseudo, cutoff, batch_size, patience, beam, branching,
+              components, folds, quiet, fmt, force):
     """Train a parser and save the best epoch's model."""
     from arborparse.linear.loglinear import LogLinearTrainer
     from arborparse.linear.online import OnlineTrainer
@@ -339,10 +345,30 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
         _refuse(ctx, ISBN_OPTIONS, "--model-type first-order")
         _refuse(ctx, [name for name, trainers in TRAINER_OPTIONS.items()
                       if trainer not in trainers], f"--trainer {trainer}")
+    parts = [c.strip() for c in components.split(",") if c.strip()]
+    unknown = sorted(set(parts) - {"tagger", "lemmatizer", "parser"})
+    if unknown or not parts:
+        raise click.UsageError(f"--components: choose among tagger, lemmatizer, parser "
+                               f"(got {components!r})")
     _output(model_path, [train_path, dev_path], model=True, force=force)
     latent = trainer in LATENT
     train = read_conllu(train_path, fmt)
     dev = read_conllu(dev_path, fmt) if dev_path else None
+    front = _train_front_end(parts, train, dev, seed, quiet)
+    if "parser" not in parts:
+        from arborparse.pipeline import Pipeline
+
+        Pipeline(*front).save(model_path)
+        if not quiet:
+            click.echo(f"saved {model_path} ({', '.join(parts)})", err=True)
+        return
+    save_best = model_path
+    if any(front):
+        from arborparse.pipeline import Pipeline, SaveWith
+
+        train = _jackknife(parts, train, folds, seed, quiet)
+        dev = Pipeline(*front).parse(dev, retag=True) if dev else None
+        save_best = SaveWith(model_path, *front)
     if model_type == "isbn":
         from arborparse.isbn.train import ISBNTrainer
 
@@ -384,9 +410,33 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
         trainer_ = OnlineTrainer(trainer, epochs, decoder, train_decoder, not multi_root, seed,
                                  hash_bits, exact_features, k,
                                  float("inf") if C is None else C, progress=not quiet)
-    fitted = trainer_.fit(train, dev, save_best=model_path)
+    fitted = trainer_.fit(train, dev, save_best=save_best)
     if not quiet:
         click.echo(f"saved {model_path} (epoch {fitted.best_epoch_})", err=True)
+
+
+def _train_front_end(parts, train, dev, seed, quiet):
+    """(tagger, lemmatizer) trained on the gold tags, None for those not asked for."""
+    from arborparse.text.lemmatizer import Lemmatizer
+    from arborparse.text.tagger import Tagger
+
+    tagger = Tagger(seed=seed, progress=not quiet).fit(train, dev) if "tagger" in parts \
+        else None
+    lemmatizer = Lemmatizer(seed=seed).fit(train, dev) if "lemmatizer" in parts else None
+    return tagger, lemmatizer
+
+
+def _jackknife(parts, train, folds, seed, quiet):
+    """The training sentences with tags (and lemmas) predicted by models that did not see
+    them (`arborparse.text.jackknife`)."""
+    from arborparse.pipeline import Pipeline
+    from arborparse.text.jackknife import jackknife
+
+    def annotate(others, fold):
+        front = _train_front_end(parts, others, None, seed, quiet=True)
+        return Pipeline(*front).parse(fold, retag=True)
+
+    return jackknife(train, folds, annotate, progress=not quiet)
 
 
 @cli.command("parse")
@@ -404,6 +454,11 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
                    "(models with clusters).")
 @click.option("--marginals", is_flag=True,
               help="First-order models: add HeadProb and LabelProb of each word's arc to MISC.")
+@click.option("--retag", is_flag=True,
+              help="Models with a tagger: tag (and lemmatize) every sentence (default: only "
+                   "those with words without UPOS).")
+@click.option("--keep-tags", is_flag=True,
+              help="Models with a tagger: trust the input's tags, tag nothing.")
 @click.option("--beam", type=click.IntRange(1),
               help="ISBN models: beam width (default: the model's).")
 @click.option("--branching", type=click.IntRange(1),
@@ -422,11 +477,12 @@ def parse_cmd(ctx, input, model_path, output, fmt, force, **options):
     given = {name: options[name] for name in _given(ctx, options)}
     try:
         check_options(parser, given)
+        parsed = parser.iter_parse(iter_conllu(input, fmt), **given)
     except OptionError as err:
         takes = ", ".join(_flag(ctx, name) for name in err.takes)
         raise click.UsageError(f"{_flag(ctx, err.name, err.value)} {err.reason}"
                                + (f" (it takes {takes})" if takes else "")) from None
-    write_conllu(_interruptible(parser.iter_parse(iter_conllu(input, fmt), **given)), output)
+    write_conllu(_interruptible(parsed), output)
 
 
 def _flag(ctx, name: str, value=True) -> str:

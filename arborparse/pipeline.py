@@ -1,31 +1,159 @@
-"""`load(path)`: any model file, the right parser.
+"""`load(path)`: any model file, the right parser; `Pipeline`: a tagger, a lemmatizer and a
+parser in one model file.
 
-The model kind written in the file's header picks the family; each family's parser has the
-same face (`load`, `save`, `parse`, `iter_parse`, `options`, `kind`; see
-`arborparse.options`).
+The model kind written in the file's header picks the family; each family's parser, and a
+pipeline, have the same face (`load`, `save`, `parse`, `iter_parse`, `options`, `kind`;
+see `arborparse.options`).
+
+A pipeline tags the sentences that need it before parsing: by default those with a word
+without UPOS (UPOS, XPOS and FEATS are then predicted for the whole sentence, and LEMMA
+where a word has none); with ``retag=True`` every sentence; with ``keep_tags=True`` none
+(the input's tags are trusted). Every other column is kept.
 """
 
 from __future__ import annotations
 
 from importlib import import_module
+from itertools import islice
 
+from arborparse.io import model_files
+from arborparse.io.conllu import LEMMA
 from arborparse.io.model_files import ModelFileError, kind_of
+from arborparse.options import OptionError, check_options
 
+KIND = "pipeline"
+VERSION = 1
 # model kind -> (module, class); imported on demand, so loading one family never pays
 # for another's dependencies
 FAMILIES = {"first-order": ("arborparse.linear.parser", "Parser"),
             "isbn": ("arborparse.isbn.parser", "ISBNParser")}
+TEXT = {"tagger": ("arborparse.text.tagger", "Tagger"),
+        "lemmatizer": ("arborparse.text.lemmatizer", "Lemmatizer")}
+CHUNK = 256  # sentences tagged at once in a stream
+
+
+def _class(home):
+    module, name = home
+    return getattr(import_module(module), name)
 
 
 def load(path):
-    """The parser stored in the model file at `path`, whatever its family.
+    """The parser (or pipeline) stored in the model file at `path`, whatever its family.
 
     Raises `ModelFileError` for a file that is not a model of ours, of a kind this version
     does not know, or of another version.
     """
     kind = kind_of(path)
+    if kind == KIND:
+        return Pipeline.load(path)
     if kind not in FAMILIES:
         raise ModelFileError(f"{path}: a model of kind {kind!r}, which this arborparse does "
-                             f"not read (it reads {', '.join(FAMILIES)})")
-    module, name = FAMILIES[kind]
-    return getattr(import_module(module), name).load(path)
+                             f"not read (it reads {', '.join([KIND, *FAMILIES])})")
+    return _class(FAMILIES[kind]).load(path)
+
+
+class SaveWith:
+    """Saves a parser in training as a pipeline with a trained front end, at `path` (for
+    a trainer's `save_best`)."""
+
+    def __init__(self, path, tagger, lemmatizer):
+        self.path = path
+        self.tagger = tagger
+        self.lemmatizer = lemmatizer
+
+    def __call__(self, parser) -> None:
+        Pipeline(self.tagger, self.lemmatizer, parser).save(self.path)
+
+
+class Pipeline:
+    """A tagger and lemmatizer (`arborparse.text`) in front of a parser of any family; any
+    of them may be missing (a tagger alone tags)."""
+
+    kind = KIND
+
+    def __init__(self, tagger=None, lemmatizer=None, parser=None):
+        self.tagger = tagger
+        self.lemmatizer = lemmatizer
+        self.parser = parser
+
+    @property
+    def options(self) -> dict:
+        options = dict(self.parser.options) if self.parser is not None else {}
+        if self.tagger is not None:
+            options.update(retag=(False, True), keep_tags=(False, True))
+        return options
+
+    def _annotate(self, sentences, retag: bool):
+        """The sentences with tags and lemmas predicted where they are needed."""
+        sentences = list(sentences)
+        if self.tagger is not None:
+            todo = [i for i, s in enumerate(sentences) if retag or "_" in s.upos]
+            for i, s in zip(todo, self.tagger.tag([sentences[i] for i in todo])):
+                sentences[i] = s
+        if self.lemmatizer is not None and self.lemmatizer.enabled:
+            todo = [i for i, s in enumerate(sentences) if retag or "_" in s.lemmas]
+            lemmas = self.lemmatizer.lemmas([sentences[i] for i in todo])
+            for i, new in zip(todo, lemmas):
+                old = sentences[i].lemmas
+                keep = [a if a != "_" and not retag else b for a, b in zip(old, new)]
+                sentences[i] = sentences[i].with_columns({LEMMA: keep})
+        return sentences
+
+    def iter_parse(self, sentences, **options):
+        """Tag where needed (see the module docstring), then parse, lazily, chunk by chunk;
+        the parser's options as in its `parse`."""
+        check_options(self, options)
+        retag, keep_tags = options.pop("retag", None), options.pop("keep_tags", None)
+        if retag and keep_tags:
+            raise OptionError("retag", True, "cannot go with keep_tags")
+
+        def tagged():
+            stream = iter(sentences)
+            while chunk := list(islice(stream, CHUNK)):
+                yield from (chunk if keep_tags else self._annotate(chunk, bool(retag)))
+        if self.parser is None:
+            return tagged()
+        return self.parser.iter_parse(tagged(), **options)
+
+    def parse(self, sentences, **options) -> list:
+        """Every sentence tagged where needed and parsed; options as in `iter_parse`."""
+        return list(self.iter_parse(sentences, **options))
+
+    # ------------------------------------------------------------------ model files
+
+    def parts(self) -> tuple[dict, dict]:
+        components, arrays = {}, {}
+        for name, component in (("tagger", self.tagger), ("lemmatizer", self.lemmatizer),
+                                ("parser", self.parser)):
+            if component is None:
+                continue
+            header, parts = component.parts()
+            kind = component.kind if name == "parser" else name
+            components[name] = {"kind": kind, "header": header}
+            arrays.update({f"{name}.{key}": value for key, value in parts.items()})
+        return {"components": components}, arrays
+
+    def save(self, path) -> None:
+        """Write the pipeline as one model file, atomically."""
+        model_files.save(path, KIND, VERSION, *self.parts())
+
+    @classmethod
+    def load(cls, path) -> Pipeline:
+        header, arrays = model_files.load(path, KIND, VERSION)
+        components = header.get("components")
+        if not isinstance(components, dict) or not components:
+            raise ModelFileError(f"{path}: the pipeline model file has no components")
+        found = {}
+        for name, entry in components.items():
+            try:
+                kind, part = entry["kind"], entry["header"]
+            except (KeyError, TypeError):
+                raise ModelFileError(f"{path}: the pipeline's {name!r} is invalid") from None
+            home = TEXT.get(name) if name in TEXT else FAMILIES.get(kind)
+            if home is None or (name == "parser") != (kind in FAMILIES):
+                raise ModelFileError(f"{path}: the pipeline's {name!r} is of kind {kind!r}, "
+                                     "which this arborparse does not read")
+            prefix = f"{name}."
+            own = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+            found[name] = _class(home).from_parts(part, own, path)
+        return cls(found.get("tagger"), found.get("lemmatizer"), found.get("parser"))

@@ -2,8 +2,9 @@
 interrupted training (Ctrl-C, SIGTERM) says what it kept.
 
 A trainer's ``fit(train, dev=None, save_best=None)`` updates ``best_epoch_`` whenever an
-epoch is the best so far and, given a path in `save_best`, saves that epoch's parser there
-at once (atomically). Decorated with `keeps_best`, an interrupt becomes
+epoch is the best so far and, given `save_best` (a path, or a callable with a ``path``
+that saves a parser its own way: inside a pipeline, say), saves that epoch's parser at
+once (atomically; `save_parser`). Decorated with `keeps_best`, an interrupt becomes
 `TrainingInterrupted`, which names the epoch kept and the file.
 """
 
@@ -30,6 +31,14 @@ class TrainingInterrupted(ArborparseError):
         super().__init__(message)
 
 
+def save_parser(parser, save_best) -> None:
+    """Save `parser` to `save_best`: a path, or a callable taking the parser."""
+    if callable(save_best):
+        save_best(parser)
+    else:
+        parser.save(save_best)
+
+
 def is_interrupt(err: BaseException) -> bool:
     """True for KeyboardInterrupt, also when compiled code it interrupted wrapped it in
     another error (numba turns it into a SystemError)."""
@@ -50,7 +59,8 @@ def keeps_best(fit):
             return fit(self, train, dev, save_best)
         except BaseException as err:
             if is_interrupt(err):
-                raise TrainingInterrupted(self.best_epoch_, save_best) from None
+                path = getattr(save_best, "path", save_best)
+                raise TrainingInterrupted(self.best_epoch_, path) from None
             raise
 
     return wrapper

@@ -21,7 +21,8 @@ def trained(tmp_path_factory):
     model = root / "model.npz"
     r = CliRunner().invoke(cli, ["train", "--train", str(train), "--dev", str(train),
                                  "--model", str(model), "--epochs", "4", "--hash-bits", "16",
-                                 "--trainer", "mira", "--quiet"])
+                                 "--trainer", "mira", "--quiet",
+                                 "--components", "parser"])
     assert r.exit_code == 0, r.output
     return root, train, model
 

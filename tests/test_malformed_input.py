@@ -94,7 +94,8 @@ def test_models_and_other_files_are_not_swapped_by_surprise(treebank, tmp_path):
     r = run("train", "--train", treebank, "--model", notes, "--epochs", "1", "--quiet")
     assert r.exit_code == 1 and "is not an arborparse model file; use --force" in r.output
     assert notes.read_text() == "my notes"
-    r = run("train", "--train", treebank, "--model", notes, "--epochs", "1", "--quiet", "--force")
+    r = run("train", "--train", treebank, "--model", notes, "--epochs", "1", "--quiet", "--force",
+            "--components", "parser")
     assert r.exit_code == 0 and arborparse.load(notes).kind == "first-order"
     model = tmp_path / "m.npz"
     model.write_bytes(MODEL.read_bytes())
@@ -133,7 +134,8 @@ def test_sigterm_keeps_the_best_epoch_and_no_temporary_file(tmp_path):
     big.write_text(separable_text(3000))
     model = tmp_path / "m.npz"
     proc = subprocess.Popen([sys.executable, "-m", "arborparse", "train", "--train", str(big),
-                             "--model", str(model), "--epochs", "1000", "--hash-bits", "12"],
+                             "--model", str(model), "--epochs", "1000", "--hash-bits", "12",
+                             "--components", "parser"],
                             stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 240
     while not model.exists() and time.time() < deadline and proc.poll() is None:
@@ -164,7 +166,7 @@ def test_untagged_input_is_refused(treebank, tmp_path):
     out = tmp_path / "out.conllu"
     status, _, err = arborparse_cli("parse", "--model", MODEL, bare, "-o", out)
     one_line_error(status, err, f"{bare}:1: the words have no tags (columns UPOS, XPOS, FEATS, "
-                                "LEMMA empty)")
+                                "LEMMA empty): this model has no tagger")
     assert not out.exists()
 
 

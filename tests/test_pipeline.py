@@ -1,6 +1,7 @@
 """`arborparse.load` serves every model kind; files saved before the families layout load
 and parse as they did; every parser refuses the options it does not take."""
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,7 @@ from treebanks import separable, separable_text
 
 import arborparse
 from arborparse.cli import cli
+from arborparse.eval import evaluate
 from arborparse.io import model_files
 from arborparse.io.model_files import ModelFileError
 from arborparse.isbn.parser import ISBNParser
@@ -82,3 +84,50 @@ def test_cli_refuses_options_by_the_model(tmp_path):
     r = run(cli, ["parse", "--model", str(MODELS / "latent-v2.npz"), str(text),
                   "--decode", "max-z"])
     assert r.exit_code == 0 and r.output == (MODELS / "latent-v2.parsed.conllu").read_text()
+
+
+def test_pipeline_trains_tags_and_parses_untagged_input(tmp_path):
+    from arborparse.io import read_conllu
+    from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS
+
+    train = tmp_path / "train.conllu"
+    train.write_text(separable_text(4))
+    model = tmp_path / "pipeline.npz"
+    run = CliRunner().invoke
+    r = run(cli, ["train", "--train", str(train), "--dev", str(train), "--model", str(model),
+                  "--epochs", "4", "--hash-bits", "14", "--folds", "3", "--quiet"])
+    assert r.exit_code == 0, r.output
+    pipeline = arborparse.load(model)
+    assert pipeline.kind == "pipeline" and pipeline.tagger and pipeline.lemmatizer
+    gold = read_conllu(train)
+    bare = tmp_path / "bare.conllu"
+    bare.write_text("".join(
+        s.with_columns({c: ["_"] * len(s) for c in (LEMMA, UPOS, XPOS, FEATS)})
+        .to_text() for s in gold[:6]))
+    r = run(cli, ["parse", "--model", str(model), str(bare)])
+    assert r.exit_code == 0, r.output
+    parsed = read_conllu(io.StringIO(r.output))
+    for column in ("upos", "xpos", "feats", "lemmas", "forms"):
+        assert [getattr(s, column) for s in parsed] == [getattr(s, column) for s in gold[:6]]
+    assert evaluate(gold[:6], parsed)["UAS"] >= 70  # trained on jackknifed tags of tiny folds
+    # the same model file round-trips
+    pipeline.save(tmp_path / "again.npz")
+    again = arborparse.load(tmp_path / "again.npz")
+    assert [s.to_text() for s in again.parse(read_conllu(bare))] == \
+        [s.to_text() for s in parsed]
+    r = run(cli, ["parse", "--model", str(model), str(bare), "--keep-tags"])
+    assert r.exit_code == 1 and "have no tags" in r.output
+    r = run(cli, ["parse", "--model", str(model), str(bare), "--keep-tags", "--retag"])
+    assert r.exit_code == 2 and "cannot go with" in r.output
+
+
+def test_pipeline_keeps_given_tags_unless_told(tmp_path):
+    from arborparse.pipeline import Pipeline
+    from arborparse.text.tagger import Tagger
+
+    data = separable()
+    tagger = Tagger(epochs=3, bits=14, progress=False).fit(data)
+    odd = [s.with_columns({3: ["X"] * len(s)}) for s in data[:2]]  # every UPOS "X"
+    pipeline = Pipeline(tagger)
+    assert all(s.upos == ["X"] * len(s) for s in pipeline.parse(odd))
+    assert [s.upos for s in pipeline.parse(odd, retag=True)] == [s.upos for s in data[:2]]

@@ -56,7 +56,9 @@ def require_tags(sentences: Iterable[Sentence]) -> Iterator[Sentence]:
                      if all(v == "_" for v in values)]
             raise TreebankFormatError(
                 s.path, s.line, f"the words have no tags (column{'s' * (len(empty) > 1)} "
-                f"{', '.join(empty)} empty): this model parses tagged input; tag it first")
+                f"{', '.join(empty)} empty): this model has no tagger; tag the input first, or "
+                "train a model with one (arborparse train --components "
+                "tagger,lemmatizer,parser)")
         missing += count
         yield s
     if missing:

@@ -130,6 +130,10 @@ class ISBNParser:
         return float(logsumexp([item.logp for item in self._search(sentence, beam, None)]))
 
     def save(self, path) -> None:
+        files.save(path, KIND, VERSION, *self.parts())
+
+    def parts(self) -> tuple[dict, dict]:
+        """(header, arrays) of the model file."""
         net = self.network
         header = {"vocabulary": self.vocab.to_json(), "features": self.features,
                   "encoding": self.encoding, "hidden": net.hidden,
@@ -138,11 +142,14 @@ class ISBNParser:
                   "single_root": self.single_root}
         arrays = {f"param.{name}": p.detach().cpu().numpy() for name, p in
                   net.named_parameters()}
-        files.save(path, KIND, VERSION, header, arrays)
+        return header, arrays
 
     @classmethod
     def load(cls, path) -> ISBNParser:
-        header, arrays = files.load(path, KIND, VERSION)
+        return cls.from_parts(*files.load(path, KIND, VERSION), path)
+
+    @classmethod
+    def from_parts(cls, header: dict, arrays: dict, path) -> ISBNParser:
         try:
             vocab = Vocabulary.from_json(header["vocabulary"])
             inputs = Inputs(vocab, FEATURE_SETS[header["features"]])

@@ -26,7 +26,7 @@ from arborparse.isbn.history import FEATURE_SETS, Derivation, Inputs, Tokens, de
 from arborparse.isbn.network import APPROXIMATIONS, Batch, Network
 from arborparse.isbn.parser import ISBNParser
 from arborparse.isbn.vocab import Vocabulary
-from arborparse.training import keeps_best
+from arborparse.training import keeps_best, save_parser
 from arborparse.transforms import ENCODINGS, lift
 
 
@@ -144,7 +144,7 @@ class ISBNTrainer:
                 previous_score = scores["LAS"]
             if best:
                 if save_best is not None:
-                    parser.save(save_best)
+                    save_parser(parser, save_best)
                 self.best_epoch_ = epoch
             self.history_.append(record)
             if self.progress:

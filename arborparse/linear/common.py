@@ -15,7 +15,7 @@ from arborparse.io.conllu import Sentence
 from arborparse.io.validate import check_tree
 from arborparse.linear.model import DECODERS, Encoded
 from arborparse.linear.parser import Parser
-from arborparse.training import keeps_best
+from arborparse.training import keeps_best, save_parser
 from arborparse.transforms import projectivize
 
 
@@ -92,7 +92,7 @@ class Epochs:
             if self.calibrate and self.dev:
                 self.history[-1]["temperature"] = parser.calibrate(self.dev)
             if self.save_best is not None:
-                parser.save(self.save_best)
+                save_parser(parser, self.save_best)
             self._best_score = score
             self.trainer.best_epoch_, self.trainer.parser_ = epoch, parser
         if self.progress:
@@ -138,7 +138,7 @@ class ChooseC:
                 best, self.C_, self.trainer_ = las, C, trainer
                 self.best_epoch_, self.parser_ = trainer.best_epoch_, trainer.parser_
                 if save_best is not None:
-                    self.parser_.save(save_best)
+                    save_parser(self.parser_, save_best)
         if self.progress:
             tried = ", ".join(f"{r['C']:g}: {r['LAS']:.2f}" for r in self.history_)
             tqdm.write(f"chose C = {self.C_:g} (dev LAS by C: {tried})", file=sys.stderr)

@@ -182,20 +182,19 @@ class FirstOrderModel:
                                    self.label_keys, len(self.labels), self.weights.shape[0],
                                    x.buf, self.squeeze)
 
-    def save(self, path, decoder: str, single_root: bool, temperature: float = 1.0) -> None:
+    def parts(self, decoder: str, single_root: bool, temperature: float = 1.0):
+        """(header, arrays) of a model file (`arborparse.io.model_files`)."""
         header = {"labels": self.labels, "decoder": decoder, "single_root": single_root,
                   "hashed": self.hashed, "clusters": self.clusters, "squeeze": self.squeeze,
                   "temperature": temperature}
-        files.save(path, KIND, VERSION, header,
-                   {"weights": self.weights.astype(np.float32), "keys": self.keys,
-                    "label_keys": self.label_keys})
+        return header, {"weights": self.weights.astype(np.float32), "keys": self.keys,
+                        "label_keys": self.label_keys}
 
     @classmethod
-    def load(cls, path) -> tuple[FirstOrderModel, dict]:
-        """The model in a file and the file's header (with ``temperature``, 1 for files
-        written before it existed); weights stay float32 (half the memory traffic when
-        scoring)."""
-        header, arrays = files.load(path, KIND, VERSION)
+    def from_parts(cls, header: dict, arrays: dict, path) -> FirstOrderModel:
+        """The model of a file's header and arrays (it sets ``temperature`` in the header,
+        1 for files written before it existed); weights stay float32 (half the memory
+        traffic when scoring). Raises ModelFileError, naming `path`, for what is wrong."""
         for name in ("weights", "keys", "label_keys"):
             if name not in arrays:
                 raise files.ModelFileError(f"{path}: the model file has no {name!r} array")
@@ -219,7 +218,7 @@ class FirstOrderModel:
                                  + ("a power of two" if model.hashed else f"({expected},)"))
         except (KeyError, TypeError, ValueError) as e:
             raise files.ModelFileError(f"{path}: the model file's header is invalid ({e})") from e
-        return model, header
+        return model
 
 
 def gold_feature_keys(encoded: list[Encoded], heads: list[np.ndarray], squeeze: bool = False):

@@ -11,7 +11,8 @@ from arborparse import trees
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import require_tags
-from arborparse.linear.model import DECODERS, KIND, Encoded, FirstOrderModel, decode
+from arborparse.io import model_files as files
+from arborparse.linear.model import DECODERS, KIND, VERSION, Encoded, FirstOrderModel, decode
 from arborparse.options import check_options
 from arborparse.trees.structure import nonprojective_arcs
 
@@ -44,12 +45,20 @@ class Parser:
     @classmethod
     def load(cls, path) -> Parser:
         """Read a model file written by `save` (refuses other kinds and versions)."""
-        model, header = FirstOrderModel.load(path)
-        return cls(model, header["decoder"], header["single_root"], header["temperature"])
+        return cls.from_parts(*files.load(path, KIND, VERSION), path)
 
     def save(self, path) -> None:
         """Write the model atomically (see `arborparse.io.model_files`)."""
-        self.model.save(path, self.decoder, self.single_root, self.temperature)
+        files.save(path, KIND, VERSION, *self.parts())
+
+    def parts(self) -> tuple[dict, dict]:
+        """(header, arrays) of the model file."""
+        return self.model.parts(self.decoder, self.single_root, self.temperature)
+
+    @classmethod
+    def from_parts(cls, header: dict, arrays: dict, path) -> Parser:
+        model = FirstOrderModel.from_parts(header, arrays, path)
+        return cls(model, header["decoder"], header["single_root"], header["temperature"])
 
     def _scores(self, x: Encoded) -> np.ndarray:
         """s(h, m, l) / T: the scores of the tree distribution."""

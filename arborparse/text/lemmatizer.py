@@ -66,6 +66,8 @@ class Lemmatizer:
     bits : log2 of its hashed weight vector
     """
 
+    kind = "lemmatizer"
+
     def __init__(self, epochs: int = 10, bits: int = 20, seed: int = 0):
         self.epochs = epochs
         self.bits = bits
@@ -162,6 +164,40 @@ class Lemmatizer:
                 k += 1
             out.append(lemmas)
         return out
+
+    def parts(self) -> tuple[dict, dict]:
+        """(header, arrays) for a model file."""
+        if not self.enabled:
+            return {"enabled": False}, {}
+        header = {"enabled": True, "dictionary": self.dictionary,
+                  "scripts": [list(s) for s in self.scripts],
+                  "scripts_by_suffix": {f"{u}\t{suffix}": v for (u, suffix), v
+                                        in self.scripts_by_suffix.items()},
+                  "given_index": self.given_index}
+        return header, {"weights": self.classifier.weights}
+
+    @classmethod
+    def from_parts(cls, header: dict, arrays: dict, path) -> Lemmatizer:
+        from arborparse.io.model_files import ModelFileError
+
+        lemmatizer = cls()
+        try:
+            lemmatizer.enabled = bool(header["enabled"])
+            if lemmatizer.enabled:
+                lemmatizer.dictionary = dict(header["dictionary"])
+                lemmatizer.scripts = [tuple(s) for s in header["scripts"]]
+                lemmatizer.script_index = {s: i for i, s in enumerate(lemmatizer.scripts)}
+                lemmatizer.scripts_by_suffix = {tuple(k.split("\t", 1)): v for k, v
+                                                in header["scripts_by_suffix"].items()}
+                lemmatizer.given_index = dict(header["given_index"])
+                weights = np.asarray(arrays["weights"], dtype=np.float32)
+                lemmatizer.classifier = Classifier(
+                    [cls._name(s) for s in lemmatizer.scripts],
+                    int(weights.shape[0]).bit_length() - 1, weights)
+        except (KeyError, TypeError, ValueError) as e:
+            raise ModelFileError(f"{path}: the lemmatizer in the model file is invalid "
+                                 f"({e})") from e
+        return lemmatizer
 
     def lemmatize(self, sentences: Iterable[Sentence]) -> list[Sentence]:
         """The sentences with LEMMA predicted; nothing else changes."""

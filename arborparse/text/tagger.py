@@ -41,6 +41,8 @@ class Tagger:
     progress : one line per epoch on stderr
     """
 
+    kind = "tagger"
+
     def __init__(self, epochs: int = 10, bits: int = 22, seed: int = 0, progress: bool = True):
         if epochs < 1 or not 10 <= bits <= 30:
             raise ArborparseError("epochs must be >= 1 and bits in 10..30")
@@ -197,6 +199,44 @@ class Tagger:
             flat = [names[i] for i in values.tolist()]
             out[column] = [flat[bounds[k]:bounds[k + 1]] for k in range(len(sentences))]
         return out
+
+    # ------------------------------------------------------------------ model files
+
+    def parts(self) -> tuple[dict, dict]:
+        """(header, arrays) for a model file: the dictionaries (JSON) and the weights."""
+        def keyed(mapping):
+            return {"\t".join(map(str, k)) if isinstance(k, tuple) else str(k): v
+                    for k, v in mapping.items()}
+        header = {"ambiguity": self.ambiguity,
+                  "classes": {c: getattr(self, c).classes for c in COLUMNS},
+                  "xpos_by_upos": keyed(self.xpos_by_upos),
+                  "feats_by_word": keyed(self.feats_by_word),
+                  "feats_by_suffix": keyed(self.feats_by_suffix),
+                  "feats_by_upos": keyed(self.feats_by_upos)}
+        return header, {c: getattr(self, c).weights for c in COLUMNS}
+
+    @classmethod
+    def from_parts(cls, header: dict, arrays: dict, path) -> Tagger:
+        from arborparse.io.model_files import ModelFileError
+
+        tagger = cls(progress=False)
+        try:
+            tagger.ambiguity = dict(header["ambiguity"])
+            for c in COLUMNS:
+                weights = np.asarray(arrays[c], dtype=np.float32)
+                setattr(tagger, c, Classifier(header["classes"][c],
+                                              int(weights.shape[0]).bit_length() - 1, weights))
+
+            def pairs(mapping):
+                return {(int(k.split("\t", 1)[0]), k.split("\t", 1)[1]): v
+                        for k, v in mapping.items()}
+            tagger.xpos_by_upos = {int(k): v for k, v in header["xpos_by_upos"].items()}
+            tagger.feats_by_upos = {int(k): v for k, v in header["feats_by_upos"].items()}
+            tagger.feats_by_word = pairs(header["feats_by_word"])
+            tagger.feats_by_suffix = pairs(header["feats_by_suffix"])
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise ModelFileError(f"{path}: the tagger in the model file is invalid ({e})") from e
+        return tagger
 
     def tag(self, sentences: Iterable[Sentence]) -> list[Sentence]:
         """The sentences with UPOS, XPOS and FEATS predicted; nothing else changes."""

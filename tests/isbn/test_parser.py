@@ -73,7 +73,7 @@ def test_command_line(tmp_path):
     run = CliRunner().invoke
     r = run(cli, ["train", "--model-type", "isbn", "--train", str(train), "--model", str(model),
                   "--hidden", "16", "--cutoff", "1", "--epochs", "40", "--batch-size", "2",
-                  "--quiet"])
+                  "--quiet", "--components", "parser"])
     assert r.exit_code == 0, r.output
     r = run(cli, ["parse", "--model", str(model), str(train), "--beam", "3"])
     assert r.exit_code == 0 and r.output == train.read_text()

@@ -147,7 +147,7 @@ def test_model_file_and_command_line(tmp_path):
     r = CliRunner().invoke(cli, ["train", "--train", str(train), "--model", str(model),
                                  "--trainer", "latent", "--clusters", "3", "--epochs", "6",
                                  "-C", "10", "--learning-rate", "0.5", "--hash-bits", "14",
-                                 "--quiet"])
+                                 "--quiet", "--components", "parser"])
     assert r.exit_code == 0, r.output
     assert Parser.load(model).model.clusters == 3
     for decode_as in ("map", "mbr", "max-z"):
