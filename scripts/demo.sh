@@ -20,7 +20,8 @@ echo "== Baseline: every word attaches to its left neighbour (English-EWT test)"
 echo
 echo "== Training the first-order parser (averaged perceptron, MST decoding, $EPOCHS epochs)"
 .venv/bin/arborparse train --train "$EWT/en_ewt-ud-train.conllu" --dev "$EWT/en_ewt-ud-dev.conllu" \
-    --model out/ewt.model.npz --trainer perceptron --decoder mst --epochs "$EPOCHS"
+    --model out/ewt.model.npz --trainer perceptron --decoder mst --epochs "$EPOCHS" \
+    --components parser
 echo
 echo "== Parsing English-EWT test"
 .venv/bin/arborparse parse --model out/ewt.model.npz "$TEST" -o out/ewt-test.parsed.conllu
