@@ -2,8 +2,10 @@
 fitting each model's temperature on dev.
 
     python bench/calibration.py [--treebanks UD_Gothic-PROIEL ...] [--epochs 10]
+                                [--trainers perceptron mira eg loglinear-sgd ...]
 
-Each trainer (perceptron, MIRA, EG with C = 0.003, log-linear SGD with C = 0.3) is trained
+Each trainer (the online ones; EG with C = 0.003; log-linear by SGD or L-BFGS and latent
+with 2 clusters, C = 0.3) is trained
 on train with dev (best dev LAS kept; perceptron, MIRA and EG fit a temperature T on dev,
 the log-linear model is already a distribution and is also shown with a fitted T for
 comparison). Test is parsed with MAP decoding and the marginals: HeadProb is P(chosen head)
@@ -29,10 +31,14 @@ from arborparse.linear.online import OnlineTrainer
 
 
 def trainers(epochs):
-    return {"perceptron": lambda: OnlineTrainer("perceptron", epochs=epochs, progress=False),
-            "mira": lambda: OnlineTrainer("mira", epochs=epochs, progress=False),
+    online = {name: (lambda name=name: OnlineTrainer(name, epochs=epochs, progress=False))
+              for name in ("perceptron", "mira", "mira-kbest", "mira-factored")}
+    return {**online,
             "eg": lambda: EGTrainer(0.003, epochs, progress=False),
-            "loglinear-sgd": lambda: LogLinearTrainer("sgd", 0.3, epochs, progress=False)}
+            "loglinear-sgd": lambda: LogLinearTrainer("sgd", 0.3, epochs, progress=False),
+            "loglinear": lambda: LogLinearTrainer("lbfgs", 0.3, epochs, progress=False),
+            "latent": lambda: LogLinearTrainer("sgd", 0.3, epochs, progress=False, clusters=2,
+                                               init_noise=0.01)}
 
 
 def head_probabilities(parser, sentences):
@@ -62,12 +68,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--treebanks", nargs="+", default=["UD_Gothic-PROIEL"])
     ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--trainers", nargs="+", default=["perceptron", "mira", "eg",
+                                                      "loglinear-sgd"])
     args = ap.parse_args()
     print(f"<!-- {' '.join(sys.argv)}; {datetime.date.today()}; {machine()} -->")
     rows = []
     for treebank in args.treebanks:
         train, dev, test = (read_conllu(path) for path in files(treebank))
-        for name, make in trainers(args.epochs).items():
+        for name, make in ((n, trainers(args.epochs)[n]) for n in args.trainers):
             parser = make().fit(train, dev).parser_
             fitted = parser.temperature if parser.temperature != 1.0 else parser.calibrate(dev)
             row = {"treebank": treebank, "trainer": name, "T": fitted,
