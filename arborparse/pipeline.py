@@ -129,7 +129,8 @@ class Pipeline:
                 continue
             header, parts = component.parts()
             kind = component.kind if name == "parser" else name
-            components[name] = {"kind": kind, "header": header}
+            version = import_module(type(component).__module__).VERSION
+            components[name] = {"kind": kind, "version": version, "header": header}
             arrays.update({f"{name}.{key}": value for key, value in parts.items()})
         return {"components": components}, arrays
 
@@ -153,6 +154,11 @@ class Pipeline:
             if home is None or (name == "parser") != (kind in FAMILIES):
                 raise ModelFileError(f"{path}: the pipeline's {name!r} is of kind {kind!r}, "
                                      "which this arborparse does not read")
+            version = import_module(home[0]).VERSION
+            if entry.get("version") != version:
+                raise ModelFileError(f"{path}: the pipeline's {name} is version "
+                                     f"{entry.get('version')!r}, this arborparse reads "
+                                     f"version {version}; retrain the model with this version")
             prefix = f"{name}."
             own = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
             found[name] = _class(home).from_parts(part, own, path)

@@ -131,3 +131,16 @@ def test_pipeline_keeps_given_tags_unless_told(tmp_path):
     pipeline = Pipeline(tagger)
     assert all(s.upos == ["X"] * len(s) for s in pipeline.parse(odd))
     assert [s.upos for s in pipeline.parse(odd, retag=True)] == [s.upos for s in data[:2]]
+
+
+def test_pipeline_refuses_a_component_of_another_version(tmp_path):
+    from arborparse.pipeline import Pipeline
+    from arborparse.text.tagger import Tagger
+
+    pipeline = Pipeline(Tagger(epochs=1, bits=12, progress=False).fit(separable(1)),
+                        parser=arborparse.load(MODELS / "perceptron-v2.npz"))
+    header, arrays = pipeline.parts()
+    header["components"]["tagger"]["version"] = 99
+    model_files.save(tmp_path / "p.npz", "pipeline", 1, header, arrays)
+    with pytest.raises(ModelFileError, match="the pipeline's tagger is version 99"):
+        arborparse.load(tmp_path / "p.npz")

@@ -24,6 +24,7 @@ from arborparse.io.conllu import LEMMA, Sentence
 from arborparse.text.classifier import Classifier
 from arborparse.text.features import sentence_features
 
+VERSION = 1  # of the lemmatizer inside a model file
 KEEP, LOWER = "keep", "lower"
 
 

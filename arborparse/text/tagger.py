@@ -26,6 +26,7 @@ from arborparse.text.classifier import Classifier
 from arborparse.text.features import sentence_features
 
 COLUMNS = ("upos", "xpos", "feats")
+VERSION = 1  # of the tagger inside a model file
 SUFFIXES = (4, 3, 2, 1)
 GUESSES = 5  # a suffix guesses FEATS when it was seen with at least this many bundles
 
