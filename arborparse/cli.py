@@ -263,7 +263,7 @@ def _given(ctx, names) -> list[str]:
 @click.option("--trainer", type=click.Choice(["perceptron", "mira", "mira-kbest",
                                               "mira-factored", "loglinear", "loglinear-sgd",
                                               "eg", "latent", "latent-lbfgs"]),
-              default="perceptron", show_default=True,
+              default="mira", show_default=True,
               help="Online large-margin trainers; conditional log-linear training "
                    "(loglinear: batch L-BFGS; loglinear-sgd: online); eg: max-margin by "
                    "exponentiated gradient; latent: log-linear with hidden arc clusters "
