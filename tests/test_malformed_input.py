@@ -270,8 +270,8 @@ def test_every_option_has_help():
 
 
 def test_ctrl_c_stops_a_long_mbr_parse(tmp_path):
-    """Two 1,000-word sentences take tens of seconds to parse by MBR; Ctrl-C after two
-    seconds stops the command while compiled code runs, with nothing written."""
+    """Two 1,000-word sentences take tens of seconds to parse by MBR; Ctrl-C once parsing has
+    begun stops the command while compiled code runs, with nothing written."""
     words = "".join(separable_text(200).split("\n\n"))  # one block of many words
     rows = [line.split("\t") for line in words.splitlines() if "\t" in line][:1000]
     sentence = "".join("\t".join([str(i), *cols[1:6], str(i - 1), "dep", "_", "_"]) + "\n"
@@ -282,7 +282,11 @@ def test_ctrl_c_stops_a_long_mbr_parse(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "arborparse", "parse", "--model", str(MODEL),
                              str(long), "--decode", "mbr", "-o", str(out)],
                             stderr=subprocess.PIPE, text=True)
-    time.sleep(2)
+    deadline = time.time() + 120  # parsing has begun when the output's temporary file exists
+    while not list(tmp_path.glob(".out.conllu.*.tmp")) and time.time() < deadline \
+            and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and err.strip() == "Aborted!", err
