@@ -141,6 +141,9 @@ class Sentence:
                 raise ValueError(f"need {len(self)} values for column {COLUMNS[column]}, got "
                                  f"{len(values)}")
             for r, value in zip(self.word_rows, values):
+                if not value or "\t" in value or "\n" in value:
+                    raise ValueError(f"{COLUMNS[column]} value {value!r}: a column value must "
+                                     "be non-empty, without tabs or newlines")
                 rows[r][column] = value
         return Sentence(list(self.comments), rows, list(self.word_rows), self.heads.copy(),
                         self.path, self.line, self.format)

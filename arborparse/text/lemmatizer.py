@@ -45,10 +45,13 @@ def edit_script(form: str, lemma: str) -> tuple[str, str, str, str, str]:
 
 
 def applies(form: str, script) -> bool:
+    """True when the form has the prefix and suffix the script cuts, and the lemma it gives
+    is not empty."""
     lower = form.lower()
-    cut_prefix, _, cut_suffix, _, _ = script
-    return len(cut_prefix) + len(cut_suffix) <= len(lower) and lower.startswith(cut_prefix) \
-        and lower.endswith(cut_suffix)
+    cut_prefix, add_prefix, cut_suffix, add_suffix, _ = script
+    cut = len(cut_prefix) + len(cut_suffix)
+    return (cut < len(lower) or (cut == len(lower) and bool(add_prefix or add_suffix))) \
+        and lower.startswith(cut_prefix) and lower.endswith(cut_suffix)
 
 
 def apply_script(form: str, script) -> str:

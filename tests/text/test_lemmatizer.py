@@ -48,3 +48,21 @@ def test_treebank_without_lemmas():
     lemmatizer = Lemmatizer(epochs=2, bits=12).fit(bare)
     assert not lemmatizer.enabled
     assert lemmatizer.lemmas(bare[:1]) == [["_"] * len(bare[0])]
+
+
+def test_no_script_gives_an_empty_lemma():
+    """A form that is exactly what a script cuts ("'nin" after "Ali'nin" -> "Ali") keeps a
+    lemma: such scripts do not apply to it."""
+    script = edit_script("Ali'nin", "Ali")
+    assert script[2] == "'nin" and not applies("'nin", script) and applies("Ayşe'nin", script)
+    train = read_conllu(io.StringIO("1\tAli'nin\tAli\tPROPN\t_\t_\t0\troot\t_\t_\n\n"
+                                    "1\tev\tev\tNOUN\t_\t_\t0\troot\t_\t_\n\n"))
+    lemmatizer = Lemmatizer(epochs=2, bits=12).fit(train)
+    new = read_conllu(io.StringIO("1\t'nin\t_\tPROPN\t_\t_\t0\troot\t_\t_\n\n"))
+    assert lemmatizer.lemmas(new) == [["'nin"]]
+
+
+def test_columns_never_get_empty_values():
+    (s,) = read_conllu(io.StringIO("1\tev\tev\tNOUN\t_\t_\t0\troot\t_\t_\n\n"))
+    with pytest.raises(ValueError, match="non-empty"):
+        s.with_columns({LEMMA: [""]})
