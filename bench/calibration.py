@@ -95,12 +95,15 @@ def main():
     print("| treebank | trainer | T | ECE before | ECE after | HeadProb = 1.0000 before / after "
           "| accuracy of words with HeadProb ≥ 0.9, before / after |")
     print("|---|---|---:|---:|---:|---|---|")
+    def confident(x):
+        if x["accuracy_0.9_1"] is None:
+            return "— (no word)"
+        return f"{x['accuracy_0.9_1']:.1f}% ({x['share_0.9_1']:.0f}% of words)"
     for r in rows:
         b, a = r["before"], r["after"]
         print(f"| {r['treebank'][3:]} | {r['trainer']} | {r['T']:.3g} | {b['ECE']:.2f} | "
               f"{a['ECE']:.2f} | {b['share_at_1']:.1f}% / {a['share_at_1']:.1f}% | "
-              f"{b['accuracy_0.9_1']:.1f}% ({b['share_0.9_1']:.0f}% of words) / "
-              f"{a['accuracy_0.9_1']:.1f}% ({a['share_0.9_1']:.0f}%) |")
+              f"{confident(b)} / {confident(a)} |")
 
 
 if __name__ == "__main__":
