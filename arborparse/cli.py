@@ -51,9 +51,6 @@ class _Group(click.Group):
             sys.exit(130)
         except ArborparseError as err:
             raise click.ClickException(str(err)) from None
-        except KeyboardInterrupt:
-            click.echo("Aborted!", err=True)
-            sys.exit(130)
         except BrokenPipeError:
             # the reader is gone (parse | head): stop quietly, and keep Python's final
             # flush of stdout from complaining
@@ -62,11 +59,11 @@ class _Group(click.Group):
         except OSError as err:
             where = f"{err.filename}: " if err.filename else ""
             raise click.ClickException(f"{where}{err.strerror or err}") from None
-        except Exception as err:
-            if is_interrupt(err):  # Ctrl-C inside compiled code
-                click.echo("Aborted!", err=True)
-                sys.exit(130)
-            raise
+        except (KeyboardInterrupt, Exception) as err:
+            if not is_interrupt(err):  # Ctrl-C, also when compiled code wrapped it
+                raise
+            click.echo("Aborted!", err=True)
+            sys.exit(130)
 
 
 def _output(path, inputs=(), model: bool = False, force: bool = False) -> None:
@@ -336,9 +333,6 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
               approximation, pseudo, cutoff, batch_size, patience, beam, branching,
               components, folds, quiet, fmt, force):
     """Train a parser and save the best epoch's model."""
-    from arborparse.linear.loglinear import LogLinearTrainer
-    from arborparse.linear.online import OnlineTrainer
-
     if model_type == "isbn":
         _refuse(ctx, FIRST_ORDER_OPTIONS, "--model-type isbn")
     else:
@@ -405,6 +399,8 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
                                err=True)
             trainer_ = make(C)
     else:
+        from arborparse.linear.online import OnlineTrainer
+
         if C == "auto":
             raise click.UsageError(f"-C auto does not apply to --trainer {trainer}")
         trainer_ = OnlineTrainer(trainer, epochs, decoder, train_decoder, not multi_root, seed,
@@ -469,14 +465,13 @@ def _jackknife(parts, train, folds, seed, quiet):
 def parse_cmd(ctx, input, model_path, output, fmt, force, **options):
     """Parse INPUT (CoNLL-U or CoNLL-X; default stdin): only HEAD and DEPREL change
     (and MISC with --marginals). The options the model does not take are refused."""
-    from arborparse.options import OptionError, check_options
+    from arborparse.options import OptionError
     from arborparse.pipeline import load
 
     _output(output, [input, model_path], force=force)
     parser = load(model_path)
     given = {name: options[name] for name in _given(ctx, options)}
-    try:
-        check_options(parser, given)
+    try:  # every parser checks its options before it reads a sentence
         parsed = parser.iter_parse(iter_conllu(input, fmt), **given)
     except OptionError as err:
         takes = ", ".join(_flag(ctx, name) for name in err.takes)

@@ -128,9 +128,8 @@ class Pipeline:
             if component is None:
                 continue
             header, parts = component.parts()
-            kind = component.kind if name == "parser" else name
             version = import_module(type(component).__module__).VERSION
-            components[name] = {"kind": kind, "version": version, "header": header}
+            components[name] = {"kind": component.kind, "version": version, "header": header}
             arrays.update({f"{name}.{key}": value for key, value in parts.items()})
         return {"components": components}, arrays
 

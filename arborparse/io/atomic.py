@@ -30,12 +30,17 @@ class OutputError(ArborparseError):
 
 
 def _stat(path: Path):
+    """What is at `path` (symbolic links followed), None for nothing; a directory is
+    refused."""
     try:
-        return os.stat(path)  # follows symbolic links
+        st = os.stat(path)
     except FileNotFoundError:
         return None
     except OSError as err:
         raise OutputError(path, err.strerror) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise OutputError(path, "Is a directory")
+    return st
 
 
 def check_writable(path) -> None:
@@ -43,8 +48,6 @@ def check_writable(path) -> None:
     directory, a missing or unwritable folder are refused."""
     path = Path(path)
     st = _stat(path)
-    if st is not None and stat.S_ISDIR(st.st_mode):
-        raise OutputError(path, "Is a directory")
     if st is not None and not stat.S_ISREG(st.st_mode):
         if not os.access(path, os.W_OK):
             raise OutputError(path, "Permission denied")
@@ -63,8 +66,6 @@ def atomic_open(path, mode: str = "w", **kwargs):
     """Open `path` for writing as described in the module docstring; yields the handle."""
     path = Path(path)
     st = _stat(path)
-    if st is not None and stat.S_ISDIR(st.st_mode):
-        raise OutputError(path, "Is a directory")
     try:
         if st is not None and not stat.S_ISREG(st.st_mode):
             with open(path, mode, **kwargs) as handle:

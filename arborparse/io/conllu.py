@@ -102,6 +102,11 @@ class Sentence:
         """The file line number of word m (1-based)."""
         return self.line + len(self.comments) + self.word_rows[m - 1]
 
+    def _with_rows(self, rows: list[list[str]], heads: np.ndarray) -> Sentence:
+        """A copy with these rows and heads; comments, word positions and origin kept."""
+        return Sentence(list(self.comments), rows, list(self.word_rows), heads, self.path,
+                        self.line, self.format)
+
     def with_tree(self, heads, deprels=None) -> Sentence:
         """A copy whose HEAD (and DEPREL, if given) columns are replaced. The columns that
         describe the old tree become ``_``: DEPS (CoNLL-U; the enhanced graph) and
@@ -129,8 +134,7 @@ class Sentence:
                 rows[r][column] = "_"
         new_heads = heads.astype(np.int64, copy=True)
         new_heads[0] = -1
-        return Sentence(list(self.comments), rows, list(self.word_rows), new_heads,
-                        self.path, self.line, self.format)
+        return self._with_rows(rows, new_heads)
 
     def with_columns(self, columns: dict[int, list[str]]) -> Sentence:
         """A copy with whole columns of the words replaced: ``{UPOS: [...], LEMMA: [...]}``
@@ -145,8 +149,7 @@ class Sentence:
                     raise ValueError(f"{COLUMNS[column]} value {value!r}: a column value must "
                                      "be non-empty, without tabs or newlines")
                 rows[r][column] = value
-        return Sentence(list(self.comments), rows, list(self.word_rows), self.heads.copy(),
-                        self.path, self.line, self.format)
+        return self._with_rows(rows, self.heads.copy())
 
     def with_misc(self, items: list[str]) -> Sentence:
         """A copy with items[m - 1] (``Key=Value|Key=Value``) set in the MISC column of word
@@ -159,8 +162,7 @@ class Sentence:
             keys = {entry.split("=", 1)[0] for entry in new}
             old = [] if rows[r][MISC] == "_" else rows[r][MISC].split("|")
             rows[r][MISC] = "|".join([e for e in old if e.split("=", 1)[0] not in keys] + new)
-        return Sentence(list(self.comments), rows, list(self.word_rows), self.heads.copy(),
-                        self.path, self.line, self.format)
+        return self._with_rows(rows, self.heads.copy())
 
     def to_text(self) -> str:
         """The sentence as CoNLL-U/CoNLL-X text, ending with its blank line."""

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import logsumexp, softmax
 
+from arborparse.io import model_files as files
+from arborparse.io.conllu import Sentence
 from arborparse.linear.templates import (
     add_arc_expectations,
     add_label_expectations,
@@ -34,8 +36,6 @@ from arborparse.linear.templates import (
     score_labels,
 )
 from arborparse.linear.tokens import TokenTable, encode
-from arborparse.io.conllu import Sentence
-from arborparse.io import model_files as files
 from arborparse.trees.decode import best_tree
 from arborparse.trees.scores import arc_labels
 

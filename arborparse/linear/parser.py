@@ -9,12 +9,12 @@ import numpy as np
 
 from arborparse import trees
 from arborparse.errors import ArborparseError
+from arborparse.io import model_files as files
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import require_tags
-from arborparse.io import model_files as files
 from arborparse.linear.model import DECODERS, KIND, VERSION, Encoded, FirstOrderModel, decode
 from arborparse.options import check_options
-from arborparse.trees.structure import nonprojective_arcs
+from arborparse.trees.structure import is_projective
 
 DECODES = ("map", "mbr", "max-z")
 
@@ -79,7 +79,7 @@ class Parser:
             if len(data) == limit:
                 break
             heads = sentence.heads
-            if not sentence.has_tree or (projective and nonprojective_arcs(heads).any()) or \
+            if not sentence.has_tree or (projective and not is_projective(heads)) or \
                     (self.single_root and (heads == 0).sum() != 1) or \
                     any(label not in index for label in sentence.deprels):
                 continue

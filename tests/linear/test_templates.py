@@ -5,10 +5,10 @@ import io
 import numpy as np
 import pytest
 
-from arborparse.linear.templates import arc_features, label_features
-from arborparse.linear.tokens import encode
-from arborparse.linear.templates import arc_capacity, direction_distance, label_index
 from arborparse.io import read_conllu
+from arborparse.linear.templates import (arc_capacity, arc_features, direction_distance,
+                                         label_features, label_index)
+from arborparse.linear.tokens import encode
 
 NONE = np.empty(0, dtype=np.uint64)
 
