@@ -360,7 +360,7 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
     if any(front):
         from arborparse.pipeline import Pipeline, SaveWith
 
-        train = _jackknife(parts, train, folds, seed, quiet)
+        train = _jackknife(parts, front, train, folds, seed, quiet)
         dev = Pipeline(*front).parse(dev, retag=True) if dev else None
         save_best = SaveWith(model_path, *front)
     if model_type == "isbn":
@@ -411,25 +411,30 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
         click.echo(f"saved {model_path} (epoch {fitted.best_epoch_})", err=True)
 
 
-def _train_front_end(parts, train, dev, seed, quiet):
-    """(tagger, lemmatizer) trained on the gold tags, None for those not asked for."""
+def _train_front_end(parts, train, dev, seed, quiet, epochs=(10, 10)):
+    """(tagger, lemmatizer) trained on the gold tags for `epochs` (each keeping its best
+    epoch on `dev`), None for those not asked for."""
     from arborparse.text.lemmatizer import Lemmatizer
     from arborparse.text.tagger import Tagger
 
-    tagger = Tagger(seed=seed, progress=not quiet).fit(train, dev) if "tagger" in parts \
-        else None
-    lemmatizer = Lemmatizer(seed=seed).fit(train, dev) if "lemmatizer" in parts else None
+    tagger = Tagger(epochs[0], seed=seed, progress=not quiet).fit(train, dev) \
+        if "tagger" in parts else None
+    lemmatizer = Lemmatizer(epochs[1], seed=seed).fit(train, dev) \
+        if "lemmatizer" in parts else None
     return tagger, lemmatizer
 
 
-def _jackknife(parts, train, folds, seed, quiet):
+def _jackknife(parts, front, train, folds, seed, quiet):
     """The training sentences with tags (and lemmas) predicted by models that did not see
-    them (`arborparse.text.jackknife`)."""
+    them (`arborparse.text.jackknife`), each trained for as many epochs as the `front`
+    end kept."""
     from arborparse.pipeline import Pipeline
     from arborparse.text.jackknife import jackknife
 
+    epochs = tuple(1 if c is None else c.best_epoch_ for c in front)
+
     def annotate(others, fold):
-        front = _train_front_end(parts, others, None, seed, quiet=True)
+        front = _train_front_end(parts, others, None, seed, quiet=True, epochs=epochs)
         return Pipeline(*front).parse(fold, retag=True)
 
     return jackknife(train, folds, annotate, progress=not quiet)

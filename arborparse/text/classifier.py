@@ -113,7 +113,8 @@ class Classifier:
 
     `fit` trains on arrays that `arborparse.text.tagger` prepares (static features X of all
     words, sentence bounds, gold class ids, given tags, candidate lists) and keeps the
-    epoch `choose(predicted ids)` scores highest (the last without `choose`)."""
+    epoch `choose(predicted ids)` scores highest (the last without `choose`), as
+    `best_epoch_`."""
 
     def __init__(self, classes: list[str], bits: int = 22, weights: np.ndarray | None = None):
         self.classes = list(classes)
@@ -142,7 +143,7 @@ class Classifier:
                 self.weights = averaged
                 score = record["score"] = choose(self)
             if score > best:
-                best, kept = score, averaged
+                best, kept, self.best_epoch_ = score, averaged, epoch
             history.append(record)
             if progress is not None:
                 progress(record)

@@ -1,10 +1,14 @@
-"""What the taggers read of each word: static features, hashed once per sentence.
+"""What the taggers read of each word: static features, hashed once per word type.
 
-A word's features: a bias, its form and lowercased form, suffixes of 1-5 and prefixes of
+A word's features: a bias, its form and lowercased form, suffixes of 1-6 and prefixes of
 1-4 characters, its shape (``Xxx``, ``dd``, ...), the lowercased forms of the two words
-on each side, the 3-character suffixes of its neighbours, and the ambiguity classes (the
-tags a lowercased form had in training, or ``?``) of the word and its neighbours.
-Hashes are 32-bit CRCs salted by template, stable across machines and runs.
+on each side, the 3-character suffixes of its neighbours, the pairs (previous word, word)
+and (word, next word), and the ambiguity classes (the tags a lowercased form had in
+training, or ``?``) of the word and its neighbours.
+
+The strings of a word type are hashed once (32-bit CRCs salted by template); the features
+that read the neighbours are the neighbours' hashes mixed with the template's number, a
+few integer operations over all words at once. Stable across machines and runs.
 """
 
 from __future__ import annotations
@@ -14,12 +18,18 @@ import zlib
 
 import numpy as np
 
-TEMPLATES = ("bias", "form", "lower", "s1", "s2", "s3", "s4", "s5", "p1", "p2", "p3", "p4",
-             "shape", "w-1", "w+1", "w-2", "w+2", "s3-1", "s3+1", "amb", "amb-1", "amb+1",
-             "w-1 w", "w w+1", "s6")
-LOWER = TEMPLATES.index("lower")
-SUFFIX3 = TEMPLATES.index("s3")
+# read off each word type's own strings
+WORD = ("bias", "form", "lower", "s1", "s2", "s3", "s4", "s5", "s6", "p1", "p2", "p3", "p4",
+        "shape", "amb")
+# read off the neighbours' hashes
+CONTEXT = ("w-1", "w+1", "w-2", "w+2", "s3-1", "s3+1", "w-1 w", "w w+1", "amb-1", "amb+1")
+TEMPLATES = WORD + CONTEXT
+LOWER, SUFFIX3, AMBIGUITY = WORD.index("lower"), WORD.index("s3"), WORD.index("amb")
 _RUNS = re.compile(r"(.)\1+")
+_M = np.uint64(0xFFFFFFFF)
+# stand-ins for the words one and two places beyond the sentence's ends
+BEFORE, BEFORE2, AFTER, AFTER2 = (np.uint64(zlib.crc32(s.encode())) for s in
+                                  ("<s>", "<s2>", "</s>", "</s2>"))
 
 
 def _hash(template: int, text: str) -> int:
@@ -34,26 +44,60 @@ def shape(form: str) -> str:
     return _RUNS.sub(r"\1", out)
 
 
-def ambiguity(lower: str, classes: dict[str, str]) -> str:
-    return classes.get(lower, "?")
+def _word_row(form: str, classes: dict[str, str]) -> list[int]:
+    low = form.lower()
+    values = ("", form, low,
+              *(low[-k:] if len(low) >= k else "<" + low for k in range(1, 7)),
+              *(low[:k] if len(low) >= k else low + ">" for k in range(1, 5)),
+              shape(form), classes.get(low, "?"))
+    return [_hash(t, v) for t, v in enumerate(values)]
 
 
-def sentence_features(forms: list[str], classes: dict[str, str]) -> np.ndarray:
-    """The static features of a sentence's words: (n, len(TEMPLATES)) uint32 hashes.
-    `classes`: lowercased form -> its ambiguity class (a string)."""
-    n = len(forms)
-    lower = [f.lower() for f in forms]
-    pad = ["<s2>", "<s>"] + lower + ["</s>", "</s2>"]
-    amb = [ambiguity(w, classes) for w in lower]
-    amb_pad = ["<s>"] + amb + ["</s>"]
-    out = np.empty((n, len(TEMPLATES)), dtype=np.uint32)
-    for i, (form, low) in enumerate(zip(forms, lower)):
-        values = (
-            "", form, low,
-            *(low[-k:] if len(low) >= k else "<" + low for k in range(1, 6)),
-            *(low[:k] if len(low) >= k else low + ">" for k in range(1, 5)),
-            shape(form), pad[i + 1], pad[i + 3], pad[i], pad[i + 4],
-            pad[i + 1][-3:], pad[i + 3][-3:], amb[i], amb_pad[i], amb_pad[i + 2],
-            pad[i + 1] + " " + low, low + " " + pad[i + 3], low[-6:] if len(low) >= 6 else "<" + low)
-        out[i] = [_hash(t, v) for t, v in enumerate(values)]
+def _mix(template: str, *values: np.ndarray) -> np.ndarray:
+    """A 32-bit hash of the template and the values (uint64 arrays of 32-bit hashes)."""
+    h = np.full(values[0].shape, _hash(TEMPLATES.index(template), ""), dtype=np.uint64)
+    for v in values:
+        h = (h ^ v) * np.uint64(0x100000001B3) & _M
+        h ^= h >> np.uint64(15)
+        h = h * np.uint64(0x2C1B3C6D) & _M
+        h ^= h >> np.uint64(12)
+    return h
+
+
+def word_features(sentences: list[list[str]], classes: dict[str, str]) -> np.ndarray:
+    """The static features of every word of the sentences (lists of forms), in order:
+    (words, len(TEMPLATES)) uint32 hashes. `classes`: lowercased form -> its ambiguity
+    class (a string)."""
+    forms = [f for s in sentences for f in s]
+    types: dict[str, int] = {}
+    ids = np.fromiter((types.setdefault(f, len(types)) for f in forms), dtype=np.int64,
+                      count=len(forms))
+    table = np.array([_word_row(f, classes) for f in types], dtype=np.uint64)
+    out = np.empty((len(forms), len(TEMPLATES)), dtype=np.uint32)
+    if not forms:
+        return out
+    own = table[ids]
+    lengths = np.array([len(s) for s in sentences], dtype=np.int64)
+    ends = np.cumsum(lengths)
+    position = np.arange(len(forms)) - np.repeat(ends - lengths, lengths)
+    remaining = np.repeat(ends, lengths) - np.arange(len(forms)) - 1
+
+    def shifted(column: int, k: int) -> np.ndarray:
+        """Column `column` of the word k places away (k = -2, -1, 1, 2), or a stand-in."""
+        values = np.roll(own[:, column], -k)
+        if k < 0:
+            values[position < -k] = BEFORE
+            values[position == 0] = BEFORE2 if k == -2 else BEFORE
+        else:
+            values[remaining < k] = AFTER
+            values[remaining == 0] = AFTER2 if k == 2 else AFTER
+        return values
+
+    out[:, :len(WORD)] = own
+    lower, before, after = own[:, LOWER], shifted(LOWER, -1), shifted(LOWER, 1)
+    for j, values in enumerate((
+            (before,), (after,), (shifted(LOWER, -2),), (shifted(LOWER, 2),),
+            (shifted(SUFFIX3, -1),), (shifted(SUFFIX3, 1),), (before, lower), (lower, after),
+            (shifted(AMBIGUITY, -1),), (shifted(AMBIGUITY, 1),))):
+        out[:, len(WORD) + j] = _mix(CONTEXT[j], *values)
     return out

@@ -22,9 +22,9 @@ import numpy as np
 
 from arborparse.io.conllu import LEMMA, Sentence
 from arborparse.text.classifier import Classifier
-from arborparse.text.features import sentence_features
+from arborparse.text.features import word_features
 
-VERSION = 1  # of the lemmatizer inside a model file
+VERSION = 2  # of the lemmatizer inside a model file
 KEEP, LOWER = "keep", "lower"
 
 
@@ -89,17 +89,22 @@ class Lemmatizer:
         for form, upos, _, lemma in pairs:
             counts[form, upos][lemma] += 1
         self.dictionary = {f"{u}\t{f}": c.most_common(1)[0][0] for (f, u), c in counts.items()}
-        scripts = sorted({edit_script(f, lem) for f, _, _, lem in pairs})
+        script_of = {pair: edit_script(*pair) for pair in {(f, lem) for f, _, _, lem in pairs}}
+        scripts = sorted(set(script_of.values()))
         self.script_index = {s: i for i, s in enumerate(scripts)}
         self.scripts = scripts
         by_suffix = defaultdict(set)  # (UPOS, suffix cut) -> scripts
         for form, upos, _, lemma in pairs:
-            script = edit_script(form, lemma)
+            script = script_of[form, lemma]
             by_suffix[upos, script[2]].add(self.script_index[script])
         self.scripts_by_suffix = {k: sorted(v) for k, v in by_suffix.items()}
+        self._index_prefixes()
         self.given_index = {}
         self.classifier = Classifier([self._name(s) for s in scripts], self.bits)
-        data = self._arrays(train, gold=True)
+        X, bounds, given, cptr, cand = self._arrays(train, grow=True)
+        ids = np.array([self.script_index[script_of[f, lem]] for f, _, _, lem in pairs],
+                       dtype=np.int64)
+        data = X, bounds, ids, given, cptr, cand
         choose = None
         if dev and any(lem != "_" for s in dev for lem in s.lemmas):
             def choose(_):
@@ -109,6 +114,11 @@ class Lemmatizer:
                 return 100.0 * np.mean([g == p for g, p in zip(gold, flat)])
         self.history_ = self.classifier.fit(data, self.epochs, self.seed, choose)
         return self
+
+    @property
+    def best_epoch_(self) -> int:
+        """The classifier's kept epoch (see `Tagger.best_epoch_`)."""
+        return self.classifier.best_epoch_ if self.enabled else 1
 
     @staticmethod
     def _name(script) -> str:
@@ -120,42 +130,49 @@ class Lemmatizer:
             self.given_index[key] = len(self.given_index)
         return self.given_index.get(key, -1)
 
-    def _arrays(self, sentences: list[Sentence], gold: bool):
-        X = [sentence_features(s.forms, {}) for s in sentences]
+    def _arrays(self, sentences: list[Sentence], grow: bool):
+        """(X, bounds, given, cptr, cand) for the classifier; `grow`: new (UPOS, FEATS)
+        pairs get an id (in training)."""
+        X = word_features([s.forms for s in sentences], {})
         bounds = np.zeros(len(sentences) + 1, dtype=np.int64)
         bounds[1:] = np.cumsum([len(s) for s in sentences])
         words = [(f, u, ft) for s in sentences for f, u, ft in zip(s.forms, s.upos, s.feats)]
-        given = np.array([self._given(u, ft, gold) for _, u, ft in words], dtype=np.int64)
-        memo = {}
-        lists = [memo.get((f, u)) or memo.setdefault((f, u), self._candidates(f, u))
-                 for f, u, _ in words]
+        given = np.array([self._given(u, ft, grow) for _, u, ft in words], dtype=np.int64)
+        found = {key: self._candidates(*key) for key in {(f, u) for f, u, _ in words}}
+        lists = [found[f, u] for f, u, _ in words]
         cptr = np.zeros(len(words) + 1, dtype=np.int64)
         cptr[1:] = np.cumsum([max(len(c), 1) for c in lists])
         # a word no script applies to keeps its form: the candidate -1 stands for that
         cand = np.fromiter((c for cs in lists for c in (cs or [-1])), dtype=np.int64,
                            count=cptr[-1])
-        X = np.concatenate(X) if X else np.empty((0, 0), np.uint32)
-        if not gold:
-            return X, bounds, given, cptr, cand
-        ids = np.array([self.script_index[edit_script(f, lem)] for s in sentences
-                        for f, lem in zip(s.forms, s.lemmas)], dtype=np.int64)
-        return X, bounds, ids, given, cptr, cand
+        return X, bounds, given, cptr, cand
+
+    def _index_prefixes(self) -> None:
+        """(UPOS, suffix cut) -> prefix cut -> scripts, for `_candidates`."""
+        self._by_cut = {}
+        for key, ids in self.scripts_by_suffix.items():
+            by_prefix = self._by_cut[key] = defaultdict(list)
+            for i in ids:
+                by_prefix[self.scripts[i][0]].append(i)
 
     def _candidates(self, form: str, upos: str) -> list[int]:
         """The scripts seen with `upos` that apply to `form`."""
         lower = form.lower()
         found = []
         for k in range(len(lower) + 1):
-            for i in self.scripts_by_suffix.get((upos, lower[len(lower) - k:]), ()):
-                if applies(form, self.scripts[i]):
-                    found.append(i)
+            by_prefix = self._by_cut.get((upos, lower[len(lower) - k:]))
+            if by_prefix is None:
+                continue
+            for j in range(len(lower) - k + 1):
+                found.extend(i for i in by_prefix.get(lower[:j], ())
+                             if applies(form, self.scripts[i]))
         return found
 
     def lemmas(self, sentences: list[Sentence]) -> list[list[str]]:
         """The lemma of every word (UPOS and FEATS as given in the sentences)."""
         if not self.enabled:
             return [["_"] * len(s) for s in sentences]
-        X, bounds, given, cptr, cand = self._arrays(sentences, gold=False)
+        X, bounds, given, cptr, cand = self._arrays(sentences, grow=False)
         chosen = self.classifier.predict(X, bounds, given, cptr, cand).tolist()
         out, k = [], 0
         for s in sentences:
@@ -193,6 +210,7 @@ class Lemmatizer:
                 lemmatizer.script_index = {s: i for i, s in enumerate(lemmatizer.scripts)}
                 lemmatizer.scripts_by_suffix = {tuple(k.split("\t", 1)): v for k, v
                                                 in header["scripts_by_suffix"].items()}
+                lemmatizer._index_prefixes()
                 lemmatizer.given_index = dict(header["given_index"])
                 weights = np.asarray(arrays["weights"], dtype=np.float32)
                 lemmatizer.classifier = Classifier(

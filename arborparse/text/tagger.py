@@ -23,10 +23,10 @@ from tqdm import tqdm
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import FEATS, UPOS, XPOS, Sentence
 from arborparse.text.classifier import Classifier
-from arborparse.text.features import sentence_features
+from arborparse.text.features import word_features
 
 COLUMNS = ("upos", "xpos", "feats")
-VERSION = 1  # of the tagger inside a model file
+VERSION = 2  # of the tagger inside a model file
 SUFFIXES = (4, 3, 2, 1)
 GUESSES = 5  # a suffix guesses FEATS when it was seen with at least this many bundles
 
@@ -93,10 +93,9 @@ class Tagger:
 
     def _static(self, sentences: list[Sentence]):
         """Static features of all words and the sentence bounds."""
-        X = [sentence_features(s.forms, self.ambiguity) for s in sentences]
         bounds = np.zeros(len(sentences) + 1, dtype=np.int64)
         bounds[1:] = np.cumsum([len(s) for s in sentences])
-        return np.concatenate(X) if X else np.empty((0, 0), np.uint32), bounds
+        return word_features([s.forms for s in sentences], self.ambiguity), bounds
 
     def _candidates(self, lowers: list[str], upos: np.ndarray, column: str):
         """(cptr, cand): the candidate XPOS or FEATS ids of each word given its UPOS id."""
@@ -156,6 +155,12 @@ class Tagger:
                 (X, bounds, gold, given, cptr, cand), self.epochs, self.seed, choose,
                 self._report(column))
         return self
+
+    @property
+    def best_epoch_(self) -> int:
+        """The latest of the three taggers' kept epochs: how long to train on data like
+        this without development data (jackknifing)."""
+        return max(getattr(self, c).best_epoch_ for c in COLUMNS)
 
     def _dev_accuracy(self, column, dev_data):
         dX, dbounds, dlowers, dev_gold = dev_data

@@ -6,7 +6,7 @@ from treebanks import separable, separable_text
 from arborparse.eval import evaluate
 from arborparse.io import read_conllu
 from arborparse.io.conllu import FEATS, UPOS, XPOS
-from arborparse.text.features import sentence_features, shape
+from arborparse.text.features import TEMPLATES, shape, word_features
 from arborparse.text.tagger import Tagger
 
 
@@ -27,8 +27,16 @@ def test_shapes():
 
 
 def test_features_are_stable_and_one_row_per_word():
-    X = sentence_features(["The", "dog"], {"the": "DET"})
-    assert X.shape[0] == 2 and (X == sentence_features(["The", "dog"], {"the": "DET"})).all()
+    sentences = [["The", "dog"], ["A", "dog", "barks", "."]]
+    X = word_features(sentences, {"the": "DET"})
+    assert X.shape == (6, len(TEMPLATES))
+    assert (X == word_features(sentences, {"the": "DET"})).all()
+    # a sentence's features do not depend on the sentences around it
+    assert (word_features(sentences[1:], {"the": "DET"}) == X[2:]).all()
+    # the same word in the same context, the same row; another context, other features
+    dog_first, dog_second = X[1], X[3]
+    assert (dog_first[:2] == dog_second[:2]).all() and (dog_first != dog_second).any()
+    assert word_features([], {}).shape == (0, len(TEMPLATES))
 
 
 def test_a_separable_set_is_tagged_perfectly():
@@ -49,6 +57,10 @@ def test_dev_data_picks_an_epoch(capsys):
     assert [r["epoch"] for r in tagger.history_["upos"]] == [1, 2, 3]
     assert all("score" in r for r in tagger.history_["feats"])
     assert "upos epoch 1/3" in capsys.readouterr().err
+    # the kept epoch of each tagger is its first best; jackknifing trains for the latest
+    kept = [max(tagger.history_[c], key=lambda r: (r["score"], -r["epoch"]))["epoch"]
+            for c in ("upos", "xpos", "feats")]
+    assert tagger.best_epoch_ == max(kept)
 
 
 def test_bad_arguments():
