@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import logsumexp, softmax
 
 from arborparse.io import model_files as files
 from arborparse.io.conllu import Sentence
@@ -121,6 +120,8 @@ class FirstOrderModel:
             return A[0]
         if combine not in COMBINES:
             raise ValueError(f"unknown combine {combine!r}; choose one of {COMBINES}")
+        from scipy.special import logsumexp  # here: a third of parsing's start-up otherwise
+
         with np.errstate(invalid="ignore"):  # -inf everywhere off the arcs
             return logsumexp(A, axis=0) if combine == "sum" else A.max(axis=0)
 
@@ -148,6 +149,8 @@ class FirstOrderModel:
             S = self._arc_scores(x, w, "sum", scale)[:, :, None] + labels
             return (S, None) if posteriors else S
         A = scale * self.cluster_scores(x, w)
+        from scipy.special import logsumexp, softmax
+
         with np.errstate(invalid="ignore"):
             arc = logsumexp(A, axis=0)
             P = np.nan_to_num(softmax(A, axis=0))

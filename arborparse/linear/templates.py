@@ -98,18 +98,41 @@ def _between(view, hp, bp, cp):
     return _mix(_mix(_mix(_start(50 + 20 * view), hp), bp), cp)
 
 
+@njit(inline="always", cache=True)
+def _unigrams(attrs, i, role, dd, out, k):
+    """Write the features of word i's own word and POS as the head (role 0) or the child
+    (role 1) of an arc of direction-distance dd into out from k; return the new k. They
+    depend on the arc only through dd, so `score_arcs` sums them once per (word, role,
+    dd)."""
+    for view in range(2):
+        W = FORM if view == 0 else LEMMA
+        P = XPOS if view == 0 else UPOS
+        word = np.uint64(attrs[i, W])
+        pos = np.uint64(attrs[i, P])
+        t = 20 * view + 3 * role
+        k = _emit(out, k, _mix(_mix(_start(t + 0), word), pos), dd)
+        k = _emit(out, k, _mix(_start(t + 1), word), dd)
+        k = _emit(out, k, _mix(_start(t + 2), pos), dd)
+    return k
+
+
 @njit(cache=True, nogil=True)
-def arc_features(attrs, feats_ptr, feats, h, m, out, squeeze=False, between=True):
+def arc_features(attrs, feats_ptr, feats, h, m, out, squeeze=False, between=True,
+                 unigrams=True):
     """Write the feature hashes of the arc h -> m into out; return how many.
 
     out must hold at least ``arc_capacity(n, max FEATS per word)`` entries. `squeeze` drops
     the templates that pair the head's and the child's word (form, lemma or prefix) and
     the POS four-grams (Smith & Smith 2007, §5.2). ``between=False`` leaves out the
-    in-between POS features (`score_arcs` counts them by tag instead).
+    in-between POS features (`score_arcs` counts them by tag instead), ``unigrams=False``
+    those of the head and the child alone (`_unigrams`).
     """
     n = attrs.shape[0] - 1
     dd = direction_distance(h, m)
     k = 0
+    if unigrams:
+        k = _unigrams(attrs, h, 0, dd, out, k)
+        k = _unigrams(attrs, m, 1, dd, out, k)
     for view in range(2):
         W = FORM if view == 0 else LEMMA
         P = XPOS if view == 0 else UPOS
@@ -118,12 +141,6 @@ def arc_features(attrs, feats_ptr, feats, h, m, out, squeeze=False, between=True
         cw = np.uint64(attrs[m, W])
         cp = np.uint64(attrs[m, P])
         t = 20 * view
-        k = _emit(out, k, _mix(_mix(_start(t + 0), hw), hp), dd)
-        k = _emit(out, k, _mix(_start(t + 1), hw), dd)
-        k = _emit(out, k, _mix(_start(t + 2), hp), dd)
-        k = _emit(out, k, _mix(_mix(_start(t + 3), cw), cp), dd)
-        k = _emit(out, k, _mix(_start(t + 4), cw), dd)
-        k = _emit(out, k, _mix(_start(t + 5), cp), dd)
         # the templates pairing both words (6, 8, 10, 11) go with squeeze
         if not squeeze:
             k = _emit(out, k, _mix(_mix(_mix(_mix(_start(t + 6), hw), hp), cw), cp), dd)
@@ -285,37 +302,52 @@ def _add_between(attrs, h, m, dd, tags, sizes, count, w, keys, clusters, total):
                         total[z] += times * w[i + z]
 
 
+@njit(inline="always", cache=True)
+def _add_weights(buf, count, w, keys, clusters, total):
+    """total[z] += the weights of the features buf[:count] in cluster z."""
+    size = w.shape[0]
+    if clusters == 1:  # a scalar sum: the loads overlap, 4x faster
+        one = 0.0
+        for k in range(count):
+            i = index(buf[k], keys, size)
+            if i >= 0:
+                one += w[i]
+        total[0] += one
+    else:
+        for k in range(count):
+            i = cluster_index(buf[k], 0, clusters, keys, size)
+            for z in range(clusters):
+                total[z] += w[i + z]
+
+
 @njit(cache=True, nogil=True)
 def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
     """S[z, h, m] = w · f(x, h, m, z) for every arc and each of `clusters` clusters (1:
     the plain scores w · f(x, h, m)); shape (clusters, n+1, n+1), -inf on the diagonal
     and in column 0. buf: scratch of `arc_capacity` entries. O(n² (features + tags)):
-    the in-between POS features are counted per tag (`_add_between`)."""
+    the in-between POS features are counted per tag (`_add_between`), and the features
+    of the head or the child alone summed once per word, role and direction-distance."""
     N = attrs.shape[0]
-    size = w.shape[0]
     S = np.full((clusters, N, N), -np.inf)
     total = np.empty(clusters)
     tags, sizes, count = _tag_counts(attrs)
+    own = np.zeros((N, 2, 16, clusters))  # (word, role, dd): its unigram features' weights
+    done = np.zeros((N, 2, 16), dtype=np.bool_)
     for h in range(N):
         for m in range(1, N):
             if h == m:
                 continue
-            n_features = arc_features(attrs, feats_ptr, feats, h, m, buf, squeeze, False)
-            total[:] = 0.0
-            if clusters == 1:  # a scalar sum: the loads overlap, 4x faster
-                one = 0.0
-                for k in range(n_features):
-                    i = index(buf[k], keys, size)
-                    if i >= 0:
-                        one += w[i]
-                total[0] = one
-            else:
-                for k in range(n_features):
-                    i = cluster_index(buf[k], 0, clusters, keys, size)
-                    for z in range(clusters):
-                        total[z] += w[i + z]
-            _add_between(attrs, h, m, direction_distance(h, m), tags, sizes, count, w, keys,
-                         clusters, total)
+            dd = direction_distance(h, m)
+            for i, role in ((h, 0), (m, 1)):
+                if not done[i, role, dd]:
+                    _add_weights(buf, _unigrams(attrs, i, role, dd, buf, 0), w, keys,
+                                 clusters, own[i, role, dd])
+                    done[i, role, dd] = True
+            n_features = arc_features(attrs, feats_ptr, feats, h, m, buf, squeeze, False,
+                                      False)
+            total[:] = own[h, 0, dd] + own[m, 1, dd]
+            _add_weights(buf, n_features, w, keys, clusters, total)
+            _add_between(attrs, h, m, dd, tags, sizes, count, w, keys, clusters, total)
             S[:, h, m] = total
     return S
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -22,6 +23,7 @@ PREFIX_LENGTH = 5
 _NUMBER = re.compile(r"^[+-]?[0-9][0-9.,:/]*$")
 
 
+@lru_cache(maxsize=1 << 17)  # tags and frequent words come back in every sentence
 def string_hash(text: str, salt: int) -> int:
     """A stable 32-bit hash of a string in one of the attribute namespaces."""
     return zlib.crc32(text.encode("utf-8"), salt * 0x9E3779B1 & 0xFFFFFFFF)
@@ -54,22 +56,17 @@ class TokenTable:
 
 def encode(sentence: Sentence) -> TokenTable:
     """The token table of a sentence (CoNLL-X: CPOSTAG plays UPOS, POSTAG plays XPOS)."""
-    n = len(sentence)
-    attrs = np.empty((n + 1, ATTRIBUTES), dtype=np.int64)
-    attrs[0] = [ROOT[a] for a in range(ATTRIBUTES)]
-    attrs[0, LONG] = 0
+    rows = [[0 if a == LONG else ROOT[a] for a in range(ATTRIBUTES)]]
     ptr = [0, 0]
     feats: list[int] = []
-    for i, (form, lemma, upos, xpos, fts) in enumerate(zip(
-            sentence.forms, sentence.lemmas, sentence.upos, sentence.xpos, sentence.feats), 1):
+    for form, lemma, upos, xpos, fts in zip(sentence.forms, sentence.lemmas, sentence.upos,
+                                            sentence.xpos, sentence.feats):
         word = normalize(form)
-        attrs[i, FORM] = string_hash(word, FORM)
-        attrs[i, LEMMA] = string_hash(normalize(lemma), LEMMA)
-        attrs[i, UPOS] = string_hash(upos, UPOS)
-        attrs[i, XPOS] = string_hash(xpos, XPOS)
-        attrs[i, PREFIX] = string_hash(word[:PREFIX_LENGTH], PREFIX)
-        attrs[i, LONG] = len(word) > PREFIX_LENGTH
+        rows.append([string_hash(word, FORM), string_hash(normalize(lemma), LEMMA),
+                     string_hash(upos, UPOS), string_hash(xpos, XPOS),
+                     string_hash(word[:PREFIX_LENGTH], PREFIX), len(word) > PREFIX_LENGTH])
         if fts != "_":
             feats.extend(string_hash(f, ATTRIBUTES) for f in fts.split("|"))
         ptr.append(len(feats))
-    return TokenTable(attrs, np.array(ptr, dtype=np.int64), np.array(feats, dtype=np.int64))
+    return TokenTable(np.array(rows, dtype=np.int64), np.array(ptr, dtype=np.int64),
+                      np.array(feats, dtype=np.int64))

@@ -5,9 +5,9 @@ static features (`arborparse.text.features`) and dynamic ones: the classes alrea
 the two words before it, and, for a second-level tagger (XPOS or FEATS after UPOS), the
 "given" tag of the word itself, alone and paired with the word, its suffixes of 2, 3, 4
 and 6 characters and the previous class (the suffix pairs: Turkish-IMST dev UFeats
-85.03 -> 85.38, Gothic-PROIEL 86.46 -> 86.60). A feature f and a class c own the weight at a hash of (f, c) in a vector of
-2^bits; training is the averaged perceptron (Collins 2002) with the predicted classes as
-history, as at tagging time.
+85.03 -> 85.38, Gothic-PROIEL 86.46 -> 86.60). A feature f and a class c own the weight
+at a hash of (f, c) in a vector of 2^bits; training is the averaged perceptron (Collins
+2002) with the predicted classes as history, as at tagging time.
 """
 
 from __future__ import annotations

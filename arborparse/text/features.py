@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from functools import lru_cache
 
 import numpy as np
 
@@ -44,13 +45,15 @@ def shape(form: str) -> str:
     return _RUNS.sub(r"\1", out)
 
 
-def _word_row(form: str, classes: dict[str, str]) -> list[int]:
+@lru_cache(maxsize=1 << 17)  # a word type's hashes, shared by the taggers and across calls
+def _word_row(form: str) -> tuple[int, ...]:
+    """The hashes of the word's own templates but the ambiguity class (`_ambiguity`)."""
     low = form.lower()
     values = ("", form, low,
               *(low[-k:] if len(low) >= k else "<" + low for k in range(1, 7)),
               *(low[:k] if len(low) >= k else low + ">" for k in range(1, 5)),
-              shape(form), classes.get(low, "?"))
-    return [_hash(t, v) for t, v in enumerate(values)]
+              shape(form))
+    return tuple(_hash(t, v) for t, v in enumerate(values))
 
 
 def _mix(template: str, *values: np.ndarray) -> np.ndarray:
@@ -72,7 +75,8 @@ def word_features(sentences: list[list[str]], classes: dict[str, str]) -> np.nda
     types: dict[str, int] = {}
     ids = np.fromiter((types.setdefault(f, len(types)) for f in forms), dtype=np.int64,
                       count=len(forms))
-    table = np.array([_word_row(f, classes) for f in types], dtype=np.uint64)
+    table = np.array([(*_word_row(f), _hash(AMBIGUITY, classes.get(f.lower(), "?")))
+                      for f in types], dtype=np.uint64).reshape(len(types), len(WORD))
     out = np.empty((len(forms), len(TEMPLATES)), dtype=np.uint32)
     if not forms:
         return out

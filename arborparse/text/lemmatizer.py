@@ -163,9 +163,12 @@ class Lemmatizer:
             by_prefix = self._by_cut.get((upos, lower[len(lower) - k:]))
             if by_prefix is None:
                 continue
-            for j in range(len(lower) - k + 1):
-                found.extend(i for i in by_prefix.get(lower[:j], ())
-                             if applies(form, self.scripts[i]))
+            if len(by_prefix) <= len(lower) - k + 1:  # fewer prefixes cut than the form has
+                ids = (i for prefix, ids in by_prefix.items() if lower.startswith(prefix)
+                       for i in ids)
+            else:
+                ids = (i for j in range(len(lower) - k + 1) for i in by_prefix.get(lower[:j], ()))
+            found.extend(i for i in ids if applies(form, self.scripts[i]))
         return found
 
     def lemmas(self, sentences: list[Sentence]) -> list[list[str]]:

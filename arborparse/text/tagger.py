@@ -99,23 +99,27 @@ class Tagger:
 
     def _candidates(self, lowers: list[str], upos: np.ndarray, column: str):
         """(cptr, cand): the candidate XPOS or FEATS ids of each word given its UPOS id."""
-        lists = []
-        for lower, u in zip(lowers, upos.tolist()):
-            if column == "xpos":
-                lists.append(self.xpos_by_upos.get(u, []))
-                continue
-            guess = None
-            for k in SUFFIXES:
-                guess = self.feats_by_suffix.get((u, lower[-k:])) if len(lower) >= k else None
-                if guess and len(guess) >= GUESSES:
-                    break
-            guess = guess or self.feats_by_upos.get(u, [])
-            seen = self.feats_by_word.get((u, lower))
-            lists.append(sorted(set(seen) | set(guess)) if seen else guess)
+        if column == "xpos":
+            lists = [self.xpos_by_upos.get(u, []) for u in upos.tolist()]
+        else:
+            found = {}
+            lists = [found[key] if key in found else found.setdefault(key, self._feats(*key))
+                     for key in zip(lowers, upos.tolist())]
         cptr = np.zeros(len(lists) + 1, dtype=np.int64)
         cptr[1:] = np.cumsum([len(c) for c in lists])
         cand = np.fromiter((c for cs in lists for c in cs), dtype=np.int64, count=cptr[-1])
         return cptr, cand
+
+    def _feats(self, lower: str, u: int) -> list[int]:
+        """The candidate FEATS bundles of a word (lowercased) with UPOS id u."""
+        guess = None
+        for k in SUFFIXES:
+            guess = self.feats_by_suffix.get((u, lower[-k:])) if len(lower) >= k else None
+            if guess and len(guess) >= GUESSES:
+                break
+        guess = guess or self.feats_by_upos.get(u, [])
+        seen = self.feats_by_word.get((u, lower))
+        return sorted(set(seen) | set(guess)) if seen else guess
 
     @staticmethod
     def _ids(classifier: Classifier, values: Iterable[str]) -> np.ndarray:
