@@ -1,7 +1,8 @@
 """The text front end: the whole pipeline on gold tokenization with predicted tags, against
 the same parser on gold tags, and what predicted input costs.
 
-    python bench/pipeline.py UD_Gothic-PROIEL [--trainer perceptron] [--folds 10]
+    python bench/pipeline.py UD_Gothic-PROIEL [--trainer mira] [--folds 10]
+                             [--model-type isbn --epochs 30]
                              [--results bench/pipeline.jsonl]
 
 Trains (`arborparse train`, dev for every choice) a pipeline (tagger, lemmatizer, parser on
@@ -13,7 +14,8 @@ the CoNLL 2018 measures) when the input has
 - the pipeline's predicted tags given to the parser trained on gold tags (jackknifing's
   reference).
 Training and parsing are timed as whole commands (CPU seconds; parsing includes Python's
-start and the model load). Appends one JSON line to --results.
+start and the model load). The pipeline model is kept in bench/runs/ (for
+`bench/tagging_speed.py`). Appends one JSON line to --results.
 """
 
 import argparse
@@ -43,25 +45,33 @@ def score(gold, system) -> dict:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("treebank")
-    ap.add_argument("--trainer", default="perceptron")
+    ap.add_argument("--trainer", default="mira")
     ap.add_argument("--folds", type=int, default=10)
+    ap.add_argument("--model-type", default="first-order", choices=["first-order", "isbn"])
+    ap.add_argument("--epochs", type=int, help="the parser's (default: arborparse train's)")
     ap.add_argument("--results", default=str(ROOT / "bench" / "pipeline.jsonl"))
     args = ap.parse_args()
     train, dev, test = files(args.treebank)
     gold = read_conllu(test)
-    out = {"treebank": args.treebank, "system": f"arborparse pipeline ({args.trainer})",
-           "folds": args.folds}
+    name = args.trainer if args.model_type == "first-order" else "isbn"
+    out = {"treebank": args.treebank, "system": f"arborparse pipeline ({name})",
+           "folds": args.folds, "epochs": args.epochs}
+    options = ["--model-type", args.model_type]
+    options += ["--trainer", args.trainer] if args.model_type == "first-order" else []
+    options += ["--epochs", args.epochs] if args.epochs else []
+    kept = ROOT / "bench" / "runs" / f"pipeline-{name}-{args.treebank}.npz"
+    kept.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         inputs = {"untagged": blank(gold, (LEMMA, UPOS, XPOS, FEATS)), "gold": gold}
         for name, sentences in inputs.items():
             write_conllu(sentences, tmp / f"{name}.conllu")
-        pipeline, parser = tmp / "pipeline.npz", tmp / "parser.npz"
+        pipeline, parser = kept, tmp / "parser.npz"
         trained = run([*COMMAND, "train", "--train", train, "--dev", dev, "--model", pipeline,
-                       "--trainer", args.trainer, "--folds", args.folds, "--quiet"])
+                       *options, "--folds", args.folds, "--quiet", "--force"])
         out["train_cpu_seconds"] = trained.cpu
-        run([*COMMAND, "train", "--train", train, "--dev", dev, "--model", parser,
-             "--trainer", args.trainer, "--components", "parser", "--quiet"])
+        run([*COMMAND, "train", "--train", train, "--dev", dev, "--model", parser, *options,
+             "--components", "parser", "--quiet"])
         parsed = run([*COMMAND, "parse", "--model", pipeline, tmp / "untagged.conllu", "-o",
                       tmp / "predicted.conllu"])
         out["parse_cpu_seconds"] = parsed.cpu
