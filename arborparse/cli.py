@@ -145,14 +145,33 @@ def _table(scores: dict) -> str:
     return "\n".join(lines)
 
 
+def _aligned_table(scores: dict) -> str:
+    lines = [f"{'metric':<12}{'precision':>10}{'recall':>10}{'F1':>10}{'aligned acc':>13}"]
+    for name, s in scores.items():
+        aligned = s.get("aligned_accuracy")
+        lines.append(f"{name:<12}{s['precision']:>10.2f}{s['recall']:>10.2f}{s['f1']:>10.2f}"
+                     + ("" if aligned is None else f"{aligned:>13.2f}"))
+    return "\n".join(lines)
+
+
 @cli.command("evaluate")
 @click.argument("gold", type=click.Path())
 @click.argument("pred", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @FORMAT
 def evaluate_cmd(gold, pred, as_json, fmt):
-    """Score the trees of PRED against GOLD (UAS, LAS, complete match, analyses)."""
-    scores = evaluate(read_conllu(gold, fmt), read_conllu(pred, fmt))
+    """Score PRED against GOLD: tags, lemmas and trees (UAS, LAS, the CoNLL 2018 measures,
+    analyses). When PRED tokenizes or splits the text differently (it was parsed from raw
+    text), its words are aligned to GOLD's through the characters, as the CoNLL 2018
+    evaluation does, and every measure is given as precision, recall and F1."""
+    gold_s, pred_s = read_conllu(gold, fmt), read_conllu(pred, fmt)
+    if len(gold_s) != len(pred_s) or any(g.forms != p.forms for g, p in zip(gold_s, pred_s)):
+        from arborparse.eval.aligned import evaluate_aligned
+
+        scores = evaluate_aligned(gold_s, pred_s)
+        click.echo(json.dumps(scores) if as_json else _aligned_table(scores))
+        return
+    scores = evaluate(gold_s, pred_s)
     click.echo(json.dumps(scores) if as_json else _table(scores))
 
 

@@ -217,7 +217,7 @@ def test_evaluate_mismatch_empty_and_no_nonprojective_arcs(treebank, tmp_path):
     other = tmp_path / "other.conllu"
     other.write_text(treebank.read_text().replace("\tdog\t", "\tcat\t", 1))
     status, _, err = arborparse_cli("evaluate", treebank, other)
-    one_line_error(status, err, f"gold {treebank}:3 has 'dog', system {other}:3 has 'cat'")
+    one_line_error(status, err, f"gold {treebank}:3 has 'dog", f"system {other}:3 has 'cat")
     empty = tmp_path / "empty.conllu"
     empty.write_text("")
     status, _, err = arborparse_cli("evaluate", empty, treebank)

@@ -1,16 +1,14 @@
 import io
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conll18 import official_scores
 
 from arborparse.errors import ArborparseError
 from arborparse.eval import TAG_MEASURES, compare, evaluate
 from arborparse.io import read_conllu, write_conllu
 from arborparse.trees.structure import find_cycle
 
-ROOT = Path(__file__).resolve().parent.parent
 
 GOLD = """1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_
 2\tdog\tdog\tNOUN\tNN\t_\t3\tnsubj\t_\t_
@@ -146,16 +144,7 @@ def test_compare_prefers_the_better_system(ud):
 
 def official(gold_path, system_path):
     """The CoNLL 2018 evaluation script's scores (F1 in percent) for two files."""
-    import importlib.util
-
-    script = Path(os.environ.get("ARBORPARSE_UD", ROOT.parent / "shared" / "data" / "ud"))
-    script = script.parent.parent / "tools" / "conll18_ud_eval.py"
-    spec = importlib.util.spec_from_file_location("conll18_ud_eval", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    result = module.evaluate(module.load_conllu_file(str(gold_path)),
-                             module.load_conllu_file(str(system_path)))
-    return {name: 100 * score.f1 for name, score in result.items()}
+    return {name: 100 * score.f1 for name, score in official_scores(gold_path, system_path).items()}
 
 
 def retag(gold, rng, rate):
