@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# The demo behind `make demo`: train the first-order parser on English-EWT train (model chosen
-# on dev), parse English-EWT test and evaluate it, next to a trivial baseline.
-# Usage: scripts/demo.sh UD_FOLDER [EPOCHS]
+# The demo behind `make demo`: train a pipeline (tagger, lemmatizer, first-order parser) on
+# English-EWT train (choices on dev), parse English-EWT test twice: with its gold tags, and
+# with every tag and lemma column emptied (what a user has), and evaluate both next to a
+# trivial baseline.
+# Usage: scripts/demo.sh UD_FOLDER [EPOCHS] [FOLDS]
 set -euo pipefail
 UD=${1:-../shared/data/ud}
 EPOCHS=${2:-5}
+FOLDS=${3:-2}
 EWT="$UD/UD_English-EWT"
 for split in train dev test; do
     if [ ! -f "$EWT/en_ewt-ud-$split.conllu" ]; then
@@ -18,22 +21,31 @@ echo "== Baseline: every word attaches to its left neighbour (English-EWT test)"
 .venv/bin/arborparse baseline "$TEST" -o out/ewt-test.left.conllu
 .venv/bin/arborparse evaluate "$TEST" out/ewt-test.left.conllu --json > out/ewt-test.left.json
 echo
-echo "== Training the first-order parser (averaged perceptron, MST decoding, $EPOCHS epochs)"
+echo "== Training tagger, lemmatizer and parser (averaged perceptron, MST, $EPOCHS epochs) on"
+echo "   tags jackknifed over $FOLDS folds (the default, 10, takes longer; so does --trainer mira)"
 .venv/bin/arborparse train --train "$EWT/en_ewt-ud-train.conllu" --dev "$EWT/en_ewt-ud-dev.conllu" \
     --model out/ewt.model.npz --trainer perceptron --decoder mst --epochs "$EPOCHS" \
-    --components parser
+    --folds "$FOLDS"
 echo
-echo "== Parsing English-EWT test"
-.venv/bin/arborparse parse --model out/ewt.model.npz "$TEST" -o out/ewt-test.parsed.conllu
+echo "== Parsing English-EWT test with its gold tags (--keep-tags)"
+.venv/bin/arborparse parse --model out/ewt.model.npz --keep-tags "$TEST" -o out/ewt-test.gold-tags.conllu
+.venv/bin/arborparse evaluate "$TEST" out/ewt-test.gold-tags.conllu --json > out/ewt-test.gold-tags.json
+echo
+echo "== Parsing English-EWT test from its words alone (LEMMA, UPOS, XPOS, FEATS emptied)"
+awk -F'\t' 'BEGIN { OFS = "\t" } NF == 10 { $3 = $4 = $5 = $6 = "_" } { print }' "$TEST" \
+    > out/ewt-test.untagged.conllu
+.venv/bin/arborparse parse --model out/ewt.model.npz out/ewt-test.untagged.conllu -o out/ewt-test.parsed.conllu
 .venv/bin/arborparse evaluate "$TEST" out/ewt-test.parsed.conllu > out/ewt-test.parsed.txt
 .venv/bin/arborparse evaluate "$TEST" out/ewt-test.parsed.conllu --json > out/ewt-test.parsed.json
 echo "full evaluation (per relation, per arc length): out/ewt-test.parsed.txt"
 echo
-echo "== Summary: English-EWT test, gold tags, CoNLL 2018 definitions"
-.venv/bin/python - out/ewt-test.left.json out/ewt-test.parsed.json <<'PY'
+echo "== Summary: English-EWT test, gold tokenization, CoNLL 2018 measures"
+.venv/bin/python - out/ewt-test.left.json out/ewt-test.gold-tags.json out/ewt-test.parsed.json <<'PY'
 import json, sys
-print(f"{'':<28}{'UAS':>8}{'LAS':>8}")
-for name, path in zip(("left-neighbour baseline", "first-order parser"), sys.argv[1:]):
+names = ("left-neighbour baseline", "parser, gold tags", "pipeline, words only")
+measures = ("UPOS", "XPOS", "UFeats", "Lemmas", "UAS", "LAS", "MLAS")
+print(f"{'':<26}" + "".join(f"{m:>8}" for m in measures))
+for name, path in zip(names, sys.argv[1:]):
     s = json.load(open(path))
-    print(f"{name:<28}{s['UAS']:>8.2f}{s['LAS']:>8.2f}")
+    print(f"{name:<26}" + "".join(f"{s[m]:>8.2f}" for m in measures))
 PY
