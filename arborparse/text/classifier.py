@@ -1,4 +1,5 @@
-"""A compiled averaged perceptron that tags the words of sentences left to right.
+"""A compiled averaged perceptron that tags the words of sentences left to right (or the
+characters of paragraphs: the tokenizer's items).
 
 Each word is scored against its candidate classes (all classes where it has none) with its
 static features (`arborparse.text.features`) and dynamic ones: the classes already given to
@@ -7,7 +8,8 @@ the two words before it, and, for a second-level tagger (XPOS or FEATS after UPO
 and 6 characters and the previous class (the suffix pairs: Turkish-IMST dev UFeats
 85.03 -> 85.38, Gothic-PROIEL 86.46 -> 86.60). A feature f and a class c own the weight
 at a hash of (f, c) in a vector of 2^bits; training is the averaged perceptron (Collins
-2002) with the predicted classes as history, as at tagging time.
+2002) with the predicted classes as history, as at tagging time. The static columns the
+dynamic features pair with are the taggers' (`WORD_PAIRS`) unless a user names others.
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from arborparse.text.features import LOWER, SUFFIX3, TEMPLATES, WORD
+from arborparse.text.features import WORD
 
 DYNAMIC = 11
-WIDTH = len(TEMPLATES) + DYNAMIC
 _PRIME = np.uint64(0x100000001B3)
-S2, S4, S6 = WORD.index("s2"), WORD.index("s4"), WORD.index("s6")
+# the static columns the dynamic features pair with: the word, its 3-character suffix
+# (with the previous class and the given tag), its 2-, 4- and 6-character suffixes (with
+# the given tag)
+WORD_PAIRS = (WORD.index("lower"), WORD.index("s3"), WORD.index("s2"), WORD.index("s4"),
+              WORD.index("s6"))
 
 
 @njit(inline="always", cache=True)
@@ -37,25 +42,26 @@ def _index(feature, c, mask):
 
 
 @njit(cache=True, nogil=True)
-def _features(X, i, start, history, given, out):
-    """out[:WIDTH]: the static features of word i and its dynamic ones."""
+def _features(X, i, start, history, given, pairs, out):
+    """out: the static features of item i and its dynamic ones (`pairs`: `WORD_PAIRS`)."""
     F = X.shape[1]
     for k in range(F):
         out[k] = X[i, k]
     p1 = history[i - 1] + 1 if i - 1 >= start else 0
     p2 = history[i - 2] + 1 if i - 2 >= start else 0
     g = given[i] + 1
+    word, suffix = X[i, pairs[0]], X[i, pairs[1]]
     out[F] = _mix(0xA1, p1)
     out[F + 1] = _mix(_mix(0xA2, p1), p2)
-    out[F + 2] = _mix(_mix(0xA3, p1), X[i, LOWER])
+    out[F + 2] = _mix(_mix(0xA3, p1), word)
     out[F + 3] = _mix(0xB1, g)
-    out[F + 4] = _mix(_mix(0xB2, g), X[i, LOWER])
-    out[F + 5] = _mix(_mix(0xB3, g), X[i, SUFFIX3])
+    out[F + 4] = _mix(_mix(0xB2, g), word)
+    out[F + 5] = _mix(_mix(0xB3, g), suffix)
     out[F + 6] = _mix(_mix(0xB4, g), p1)
-    out[F + 7] = _mix(_mix(0xA4, p1), X[i, SUFFIX3])
-    out[F + 8] = _mix(_mix(0xB5, g), X[i, S2])
-    out[F + 9] = _mix(_mix(0xB6, g), X[i, S4])
-    out[F + 10] = _mix(_mix(0xB7, g), X[i, S6])
+    out[F + 7] = _mix(_mix(0xA4, p1), suffix)
+    out[F + 8] = _mix(_mix(0xB5, g), X[i, pairs[2]])
+    out[F + 9] = _mix(_mix(0xB6, g), X[i, pairs[3]])
+    out[F + 10] = _mix(_mix(0xB7, g), X[i, pairs[4]])
 
 
 @njit(cache=True, nogil=True)
@@ -75,29 +81,29 @@ def _best(W, feats, i, cptr, cand, classes, mask):
 
 
 @njit(cache=True, nogil=True)
-def predict(W, X, bounds, given, cptr, cand, classes):
+def predict(W, X, bounds, given, cptr, cand, classes, pairs):
     """The class of every word, sentence by sentence, left to right."""
     mask = np.uint64(W.shape[0] - 1)
     out = np.empty(X.shape[0], dtype=np.int64)
-    feats = np.empty(WIDTH, dtype=np.uint64)
+    feats = np.empty(X.shape[1] + DYNAMIC, dtype=np.uint64)
     for s in range(bounds.shape[0] - 1):
         for i in range(bounds[s], bounds[s + 1]):
-            _features(X, i, bounds[s], out, given, feats)
+            _features(X, i, bounds[s], out, given, pairs, feats)
             out[i] = _best(W, feats, i, cptr, cand, classes, mask)
     return out
 
 
 @njit(cache=True, nogil=True)
-def train_epoch(W, U, step, X, bounds, gold, given, cptr, cand, classes, order):
+def train_epoch(W, U, step, X, bounds, gold, given, cptr, cand, classes, pairs, order):
     """One pass in sentence order `order`: perceptron updates of W, and of U with the
     update times the step (the averaged weights are W - U / step). Returns (step, errors)."""
     mask = np.uint64(W.shape[0] - 1)
     history = np.empty(X.shape[0], dtype=np.int64)
-    feats = np.empty(WIDTH, dtype=np.uint64)
+    feats = np.empty(X.shape[1] + DYNAMIC, dtype=np.uint64)
     errors = 0
     for s in order:
         for i in range(bounds[s], bounds[s + 1]):
-            _features(X, i, bounds[s], history, given, feats)
+            _features(X, i, bounds[s], history, given, pairs, feats)
             guess = _best(W, feats, i, cptr, cand, classes, mask)
             if guess != gold[i]:
                 errors += 1
@@ -121,13 +127,16 @@ class Classifier:
     epoch `choose(predicted ids)` scores highest (the last without `choose`), as
     `best_epoch_`."""
 
-    def __init__(self, classes: list[str], bits: int = 22, weights: np.ndarray | None = None):
+    def __init__(self, classes: list[str], bits: int = 22, weights: np.ndarray | None = None,
+                 pairs: tuple[int, ...] = WORD_PAIRS):
         self.classes = list(classes)
         self.bits = bits
         self.weights = np.zeros(1 << bits, dtype=np.float32) if weights is None else weights
+        self.pairs = np.array(pairs, dtype=np.int64)
 
     def predict(self, X, bounds, given, cptr, cand) -> np.ndarray:
-        return predict(self.weights, X, bounds, given, cptr, cand, len(self.classes))
+        return predict(self.weights, X, bounds, given, cptr, cand, len(self.classes),
+                       self.pairs)
 
     def fit(self, data, epochs: int, seed: int = 0, choose=None, progress=None) -> list[dict]:
         """Train on ``data = (X, bounds, gold, given, cptr, cand)``; returns one record per
@@ -140,7 +149,7 @@ class Classifier:
         for epoch in range(1, epochs + 1):
             order = rng.permutation(len(bounds) - 1)
             step, errors = train_epoch(W, U, step, X, bounds, gold, given, cptr, cand,
-                                       len(self.classes), order)
+                                       len(self.classes), self.pairs, order)
             averaged = (W - U / step).astype(np.float32)
             record = {"epoch": epoch, "train_errors": int(errors)}
             score = epoch

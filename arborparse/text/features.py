@@ -56,9 +56,10 @@ def _word_row(form: str) -> tuple[int, ...]:
     return tuple(_hash(t, v) for t, v in enumerate(values))
 
 
-def _mix(template: str, *values: np.ndarray) -> np.ndarray:
-    """A 32-bit hash of the template and the values (uint64 arrays of 32-bit hashes)."""
-    h = np.full(values[0].shape, _hash(TEMPLATES.index(template), ""), dtype=np.uint64)
+def mix(template: int, *values: np.ndarray) -> np.ndarray:
+    """A 32-bit hash of a template number and the values (uint64 arrays of 32-bit
+    integers), elementwise."""
+    h = np.full(values[0].shape, _hash(template, ""), dtype=np.uint64)
     for v in values:
         h = (h ^ v) * np.uint64(0x100000001B3) & _M
         h ^= h >> np.uint64(15)
@@ -103,5 +104,5 @@ def word_features(sentences: list[list[str]], classes: dict[str, str]) -> np.nda
             (before,), (after,), (shifted(LOWER, -2),), (shifted(LOWER, 2),),
             (shifted(SUFFIX3, -1),), (shifted(SUFFIX3, 1),), (before, lower), (lower, after),
             (shifted(AMBIGUITY, -1),), (shifted(AMBIGUITY, 1),))):
-        out[:, len(WORD) + j] = _mix(CONTEXT[j], *values)
+        out[:, len(WORD) + j] = mix(len(WORD) + j, *values)
     return out

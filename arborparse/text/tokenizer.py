@@ -1,0 +1,345 @@
+"""`Tokenizer`: sentences, tokens and multiword tokens from raw text, learned from a UD
+treebank alone.
+
+The treebank's tokens and their ``SpaceAfter=No`` spell its text; ``# newpar`` and
+``# newdoc`` mark paragraphs (a treebank without them is one long paragraph). Every
+character that is not whitespace gets a label: the token goes on after it (``inside``),
+a token ends there (``token``), or a token and its sentence end there (``sentence``).
+Whitespace always ends a token, and the end of a paragraph its sentence. An averaged
+perceptron (`arborparse.text.classifier`) labels the characters of a paragraph left to
+right from the characters around them (their code points, Unicode classes and pairs), the
+whitespace-delimited chunk they sit in with their place in it, and the next chunk.
+A token seen as a multiword token in most of its training occurrences is split into the
+words it had most often.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+import zlib
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm import tqdm
+
+from arborparse.errors import ArborparseError
+from arborparse.io.conllu import FORM, ID, MISC, Sentence
+from arborparse.text.classifier import Classifier
+from arborparse.text.features import mix
+
+VERSION = 1  # of the tokenizer inside a model file
+LABELS = ("inside", "token", "sentence")
+INSIDE, TOKEN, SENTENCE = range(3)
+TEMPLATES = ("bias", "c", "c raw", "c-1", "c+1", "c-2", "c+2", "c+3", "c-1 c", "c c+1",
+             "c+1 c+2", "c-1 c c+1", "classes", "class+1", "class-1", "chunk", "chunk end",
+             "chunk start", "next chunk", "c next class", "c to end")
+_COLUMN = {name: i for i, name in enumerate(TEMPLATES)}
+# paired with the previous labels by the classifier: the character, its trigram, ...
+PAIRS = tuple(_COLUMN[name] for name in ("c", "c-1 c c+1", "c c+1", "chunk end", "classes"))
+_CATEGORIES = ("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd",
+               "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc",
+               "Cf", "Cs", "Co", "Cn")
+_CHUNK = re.compile(r"\S+")
+
+
+@dataclass
+class Token:
+    """A token of raw text: its characters, whether whitespace follows, its words (a
+    multiword token has several)."""
+
+    form: str
+    space_after: bool
+    words: tuple[str, ...]
+
+
+def _class(c: str) -> int:
+    return len(_CATEGORIES) if c.isspace() else _CATEGORIES.index(unicodedata.category(c))
+
+
+def char_features(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, X): the positions of the characters of `text` that are not whitespace
+    and their static features, (len(positions), len(TEMPLATES)) uint32 hashes."""
+    n = len(text)
+    kinds = {c: (32 if c.isspace() else ord(c.lower()) if len(c.lower()) == 1 else ord(c),
+                 _class(c)) for c in set(text)}  # lowercased; all whitespace a space
+    low = np.array([kinds[c][0] for c in text], dtype=np.uint64)
+    raw = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    cls = np.array([kinds[c][1] for c in text], dtype=np.uint64)
+    space = cls == len(_CATEGORIES)
+    positions = np.flatnonzero(~space)
+    # the chunk of every character, its place in it, the next chunk
+    chunk_hash = np.zeros(n, dtype=np.uint64)
+    start = np.zeros(n, dtype=np.int64)
+    end = np.zeros(n, dtype=np.int64)
+    following = np.zeros(n, dtype=np.uint64)
+    next_class = np.full(n, len(_CATEGORIES) + 1, dtype=np.uint64)
+    chunks = [(m.start(), m.end(), zlib.crc32(m.group().lower().encode("utf-8")))
+              for m in _CHUNK.finditer(text)]
+    for k, (a, b, h) in enumerate(chunks):
+        chunk_hash[a:b], start[a:b], end[a:b] = h, a, b
+        if k + 1 < len(chunks):
+            following[a:b] = chunks[k + 1][2]
+            next_class[a:b] = cls[chunks[k + 1][0]]
+
+    def at(values, k, outside):
+        """values[i + k] for every i, `outside` beyond the text."""
+        out = np.full(n, outside, dtype=np.uint64)
+        if abs(k) < n:
+            if k >= 0:
+                out[:n - k] = values[k:]
+            else:
+                out[-k:] = values[:n + k]
+        return out
+
+    c, c1, c_1 = low, at(low, 1, 1), at(low, -1, 2)
+    k0, k1, k_1 = cls, at(cls, 1, 99), at(cls, -1, 98)
+    to_end = np.minimum(end - np.arange(n) - 1, 3).astype(np.uint64)
+    from_start = np.minimum(np.arange(n) - start, 3).astype(np.uint64)
+    columns = {
+        "bias": (np.zeros(n, dtype=np.uint64),), "c": (c,), "c raw": (raw,), "c-1": (c_1,),
+        "c+1": (c1,), "c-2": (at(low, -2, 3),), "c+2": (at(low, 2, 4),),
+        "c+3": (at(low, 3, 5),), "c-1 c": (c_1, c), "c c+1": (c, c1),
+        "c+1 c+2": (c1, at(low, 2, 4)), "c-1 c c+1": (c_1, c, c1),
+        "classes": (k_1, k0, k1, at(cls, 2, 97)), "class+1": (k1,), "class-1": (k_1,),
+        "chunk": (chunk_hash,), "chunk end": (chunk_hash, to_end),
+        "chunk start": (chunk_hash, from_start), "next chunk": (following, to_end),
+        "c next class": (c, next_class, to_end), "c to end": (c, to_end)}
+    X = np.empty((len(positions), len(TEMPLATES)), dtype=np.uint32)
+    for j, name in enumerate(TEMPLATES):
+        X[:, j] = mix(100 + j, *(v[positions] for v in columns[name]))
+    return positions, X
+
+
+def _candidates(positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A character before whitespace ends a token, the last one its sentence."""
+    ends = np.zeros(len(positions), dtype=bool)
+    nxt = positions + 1
+    ends[:-1] = nxt[:-1] != positions[1:]
+    lists = [[TOKEN, SENTENCE] if e else [INSIDE, TOKEN, SENTENCE] for e in ends.tolist()]
+    if lists:
+        lists[-1] = [SENTENCE]
+    cptr = np.zeros(len(lists) + 1, dtype=np.int64)
+    cptr[1:] = np.cumsum([len(x) for x in lists])
+    cand = np.fromiter((c for x in lists for c in x), dtype=np.int64, count=cptr[-1])
+    return cptr, cand
+
+
+def _tokens(sentence: Sentence) -> list[tuple[str, bool, tuple[str, ...]]]:
+    """The sentence's tokens: (form, space after, words)."""
+    out, inside = [], {}
+    for row in sentence.rows:
+        if "." in row[ID]:
+            continue
+        if "-" in row[ID]:
+            a, b = map(int, row[ID].split("-"))
+            inside.update((i, len(out)) for i in range(a, b + 1))
+            out.append((row[FORM], "SpaceAfter=No" not in row[MISC].split("|"), ()))
+        elif int(row[ID]) in inside:
+            form, space, words = out[inside[int(row[ID])]]
+            out[inside[int(row[ID])]] = (form, space, (*words, row[FORM]))
+        else:
+            out.append((row[FORM], "SpaceAfter=No" not in row[MISC].split("|"),
+                        (row[FORM],)))
+    return out
+
+
+def paragraphs(sentences: Iterable[Sentence]) -> list[tuple[str, np.ndarray]]:
+    """The treebank's text as paragraphs, each with the label of every character
+    (whitespace: -1)."""
+    out, text, labels = [], [], []
+    for s in sentences:
+        if text and any(c.startswith(("# newpar", "# newdoc")) for c in s.comments):
+            out.append(("".join(text), np.array(labels, dtype=np.int64)))
+            text, labels = [], []
+        tokens = _tokens(s)
+        for k, (form, space, _) in enumerate(tokens):
+            text.append(form)
+            labels += [INSIDE] * (len(form) - 1) + [SENTENCE if k == len(tokens) - 1
+                                                    else TOKEN]
+            if space:
+                text.append(" ")
+                labels.append(-1)
+    if text:
+        out.append(("".join(text), np.array(labels, dtype=np.int64)))
+    # without the whitespace after their last token, as `split` reads paragraphs
+    return [(t.rstrip(), y[:len(t.rstrip())]) for t, y in out]
+
+
+class Tokenizer:
+    """Sentence splitter and tokenizer.
+
+    Parameters
+    ----------
+    epochs : passes over the training text
+    bits : log2 of the hashed weight vector
+    """
+
+    kind = "tokenizer"
+
+    def __init__(self, epochs: int = 10, bits: int = 22, seed: int = 0, progress: bool = True):
+        if epochs < 1 or not 10 <= bits <= 30:
+            raise ArborparseError("epochs must be >= 1 and bits in 10..30")
+        self.epochs = epochs
+        self.bits = bits
+        self.seed = seed
+        self.progress = progress
+
+    def _arrays(self, texts: list[str]):
+        """(X, bounds, cptr, cand, positions) of paragraphs for the classifier."""
+        X, bounds, cptrs, cands, positions, offset = [], [0], [np.zeros(1, np.int64)], [], [], 0
+        for text in texts:
+            where, x = char_features(text)
+            cptr, cand = _candidates(where)
+            X.append(x)
+            positions.append(where)
+            cptrs.append(cptr[1:] + offset)
+            cands.append(cand)
+            offset += len(cand)
+            bounds.append(bounds[-1] + len(where))
+        X = np.concatenate(X) if X else np.empty((0, len(TEMPLATES)), dtype=np.uint32)
+        cand = np.concatenate(cands) if cands else np.empty(0, dtype=np.int64)
+        return X, np.array(bounds, dtype=np.int64), np.concatenate(cptrs), cand, positions
+
+    def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> Tokenizer:
+        """Learn from the text of `train`; keep the epoch whose token and sentence
+        boundaries are best on `dev` (F1, averaged)."""
+        data = paragraphs(train)
+        if not data:
+            raise ArborparseError("the training data holds no sentences")
+        counts, as_words = Counter(), defaultdict(Counter)
+        for s in train:
+            for form, _, words in _tokens(s):
+                counts[form] += 1
+                if len(words) > 1:
+                    as_words[form][words] += 1
+        self.multiword = {form: list(w.most_common(1)[0][0]) for form, w in as_words.items()
+                          if sum(w.values()) * 2 > counts[form]}
+        X, bounds, cptr, cand, positions = self._arrays([t for t, _ in data])
+        gold = np.concatenate([labels[p] for (_, labels), p in zip(data, positions)])
+        self.classifier = Classifier(list(LABELS), self.bits, pairs=PAIRS)
+        choose = self._dev_score(dev) if dev else None
+        self.history_ = self.classifier.fit((X, bounds, gold, np.full(len(gold), -1), cptr,
+                                             cand), self.epochs, self.seed, choose,
+                                            self._report())
+        return self
+
+    def _dev_score(self, dev):
+        data = paragraphs(dev)
+        X, bounds, cptr, cand, positions = self._arrays([t for t, _ in data])
+        gold = np.concatenate([labels[p] for (_, labels), p in zip(data, positions)])
+        given = np.full(len(gold), -1)
+
+        def f1(predicted, label):
+            p, g = predicted >= label, gold >= label
+            return 200.0 * (p & g).sum() / max(p.sum() + g.sum(), 1)
+
+        def score(classifier):
+            predicted = classifier.predict(X, bounds, given, cptr, cand)
+            return (f1(predicted, TOKEN) + f1(predicted, SENTENCE)) / 2
+        return score
+
+    def _report(self):
+        if not self.progress:
+            return None
+
+        def line(record):
+            text = f"tokenizer epoch {record['epoch']}/{self.epochs}  errors " \
+                   f"{record['train_errors']}"
+            if "score" in record:
+                text += f"  dev boundary F1 {record['score']:.2f}"
+            tqdm.write(text, file=sys.stderr)
+        return line
+
+    # ------------------------------------------------------------------ tokenizing
+
+    def split(self, paragraph: str) -> list[list[Token]]:
+        """The sentences of one paragraph, as tokens."""
+        paragraph = paragraph.strip()
+        if not paragraph:
+            return []
+        X, bounds, cptr, cand, (where,) = self._arrays([paragraph])
+        labels = self.classifier.predict(X, bounds, np.full(len(where), -1), cptr, cand)
+        sentences, tokens, start = [], [], None
+        for i, label in zip(where.tolist(), labels.tolist()):
+            start = i if start is None else start
+            if label == INSIDE:
+                continue
+            form = paragraph[start:i + 1]
+            space = i + 1 < len(paragraph) and paragraph[i + 1].isspace()
+            tokens.append(Token(form, space, tuple(self.multiword.get(form, (form,)))))
+            start = None
+            if label == SENTENCE:
+                sentences.append(tokens)
+                tokens = []
+        return sentences
+
+    def tokenize(self, text: str, document: str = "") -> list[Sentence]:
+        """The sentences of a text (paragraphs separated by blank lines) as CoNLL-U
+        sentences without annotation: ``# newpar``, ``# sent_id``, ``# text``, multiword
+        token ranges and ``SpaceAfter=No``."""
+        return list(self.iter_tokenize(text.splitlines(keepends=True), document))
+
+    def iter_tokenize(self, lines: Iterable[str], document: str = "") -> Iterator[Sentence]:
+        """`tokenize` over a stream of lines: one paragraph in memory at a time."""
+        count = 0
+        for paragraph in _paragraphs(lines):
+            for k, tokens in enumerate(self.split(paragraph)):
+                count += 1
+                yield _sentence(tokens, k == 0, f"{document}{count}")
+
+    # ------------------------------------------------------------------ model files
+
+    def parts(self) -> tuple[dict, dict]:
+        return {"multiword": self.multiword}, {"weights": self.classifier.weights}
+
+    @classmethod
+    def from_parts(cls, header: dict, arrays: dict, path) -> Tokenizer:
+        from arborparse.io.model_files import ModelFileError
+
+        tokenizer = cls(progress=False)
+        try:
+            tokenizer.multiword = {k: list(v) for k, v in header["multiword"].items()}
+            weights = np.asarray(arrays["weights"], dtype=np.float32)
+            tokenizer.classifier = Classifier(list(LABELS), int(weights.shape[0]).bit_length()
+                                              - 1, weights, PAIRS)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise ModelFileError(f"{path}: the tokenizer in the model file is invalid "
+                                 f"({e})") from e
+        return tokenizer
+
+
+def _paragraphs(lines: Iterable[str]) -> Iterator[str]:
+    """The paragraphs (separated by blank lines) of a stream of lines, one at a time."""
+    current = []
+    for line in lines:
+        if line.strip():
+            current.append(line)
+        elif current:
+            yield "".join(current)
+            current = []
+    if current:
+        yield "".join(current)
+
+
+def _sentence(tokens: list[Token], newpar: bool, sent_id: str) -> Sentence:
+    rows, word_rows, k = [], [], 1
+    for token in tokens:
+        misc = "_" if token.space_after else "SpaceAfter=No"
+        if len(token.words) > 1:
+            rows.append([f"{k}-{k + len(token.words) - 1}", token.form, *["_"] * 7, misc])
+            for w in token.words:
+                word_rows.append(len(rows))
+                rows.append([str(k), w, *["_"] * 8])
+                k += 1
+        else:
+            word_rows.append(len(rows))
+            rows.append([str(k), token.form, *["_"] * 7, misc])
+            k += 1
+    text = "".join(t.form + (" " if t.space_after else "") for t in tokens).strip()
+    comments = (["# newpar"] if newpar else []) + [f"# sent_id = {sent_id}",
+                                                   f"# text = {text}"]
+    return Sentence(comments, rows, word_rows, np.full(len(word_rows) + 1, -1))

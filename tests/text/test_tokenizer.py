@@ -1,0 +1,122 @@
+import io
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arborparse.errors import ArborparseError
+from arborparse.io import read_conllu
+from arborparse.text.tokenizer import SENTENCE, TOKEN, Tokenizer, paragraphs
+
+# "Dogs bark, don't they?" with its multiword token "don't", and "Yes." in a new paragraph
+TREEBANK = """# newdoc
+# newpar
+# text = Dogs bark, don't they?
+1\tDogs\t_\t_\t_\t_\t2\tnsubj\t_\t_
+2\tbark\t_\t_\t_\t_\t0\troot\t_\tSpaceAfter=No
+3\t,\t_\t_\t_\t_\t2\tpunct\t_\t_
+4-5\tdon't\t_\t_\t_\t_\t_\t_\t_\t_
+4\tdo\t_\t_\t_\t_\t2\tparataxis\t_\t_
+5\tn't\t_\t_\t_\t_\t4\tadvmod\t_\t_
+6\tthey\t_\t_\t_\t_\t4\tnsubj\t_\tSpaceAfter=No
+7\t?\t_\t_\t_\t_\t2\tpunct\t_\t_
+
+# text = The cat sleeps.
+1\tThe\t_\t_\t_\t_\t2\tdet\t_\t_
+2\tcat\t_\t_\t_\t_\t3\tnsubj\t_\t_
+3\tsleeps\t_\t_\t_\t_\t0\troot\t_\tSpaceAfter=No
+4\t.\t_\t_\t_\t_\t3\tpunct\t_\t_
+
+# newpar
+# text = Yes.
+1\tYes\t_\t_\t_\t_\t0\troot\t_\tSpaceAfter=No
+2\t.\t_\t_\t_\t_\t1\tpunct\t_\t_
+
+"""
+
+
+def treebank(copies=1):
+    return read_conllu(io.StringIO(TREEBANK * copies))
+
+
+def text_of(sentences) -> str:
+    """The text the sentences spell: tokens, SpaceAfter=No, paragraphs as blank lines."""
+    out = []
+    for s in sentences:
+        if "# newpar" in s.comments and out:
+            out[-1] = out[-1].rstrip() + "\n\n"
+        skip = set()
+        for row in s.rows:
+            if "-" in row[0]:
+                a, b = map(int, row[0].split("-"))
+                skip.update(str(i) for i in range(a, b + 1))
+            elif row[0] in skip:
+                continue
+            out.append(row[1] + ("" if "SpaceAfter=No" in row[9] else " "))
+    return "".join(out).strip()
+
+
+def test_the_training_text_and_its_labels():
+    (first, labels), (second, _) = paragraphs(treebank())
+    assert first == "Dogs bark, don't they? The cat sleeps."
+    assert second == "Yes."
+    ends = [first[i] for i in np.flatnonzero(labels == SENTENCE)]
+    assert ends == ["?", "."]
+    tokens = [first[i] for i in np.flatnonzero(labels >= TOKEN)]
+    assert tokens == ["s", "k", ",", "t", "y", "?", "e", "t", "s", "."]
+    assert (labels[[i for i, c in enumerate(first) if c == " "]] == -1).all()
+
+
+def test_the_training_text_is_tokenized_back():
+    tokenizer = Tokenizer(epochs=10, bits=16, progress=False).fit(treebank(5))
+    assert tokenizer.multiword == {"don't": ["do", "n't"]}
+    text = text_of(treebank())
+    out = tokenizer.tokenize(text)
+    assert [s.forms for s in out] == [s.forms for s in treebank()]
+    assert text_of(out) == text
+    assert out[0].comments == ["# newpar", "# sent_id = 1",
+                               "# text = Dogs bark, don't they?"]
+    assert [r[0] for r in out[0].rows][3:6] == ["4-5", "4", "5"]
+    assert out[2].comments[0] == "# newpar"  # "Yes." opens the second paragraph
+    assert (out[0].heads[1:] == -1).all()  # not parsed
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab.,?! \n\tXy1é")), max_size=80))
+def test_any_text_comes_back_whitespace_aside(text):
+    tokenizer = Tokenizer(epochs=3, bits=14, progress=False).fit(treebank(2))
+    out = tokenizer.tokenize(text)
+    # no character lost or invented, none whitespace
+    tokens = [t for s in out for r in s.rows if "-" in r[0] or r[0] not in
+              {str(i) for rr in s.rows if "-" in rr[0]
+               for i in range(int(rr[0].split("-")[0]), int(rr[0].split("-")[1]) + 1)}
+              for t in [r[1]]]
+    assert "".join(tokens) == re.sub(r"\s", "", text)
+    assert all(not any(c.isspace() for c in t) for t in tokens)
+    # the rebuilt text is the input with runs of whitespace made one space, blank lines
+    # (between paragraphs) one blank line
+    paragraphs_in = [" ".join(p.split()) for p in re.split(r"\n[^\S\n]*\n", text)
+                     if p.strip()]
+    assert text_of(out) == "\n\n".join(paragraphs_in)
+
+
+def test_streams_hold_one_paragraph_at_a_time():
+    tokenizer = Tokenizer(epochs=3, bits=14, progress=False).fit(treebank(2))
+    lines = iter(["Dogs bark.\n", "\n", "The cat sleeps.\n"])
+    stream = tokenizer.iter_tokenize(lines)
+    first = next(stream)
+    assert first.forms == ["Dogs", "bark", "."]
+    assert next(lines) == "The cat sleeps.\n"  # the second paragraph not yet read
+
+
+def test_model_parts_round_trip_and_bad_arguments():
+    tokenizer = Tokenizer(epochs=3, bits=14, progress=False).fit(treebank(2))
+    again = Tokenizer.from_parts(*tokenizer.parts(), "m.npz")
+    text = text_of(treebank())
+    assert [s.rows for s in again.tokenize(text)] == [s.rows for s in tokenizer.tokenize(text)]
+    with pytest.raises(ArborparseError):
+        Tokenizer(epochs=0)
+    with pytest.raises(ArborparseError, match="no sentences"):
+        Tokenizer(progress=False).fit([])
