@@ -14,8 +14,13 @@ dynamic features pair with are the taggers' (`WORD_PAIRS`) unless a user names o
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from numba import njit
+from tqdm import tqdm
+
+from arborparse.errors import ArborparseError
 
 from arborparse.text.features import WORD
 
@@ -163,3 +168,29 @@ class Classifier:
                 progress(record)
         self.weights = kept
         return history
+
+
+class Trained:
+    """What the front end's models built on `Classifier` share: the sizes of training, and
+    one line on stderr per epoch (with ``progress``)."""
+
+    def __init__(self, epochs: int = 10, bits: int = 22, seed: int = 0, progress: bool = True):
+        if epochs < 1 or not 10 <= bits <= 30:
+            raise ArborparseError("epochs must be >= 1 and bits in 10..30")
+        self.epochs = epochs
+        self.bits = bits
+        self.seed = seed
+        self.progress = progress
+
+    def _report(self, name: str, score: str):
+        """A `Classifier.fit` progress callback: "NAME epoch e/E  errors k  dev SCORE s"."""
+        if not self.progress:
+            return None
+
+        def line(record):
+            text = f"{name} epoch {record['epoch']}/{self.epochs}  errors " \
+                   f"{record['train_errors']}"
+            if "score" in record:
+                text += f"  dev {score} {record['score']:.2f}"
+            tqdm.write(text, file=sys.stderr)
+        return line

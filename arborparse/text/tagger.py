@@ -13,16 +13,14 @@ best development accuracy (the last without development data).
 
 from __future__ import annotations
 
-import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 import numpy as np
-from tqdm import tqdm
 
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import FEATS, UPOS, XPOS, Sentence
-from arborparse.text.classifier import Classifier
+from arborparse.text.classifier import Classifier, Trained
 from arborparse.text.features import word_features
 
 COLUMNS = ("upos", "xpos", "feats")
@@ -31,7 +29,7 @@ SUFFIXES = (4, 3, 2, 1)
 GUESSES = 5  # a suffix guesses FEATS when it was seen with at least this many bundles
 
 
-class Tagger:
+class Tagger(Trained):
     """UPOS, XPOS and FEATS tagger.
 
     Parameters
@@ -43,14 +41,6 @@ class Tagger:
     """
 
     kind = "tagger"
-
-    def __init__(self, epochs: int = 10, bits: int = 22, seed: int = 0, progress: bool = True):
-        if epochs < 1 or not 10 <= bits <= 30:
-            raise ArborparseError("epochs must be >= 1 and bits in 10..30")
-        self.epochs = epochs
-        self.bits = bits
-        self.seed = seed
-        self.progress = progress
 
     # ------------------------------------------------------------------ dictionaries
 
@@ -157,7 +147,7 @@ class Tagger:
             choose = None if dev_data is None else self._dev_accuracy(column, dev_data)
             self.history_[column] = classifier.fit(
                 (X, bounds, gold, given, cptr, cand), self.epochs, self.seed, choose,
-                self._report(column))
+                self._report(column, "accuracy"))
         return self
 
     @property
@@ -179,18 +169,6 @@ class Tagger:
             predicted = classifier.predict(dX, dbounds, given, cptr, cand)
             return 100.0 * float((predicted == dev_gold[column]).mean())
         return accuracy
-
-    def _report(self, column):
-        if not self.progress:
-            return None
-
-        def line(record):
-            text = f"{column} epoch {record['epoch']}/{self.epochs}  errors " \
-                   f"{record['train_errors']}"
-            if "score" in record:
-                text += f"  dev accuracy {record['score']:.2f}"
-            tqdm.write(text, file=sys.stderr)
-        return line
 
     def predict(self, sentences: list[Sentence]) -> dict[str, list[list[str]]]:
         """The predicted UPOS, XPOS and FEATS of every word: {column: [[tag, ...], ...]}."""

@@ -16,7 +16,6 @@ words it had most often.
 from __future__ import annotations
 
 import re
-import sys
 import unicodedata
 import zlib
 from collections import Counter, defaultdict
@@ -24,11 +23,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from tqdm import tqdm
 
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import FORM, ID, MISC, Sentence
-from arborparse.text.classifier import Classifier
+from arborparse.text.classifier import Classifier, Trained
 from arborparse.text.features import mix
 
 VERSION = 1  # of the tokenizer inside a model file
@@ -169,7 +167,7 @@ def paragraphs(sentences: Iterable[Sentence]) -> list[tuple[str, np.ndarray]]:
     return [(t.rstrip(), y[:len(t.rstrip())]) for t, y in out]
 
 
-class Tokenizer:
+class Tokenizer(Trained):
     """Sentence splitter and tokenizer.
 
     Parameters
@@ -179,14 +177,6 @@ class Tokenizer:
     """
 
     kind = "tokenizer"
-
-    def __init__(self, epochs: int = 10, bits: int = 22, seed: int = 0, progress: bool = True):
-        if epochs < 1 or not 10 <= bits <= 30:
-            raise ArborparseError("epochs must be >= 1 and bits in 10..30")
-        self.epochs = epochs
-        self.bits = bits
-        self.seed = seed
-        self.progress = progress
 
     def _arrays(self, texts: list[str]):
         """(X, bounds, cptr, cand, positions) of paragraphs for the classifier."""
@@ -224,7 +214,7 @@ class Tokenizer:
         choose = self._dev_score(dev) if dev else None
         self.history_ = self.classifier.fit((X, bounds, gold, np.full(len(gold), -1), cptr,
                                              cand), self.epochs, self.seed, choose,
-                                            self._report())
+                                            self._report("tokenizer", "boundary F1"))
         return self
 
     def _dev_score(self, dev):
@@ -241,18 +231,6 @@ class Tokenizer:
             predicted = classifier.predict(X, bounds, given, cptr, cand)
             return (f1(predicted, TOKEN) + f1(predicted, SENTENCE)) / 2
         return score
-
-    def _report(self):
-        if not self.progress:
-            return None
-
-        def line(record):
-            text = f"tokenizer epoch {record['epoch']}/{self.epochs}  errors " \
-                   f"{record['train_errors']}"
-            if "score" in record:
-                text += f"  dev boundary F1 {record['score']:.2f}"
-            tqdm.write(text, file=sys.stderr)
-        return line
 
     # ------------------------------------------------------------------ tokenizing
 
