@@ -216,6 +216,7 @@ def baseline_cmd(input, output, kind, fmt, force):
     write_conllu([parse(s) for s in read_conllu(input, fmt)], output)
 
 
+COMPONENTS = ("tokenizer", "tagger", "lemmatizer", "parser")
 FIRST_ORDER_OPTIONS = ("trainer", "decoder", "train_decoder", "hash_bits",
                        "exact_features", "k", "C", "clusters", "init_noise", "squeeze")
 ISBN_OPTIONS = ("hidden", "features", "latent_links", "approximation", "pseudo", "cutoff",
@@ -336,9 +337,10 @@ def _given(ctx, names) -> list[str]:
               help="isbn: beam width B when parsing dev (the model keeps it for parsing).")
 @click.option("--branching", type=click.IntRange(1), default=3, show_default=True,
               help="isbn: labels K expanded per arc in the search.")
-@click.option("--components", default="tagger,lemmatizer,parser", show_default=True,
-              help="What the model file holds, comma-separated: tagger (UPOS, XPOS, FEATS), "
-                   "lemmatizer, parser. With a tagger the parser trains on jackknifed tags.")
+@click.option("--components", default=",".join(COMPONENTS), show_default=True,
+              help="What the model file holds, comma-separated: tokenizer (sentences and "
+                   "tokens of raw text), tagger (UPOS, XPOS, FEATS), lemmatizer, parser. With "
+                   "a tagger the parser trains on jackknifed tags.")
 @click.option("--folds", type=click.IntRange(2), default=10, show_default=True,
               help="Jackknifing: the parser's training tags come from taggers trained on the "
                    "other folds.")
@@ -359,9 +361,9 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
         _refuse(ctx, [name for name, trainers in TRAINER_OPTIONS.items()
                       if trainer not in trainers], f"--trainer {trainer}")
     parts = [c.strip() for c in components.split(",") if c.strip()]
-    unknown = sorted(set(parts) - {"tagger", "lemmatizer", "parser"})
+    unknown = sorted(set(parts) - set(COMPONENTS))
     if unknown or not parts:
-        raise click.UsageError(f"--components: choose among tagger, lemmatizer, parser "
+        raise click.UsageError(f"--components: choose among {', '.join(COMPONENTS)} "
                                f"(got {components!r})")
     _output(model_path, [train_path, dev_path], model=True, force=force)
     latent = trainer in LATENT
@@ -369,19 +371,18 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
     dev = read_conllu(dev_path, fmt) if dev_path else None
     front = _train_front_end(parts, train, dev, seed, quiet)
     if "parser" not in parts:
-        from arborparse.pipeline import Pipeline
-
-        Pipeline(*front).save(model_path)
+        front.save(model_path)
         if not quiet:
             click.echo(f"saved {model_path} ({', '.join(parts)})", err=True)
         return
     save_best = model_path
-    if any(front):
-        from arborparse.pipeline import Pipeline, SaveWith
+    if set(parts) - {"parser"}:
+        from arborparse.pipeline import SaveWith
 
-        train = _jackknife(parts, front, train, folds, seed, quiet)
-        dev = Pipeline(*front).parse(dev, retag=True) if dev else None
-        save_best = SaveWith(model_path, *front)
+        if front.tagger or front.lemmatizer:
+            train = _jackknife(parts, front, train, folds, seed, quiet)
+            dev = front.parse(dev, retag=True) if dev else None
+        save_best = SaveWith(model_path, front)
     if model_type == "isbn":
         from arborparse.isbn.train import ISBNTrainer
 
@@ -430,31 +431,34 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
         click.echo(f"saved {model_path} (epoch {fitted.best_epoch_})", err=True)
 
 
-def _train_front_end(parts, train, dev, seed, quiet, epochs=(10, 10)):
-    """(tagger, lemmatizer) trained on the gold tags for `epochs` (each keeping its best
-    epoch on `dev`), None for those not asked for."""
+def _train_front_end(parts, train, dev, seed, quiet, epochs=(10, 10), tokenizer=True):
+    """A pipeline of the tokenizer (if asked and `tokenizer`), tagger and lemmatizer
+    trained on the gold annotation, the tagger and lemmatizer for `epochs`, each keeping
+    its best epoch on `dev`."""
+    from arborparse.pipeline import Pipeline
     from arborparse.text.lemmatizer import Lemmatizer
     from arborparse.text.tagger import Tagger
+    from arborparse.text.tokenizer import Tokenizer
 
-    tagger = Tagger(epochs[0], seed=seed, progress=not quiet).fit(train, dev) \
-        if "tagger" in parts else None
-    lemmatizer = Lemmatizer(epochs[1], seed=seed).fit(train, dev) \
-        if "lemmatizer" in parts else None
-    return tagger, lemmatizer
+    return Pipeline(
+        Tagger(epochs[0], seed=seed, progress=not quiet).fit(train, dev)
+        if "tagger" in parts else None,
+        Lemmatizer(epochs[1], seed=seed).fit(train, dev) if "lemmatizer" in parts else None,
+        tokenizer=Tokenizer(seed=seed, progress=not quiet).fit(train, dev)
+        if "tokenizer" in parts and tokenizer else None)
 
 
 def _jackknife(parts, front, train, folds, seed, quiet):
     """The training sentences with tags (and lemmas) predicted by models that did not see
     them (`arborparse.text.jackknife`), each trained for as many epochs as the `front`
     end kept."""
-    from arborparse.pipeline import Pipeline
     from arborparse.text.jackknife import jackknife
 
-    epochs = tuple(1 if c is None else c.best_epoch_ for c in front)
+    epochs = tuple(1 if c is None else c.best_epoch_ for c in (front.tagger, front.lemmatizer))
 
     def annotate(others, fold):
-        front = _train_front_end(parts, others, None, seed, quiet=True, epochs=epochs)
-        return Pipeline(*front).parse(fold, retag=True)
+        return _train_front_end(parts, others, None, seed, True, epochs, tokenizer=False) \
+            .parse(fold, retag=True)
 
     return jackknife(train, folds, annotate, progress=not quiet)
 
@@ -483,20 +487,37 @@ def _jackknife(parts, front, train, folds, seed, quiet):
               help="ISBN models: beam width (default: the model's).")
 @click.option("--branching", type=click.IntRange(1),
               help="ISBN models: labels expanded per arc (default: the model's).")
-@FORMAT
+@click.option("--input-format", "--format", "fmt", default="auto", show_default=True,
+              type=click.Choice(["auto", "conllu", "conllx", "text", "tokenized"]),
+              help="text: raw text, paragraphs separated by blank lines (models with a "
+                   "tokenizer); tokenized: one sentence per line, tokens separated by spaces; "
+                   "auto: CoNLL-U or CoNLL-X by the suffix .conllu or .conllx, then by "
+                   "content.")
 @FORCE
 @click.pass_context
 def parse_cmd(ctx, input, model_path, output, fmt, force, **options):
-    """Parse INPUT (CoNLL-U or CoNLL-X; default stdin): only HEAD and DEPREL change
-    (and MISC with --marginals). The options the model does not take are refused."""
+    """Parse INPUT (default stdin): raw text, tokenized text, CoNLL-U or CoNLL-X, to
+    CoNLL-U (CoNLL-X for CoNLL-X input). Of CoNLL input only HEAD and DEPREL change (and
+    the tags where the model tags, MISC with --marginals). The options the model does not
+    take are refused."""
+    from arborparse.io.plain import iter_tokenized, text_lines
     from arborparse.options import OptionError
-    from arborparse.pipeline import load
+    from arborparse.pipeline import Pipeline, load
 
     _output(output, [input, model_path], force=force)
     parser = load(model_path)
     given = {name: options[name] for name in _given(ctx, options)}
+    if fmt == "text" and not (isinstance(parser, Pipeline) and parser.tokenizer):
+        raise ArborparseError(f"{model_path}: this model has no tokenizer, so it cannot read "
+                              "raw text: give tokenized input (--input-format tokenized), or "
+                              "train a model with one (arborparse train, whose default "
+                              "components are tokenizer,tagger,lemmatizer,parser)")
     try:  # every parser checks its options before it reads a sentence
-        parsed = parser.iter_parse(iter_conllu(input, fmt), **given)
+        if fmt == "text":
+            parsed = parser.iter_parse_text(text_lines(input), **given)
+        else:
+            sentences = iter_tokenized(input) if fmt == "tokenized" else iter_conllu(input, fmt)
+            parsed = parser.iter_parse(sentences, **given)
     except OptionError as err:
         takes = ", ".join(_flag(ctx, name) for name in err.takes)
         raise click.UsageError(f"{_flag(ctx, err.name, err.value)} {err.reason}"

@@ -5,7 +5,8 @@ The model kind written in the file's header picks the family; each family's pars
 pipeline, have the same face (`load`, `save`, `parse`, `iter_parse`, `options`, `kind`;
 see `arborparse.options`).
 
-A pipeline tags the sentences that need it before parsing: by default those with a word
+A pipeline with a tokenizer also takes raw text (`parse_text`, `iter_parse_text`). It tags
+the sentences that need it before parsing: by default those with a word
 without UPOS (UPOS, XPOS and FEATS are then predicted for the whole sentence, and LEMMA
 where a word has none); with ``retag=True`` every sentence; with ``keep_tags=True`` none
 (the input's tags are trusted). Every other column is kept.
@@ -27,7 +28,8 @@ VERSION = 1
 # for another's dependencies
 FAMILIES = {"first-order": ("arborparse.linear.parser", "Parser"),
             "isbn": ("arborparse.isbn.parser", "ISBNParser")}
-TEXT = {"tagger": ("arborparse.text.tagger", "Tagger"),
+TEXT = {"tokenizer": ("arborparse.text.tokenizer", "Tokenizer"),
+        "tagger": ("arborparse.text.tagger", "Tagger"),
         "lemmatizer": ("arborparse.text.lemmatizer", "Lemmatizer")}
 CHUNK = 256  # sentences tagged at once in a stream
 
@@ -56,22 +58,23 @@ class SaveWith:
     """Saves a parser in training as a pipeline with a trained front end, at `path` (for
     a trainer's `save_best`)."""
 
-    def __init__(self, path, tagger, lemmatizer):
+    def __init__(self, path, front: Pipeline):
         self.path = path
-        self.tagger = tagger
-        self.lemmatizer = lemmatizer
+        self.front = front
 
     def __call__(self, parser) -> None:
-        Pipeline(self.tagger, self.lemmatizer, parser).save(self.path)
+        Pipeline(self.front.tagger, self.front.lemmatizer, parser,
+                 self.front.tokenizer).save(self.path)
 
 
 class Pipeline:
-    """A tagger and lemmatizer (`arborparse.text`) in front of a parser of any family; any
-    of them may be missing (a tagger alone tags)."""
+    """A tokenizer, a tagger and a lemmatizer (`arborparse.text`) in front of a parser of
+    any family; any of them may be missing (a tagger alone tags)."""
 
     kind = KIND
 
-    def __init__(self, tagger=None, lemmatizer=None, parser=None):
+    def __init__(self, tagger=None, lemmatizer=None, parser=None, tokenizer=None):
+        self.tokenizer = tokenizer
         self.tagger = tagger
         self.lemmatizer = lemmatizer
         self.parser = parser
@@ -119,12 +122,29 @@ class Pipeline:
         """Every sentence tagged where needed and parsed; options as in `iter_parse`."""
         return list(self.iter_parse(sentences, **options))
 
+    def iter_parse_text(self, lines, document: str = "", **options):
+        """Raw text (an iterable of lines, e.g. an open file; paragraphs separated by blank
+        lines) tokenized, split into sentences, tagged and parsed, lazily: one paragraph and
+        one chunk of sentences in memory at a time. Options as in `iter_parse`; `document`
+        prefixes the ``# sent_id`` numbers."""
+        if self.tokenizer is None:
+            from arborparse.errors import ArborparseError
+
+            raise ArborparseError("this model has no tokenizer: give tokenized input, or "
+                                  "train a model with one (arborparse train --components "
+                                  "tokenizer,tagger,lemmatizer,parser, the default)")
+        return self.iter_parse(self.tokenizer.iter_tokenize(lines, document), **options)
+
+    def parse_text(self, text: str, **options) -> list:
+        """The sentences of a raw text, parsed; see `iter_parse_text`."""
+        return list(self.iter_parse_text(text.splitlines(keepends=True), **options))
+
     # ------------------------------------------------------------------ model files
 
     def parts(self) -> tuple[dict, dict]:
         components, arrays = {}, {}
-        for name, component in (("tagger", self.tagger), ("lemmatizer", self.lemmatizer),
-                                ("parser", self.parser)):
+        for name, component in (("tokenizer", self.tokenizer), ("tagger", self.tagger),
+                                ("lemmatizer", self.lemmatizer), ("parser", self.parser)):
             if component is None:
                 continue
             header, parts = component.parts()
@@ -161,4 +181,5 @@ class Pipeline:
             prefix = f"{name}."
             own = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
             found[name] = _class(home).from_parts(part, own, path)
-        return cls(found.get("tagger"), found.get("lemmatizer"), found.get("parser"))
+        return cls(found.get("tagger"), found.get("lemmatizer"), found.get("parser"),
+                   found.get("tokenizer"))

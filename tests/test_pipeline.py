@@ -123,6 +123,46 @@ def test_pipeline_trains_tags_and_parses_untagged_input(tmp_path):
     assert r.exit_code == 2 and "cannot go with" in r.output
 
 
+def test_raw_and_tokenized_text_in_conllu_out(tmp_path):
+    from arborparse.io import read_conllu
+
+    train = tmp_path / "train.conllu"
+    train.write_text(separable_text(4))
+    model, parser_only = tmp_path / "pipeline.npz", tmp_path / "parser.npz"
+    run = CliRunner().invoke
+    for path, components in ((model, "tokenizer,tagger,lemmatizer,parser"),
+                             (parser_only, "tagger,lemmatizer,parser")):
+        r = run(cli, ["train", "--train", str(train), "--dev", str(train), "--model",
+                      str(path), "--epochs", "3", "--hash-bits", "14", "--folds", "2",
+                      "--quiet", "--components", components])
+        assert r.exit_code == 0, r.output
+    gold = read_conllu(train)[:4]
+    raw = tmp_path / "raw.txt"
+    raw.write_text(" ".join(" ".join(s.forms) for s in gold[:2]) + "\n\n"
+                   + "  ".join(" ".join(s.forms) for s in gold[2:]) + "\n")
+    r = run(cli, ["parse", "--model", str(model), "--input-format", "text", str(raw)])
+    assert r.exit_code == 0, r.output
+    parsed = read_conllu(io.StringIO(r.output))
+    assert [s.forms for s in parsed] == [s.forms for s in gold]  # sentences found
+    assert [s.upos for s in parsed] == [s.upos for s in gold]
+    assert parsed[0].comments[:3] == ["# newdoc", "# newpar", "# sent_id = 1"]
+    assert "# newpar" in parsed[2].comments and all(s.has_tree for s in parsed)
+    assert arborparse.load(model).parse_text(raw.read_text())[3].forms == gold[3].forms
+    # one sentence per line, tokens given
+    tokenized = tmp_path / "tokenized.txt"
+    tokenized.write_text("".join(" ".join(s.forms) + "\n" for s in gold))
+    for path in (model, parser_only):
+        r = run(cli, ["parse", "--model", str(path), "--input-format", "tokenized",
+                      str(tokenized)])
+        assert r.exit_code == 0, r.output
+        assert [s.forms for s in read_conllu(io.StringIO(r.output))] == [s.forms for s in gold]
+    # raw text given to a model without a tokenizer, or without saying it is raw text
+    r = run(cli, ["parse", "--model", str(parser_only), "--input-format", "text", str(raw)])
+    assert r.exit_code == 1 and "no tokenizer" in r.output and "tokenized" in r.output
+    r = run(cli, ["parse", "--model", str(model), str(raw)])
+    assert r.exit_code == 1 and "--input-format text" in r.output
+
+
 def test_pipeline_keeps_given_tags_unless_told(tmp_path):
     from arborparse.pipeline import Pipeline
     from arborparse.text.tagger import Tagger

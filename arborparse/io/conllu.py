@@ -170,7 +170,7 @@ class Sentence:
         return "\n".join(lines) + "\n\n"
 
 
-def _open_lines(source) -> tuple[Iterator[bytes], str]:
+def open_lines(source) -> tuple[Iterator[bytes], str]:
     """The byte lines of a path, ``"-"`` (stdin) or an open file, and a name for messages."""
     if isinstance(source, (str, os.PathLike)):
         if str(source) == "-":
@@ -190,6 +190,20 @@ def _open_lines(source) -> tuple[Iterator[bytes], str]:
     return iter(source), str(getattr(source, "name", "<stream>"))
 
 
+def decoded(lines: Iterable[bytes], name: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of UTF-8 byte lines, a byte-order mark at the start skipped;
+    a line that is not UTF-8 is refused with its place."""
+    for lineno, raw in enumerate(lines, 1):
+        if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        try:
+            yield lineno, raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise TreebankFormatError(
+                name, lineno, f"cannot decode as UTF-8 (byte 0x{raw[err.start]:02x} "
+                f"at column {err.start + 1})") from None
+
+
 def _blocks(lines: Iterable[bytes], name: str) -> Iterator[tuple[int, list[str]]]:
     """Group decoded lines into sentences: (first line number, lines without newlines).
 
@@ -198,15 +212,7 @@ def _blocks(lines: Iterable[bytes], name: str) -> Iterator[tuple[int, list[str]]
     """
     block: list[str] = []
     start = 0
-    for lineno, raw in enumerate(lines, 1):
-        if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise TreebankFormatError(
-                name, lineno, f"cannot decode as UTF-8 (byte 0x{raw[err.start]:02x} "
-                f"at column {err.start + 1})") from None
+    for lineno, text in decoded(lines, name):
         if not text.endswith("\n"):
             _check_last_line(name, lineno, text)
         text = text.rstrip("\n")
@@ -258,7 +264,8 @@ def _not_treebank(name: str, start: int, lines: list[str], fmt: str) -> None:
         lineno = start + first
         raise TreebankFormatError(
             name, lineno, f"does not look like {FORMAT_NAMES[fmt]}: line {lineno} has 1 column "
-            "(10 tab-separated columns are expected; plain text must be tokenized first)")
+            "(10 tab-separated columns are expected; for raw text give --input-format text, for "
+            "one tokenized sentence per line --input-format tokenized)")
 
 
 def _parse_block(name: str, start: int, lines: list[str], fmt: str) -> Sentence:
@@ -350,7 +357,7 @@ def iter_conllu(source, format: str = "auto") -> Iterator[Sentence]:
     """
     if format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
-    lines, name = _open_lines(source)
+    lines, name = open_lines(source)
     fmt = None if format == "auto" else format
     first = True
     for start, block in _blocks(lines, name):

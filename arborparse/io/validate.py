@@ -57,8 +57,8 @@ def require_tags(sentences: Iterable[Sentence]) -> Iterator[Sentence]:
             raise TreebankFormatError(
                 s.path, s.line, f"the words have no tags (column{'s' * (len(empty) > 1)} "
                 f"{', '.join(empty)} empty): this model has no tagger; tag the input first, or "
-                "train a model with one (arborparse train --components "
-                "tagger,lemmatizer,parser)")
+                "train a model with one (arborparse train, whose default components are "
+                "tokenizer,tagger,lemmatizer,parser)")
         missing += count
         yield s
     if missing:

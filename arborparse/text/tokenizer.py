@@ -257,8 +257,9 @@ class Tokenizer(Trained):
 
     def tokenize(self, text: str, document: str = "") -> list[Sentence]:
         """The sentences of a text (paragraphs separated by blank lines) as CoNLL-U
-        sentences without annotation: ``# newpar``, ``# sent_id``, ``# text``, multiword
-        token ranges and ``SpaceAfter=No``."""
+        sentences without annotation: ``# newdoc`` (first), ``# newpar``, ``# sent_id``,
+        ``# text`` (the tokens, whitespace between them made one space), multiword token
+        ranges and ``SpaceAfter=No``."""
         return list(self.iter_tokenize(text.splitlines(keepends=True), document))
 
     def iter_tokenize(self, lines: Iterable[str], document: str = "") -> Iterator[Sentence]:
@@ -267,7 +268,10 @@ class Tokenizer(Trained):
         for paragraph in _paragraphs(lines):
             for k, tokens in enumerate(self.split(paragraph)):
                 count += 1
-                yield _sentence(tokens, k == 0, f"{document}{count}")
+                sentence = _sentence(tokens, k == 0, f"{document}{count}")
+                if count == 1:
+                    sentence.comments.insert(0, "# newdoc")
+                yield sentence
 
     # ------------------------------------------------------------------ model files
 

@@ -76,7 +76,7 @@ def test_the_training_text_is_tokenized_back():
     out = tokenizer.tokenize(text)
     assert [s.forms for s in out] == [s.forms for s in treebank()]
     assert text_of(out) == text
-    assert out[0].comments == ["# newpar", "# sent_id = 1",
+    assert out[0].comments == ["# newdoc", "# newpar", "# sent_id = 1",
                                "# text = Dogs bark, don't they?"]
     assert [r[0] for r in out[0].rows][3:6] == ["4-5", "4", "5"]
     assert out[2].comments[0] == "# newpar"  # "Yes." opens the second paragraph

@@ -1,0 +1,36 @@
+"""Input that is not CoNLL: raw text (for a tokenizer) and tokenized text (one sentence per
+line, tokens separated by whitespace)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from arborparse.io.conllu import Sentence, decoded, open_lines
+
+
+def text_lines(source) -> Iterator[str]:
+    """The lines of a UTF-8 text (a path, ``"-"`` for stdin, or an open file), newlines
+    kept, lazily."""
+    return (text for _, text in decoded(*open_lines(source)))
+
+
+def iter_tokenized(source) -> Iterator[Sentence]:
+    """One sentence per non-blank line, its tokens the whitespace-separated pieces (each a
+    word; ``# text`` the line, ``# sent_id`` its number), blank lines between paragraphs
+    (``# newpar``)."""
+    lines, name = open_lines(source)
+    count, newpar = 0, True
+    for lineno, text in decoded(lines, name):
+        forms = text.split()
+        if not forms:
+            newpar = True
+            continue
+        count += 1
+        rows = [[str(i), form, *["_"] * 8] for i, form in enumerate(forms, 1)]
+        comments = ["# newpar"] * newpar + [f"# sent_id = {count}",
+                                             f"# text = {' '.join(forms)}"]
+        newpar = False
+        yield Sentence(comments, rows, list(range(len(rows))),
+                       np.full(len(rows) + 1, -1), name, lineno)
