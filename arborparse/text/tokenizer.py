@@ -9,8 +9,7 @@ Whitespace always ends a token, and the end of a paragraph its sentence. An aver
 perceptron (`arborparse.text.classifier`) labels the characters of a paragraph left to
 right from the characters around them (their code points, Unicode classes and pairs), the
 whitespace-delimited chunk they sit in with their place in it, and the next chunk.
-A token seen as a multiword token in most of its training occurrences is split into the
-words it had most often.
+Multiword tokens are split into their words by `arborparse.text.multiword`.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from __future__ import annotations
 import re
 import unicodedata
 import zlib
-from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -28,6 +26,7 @@ from arborparse.errors import ArborparseError
 from arborparse.io.conllu import FORM, ID, MISC, Sentence
 from arborparse.text.classifier import Classifier, Trained
 from arborparse.text.features import mix
+from arborparse.text.multiword import Multiword
 
 VERSION = 1  # of the tokenizer inside a model file
 LABELS = ("inside", "token", "sentence")
@@ -200,14 +199,8 @@ class Tokenizer(Trained):
         data = paragraphs(train)
         if not data:
             raise ArborparseError("the training data holds no sentences")
-        counts, as_words = Counter(), defaultdict(Counter)
-        for s in train:
-            for form, _, words in _tokens(s):
-                counts[form] += 1
-                if len(words) > 1:
-                    as_words[form][words] += 1
-        self.multiword = {form: list(w.most_common(1)[0][0]) for form, w in as_words.items()
-                          if sum(w.values()) * 2 > counts[form]}
+        self.multiword = Multiword(seed=self.seed).fit(
+            [[(form, words) for form, _, words in _tokens(s)] for s in train])
         X, bounds, cptr, cand, positions = self._arrays([t for t, _ in data])
         gold = np.concatenate([labels[p] for (_, labels), p in zip(data, positions)])
         self.classifier = Classifier(list(LABELS), self.bits, pairs=PAIRS)
@@ -246,12 +239,13 @@ class Tokenizer(Trained):
             start = i if start is None else start
             if label == INSIDE:
                 continue
-            form = paragraph[start:i + 1]
             space = i + 1 < len(paragraph) and paragraph[i + 1].isspace()
-            tokens.append(Token(form, space, tuple(self.multiword.get(form, (form,)))))
+            tokens.append((paragraph[start:i + 1], space))
             start = None
             if label == SENTENCE:
-                sentences.append(tokens)
+                words = self.multiword.split([form for form, _ in tokens])
+                sentences.append([Token(form, space, w) for (form, space), w
+                                  in zip(tokens, words)])
                 tokens = []
         return sentences
 
@@ -276,7 +270,9 @@ class Tokenizer(Trained):
     # ------------------------------------------------------------------ model files
 
     def parts(self) -> tuple[dict, dict]:
-        return {"multiword": self.multiword}, {"weights": self.classifier.weights}
+        header, arrays = self.multiword.parts()
+        return {"multiword": header}, {"weights": self.classifier.weights,
+                                       **{f"multiword.{k}": v for k, v in arrays.items()}}
 
     @classmethod
     def from_parts(cls, header: dict, arrays: dict, path) -> Tokenizer:
@@ -284,7 +280,9 @@ class Tokenizer(Trained):
 
         tokenizer = cls(progress=False)
         try:
-            tokenizer.multiword = {k: list(v) for k, v in header["multiword"].items()}
+            tokenizer.multiword = Multiword.from_parts(
+                header["multiword"], {k.removeprefix("multiword."): v for k, v in arrays.items()
+                                      if k.startswith("multiword.")})
             weights = np.asarray(arrays["weights"], dtype=np.float32)
             tokenizer.classifier = Classifier(list(LABELS), int(weights.shape[0]).bit_length()
                                               - 1, weights, PAIRS)

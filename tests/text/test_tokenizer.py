@@ -71,7 +71,8 @@ def test_the_training_text_and_its_labels():
 
 def test_the_training_text_is_tokenized_back():
     tokenizer = Tokenizer(epochs=10, bits=16, progress=False).fit(treebank(5))
-    assert tokenizer.multiword == {"don't": ["do", "n't"]}
+    assert tokenizer.multiword.dictionary == {"don't": ["do", "n't"]}
+    assert tokenizer.multiword.clitics == ["n't"]
     text = text_of(treebank())
     out = tokenizer.tokenize(text)
     assert [s.forms for s in out] == [s.forms for s in treebank()]
@@ -120,3 +121,11 @@ def test_model_parts_round_trip_and_bad_arguments():
         Tokenizer(epochs=0)
     with pytest.raises(ArborparseError, match="no sentences"):
         Tokenizer(progress=False).fit([])
+
+
+def test_an_unseen_token_ending_in_a_clitic_is_split():
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(treebank(5))
+    (sentence,) = tokenizer.tokenize("Cats won't.")
+    assert sentence.forms == ["Cats", "wo", "n't", "."]
+    assert [r[0] for r in sentence.rows] == ["1", "2-3", "2", "3", "4"]
+    assert tokenizer.tokenize("Ant.")[0].forms == ["Ant", "."]  # "n't" needs its apostrophe
