@@ -33,7 +33,8 @@ LABELS = ("inside", "token", "sentence")
 INSIDE, TOKEN, SENTENCE = range(3)
 TEMPLATES = ("bias", "c", "c raw", "c-1", "c+1", "c-2", "c+2", "c+3", "c-1 c", "c c+1",
              "c+1 c+2", "c-1 c c+1", "classes", "class+1", "class-1", "chunk", "chunk end",
-             "chunk start", "next chunk", "c next class", "c to end")
+             "chunk start", "next chunk", "c next class", "c to end", "previous chunk",
+             "chunk next chunk")
 _COLUMN = {name: i for i, name in enumerate(TEMPLATES)}
 # paired with the previous labels by the classifier: the character, its trigram, ...
 PAIRS = tuple(_COLUMN[name] for name in ("c", "c-1 c c+1", "c c+1", "chunk end", "classes"))
@@ -73,11 +74,14 @@ def char_features(text: str) -> tuple[np.ndarray, np.ndarray]:
     start = np.zeros(n, dtype=np.int64)
     end = np.zeros(n, dtype=np.int64)
     following = np.zeros(n, dtype=np.uint64)
+    previous = np.zeros(n, dtype=np.uint64)
     next_class = np.full(n, len(_CATEGORIES) + 1, dtype=np.uint64)
     chunks = [(m.start(), m.end(), zlib.crc32(m.group().lower().encode("utf-8")))
               for m in _CHUNK.finditer(text)]
     for k, (a, b, h) in enumerate(chunks):
         chunk_hash[a:b], start[a:b], end[a:b] = h, a, b
+        if k:
+            previous[a:b] = chunks[k - 1][2]
         if k + 1 < len(chunks):
             following[a:b] = chunks[k + 1][2]
             next_class[a:b] = cls[chunks[k + 1][0]]
@@ -104,7 +108,8 @@ def char_features(text: str) -> tuple[np.ndarray, np.ndarray]:
         "classes": (k_1, k0, k1, at(cls, 2, 97)), "class+1": (k1,), "class-1": (k_1,),
         "chunk": (chunk_hash,), "chunk end": (chunk_hash, to_end),
         "chunk start": (chunk_hash, from_start), "next chunk": (following, to_end),
-        "c next class": (c, next_class, to_end), "c to end": (c, to_end)}
+        "c next class": (c, next_class, to_end), "c to end": (c, to_end),
+        "previous chunk": (previous, to_end), "chunk next chunk": (chunk_hash, following, to_end)}
     X = np.empty((len(positions), len(TEMPLATES)), dtype=np.uint32)
     for j, name in enumerate(TEMPLATES):
         X[:, j] = mix(100 + j, *(v[positions] for v in columns[name]))
