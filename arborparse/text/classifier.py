@@ -139,6 +139,10 @@ class Classifier:
         self.weights = np.zeros(1 << bits, dtype=np.float32) if weights is None else weights
         self.pairs = np.array(pairs, dtype=np.int64)
 
+    def weight_index(self, feature: int, c: int) -> int:
+        """Where the weight of static feature hash `feature` for class c lives."""
+        return int(_index(np.uint64(feature), c, np.uint64(self.weights.shape[0] - 1)))
+
     def predict(self, X, bounds, given, cptr, cand) -> np.ndarray:
         return predict(self.weights, X, bounds, given, cptr, cand, len(self.classes),
                        self.pairs)

@@ -129,3 +129,10 @@ def test_an_unseen_token_ending_in_a_clitic_is_split():
     assert sentence.forms == ["Cats", "wo", "n't", "."]
     assert [r[0] for r in sentence.rows] == ["1", "2-3", "2", "3", "4"]
     assert tokenizer.tokenize("Ant.")[0].forms == ["Ant", "."]  # "n't" needs its apostrophe
+
+
+def test_dev_data_tunes_the_sentence_ends_only_when_it_helps():
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(treebank(5), treebank())
+    assert tokenizer.sentence_bias_ == 0  # perfect already: the smallest shift wins
+    assert [s.forms for s in tokenizer.tokenize(text_of(treebank()))] == \
+        [s.forms for s in treebank()]
