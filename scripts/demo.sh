@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The demo behind `make demo`: train a pipeline (tagger, lemmatizer, first-order parser) on
-# English-EWT train (choices on dev), parse English-EWT test twice: with its gold tags, and
-# with every tag and lemma column emptied (what a user has), and evaluate both next to a
-# trivial baseline.
+# The demo behind `make demo`: train a pipeline (tokenizer, tagger, lemmatizer, first-order
+# parser) on English-EWT train (choices on dev), parse English-EWT test twice: with its gold
+# tags, and with every tag and lemma column emptied, and evaluate both next to a trivial
+# baseline; then parse a paragraph of raw text.
 # Usage: scripts/demo.sh UD_FOLDER [EPOCHS] [FOLDS]
 set -euo pipefail
 UD=${1:-../shared/data/ud}
@@ -21,7 +21,7 @@ echo "== Baseline: every word attaches to its left neighbour (English-EWT test)"
 .venv/bin/arborparse baseline "$TEST" -o out/ewt-test.left.conllu
 .venv/bin/arborparse evaluate "$TEST" out/ewt-test.left.conllu --json > out/ewt-test.left.json
 echo
-echo "== Training tagger, lemmatizer and parser (averaged perceptron, MST, $EPOCHS epochs) on"
+echo "== Training tokenizer, tagger, lemmatizer and parser (averaged perceptron, MST, $EPOCHS epochs) on"
 echo "   tags jackknifed over $FOLDS folds (the default, 10, takes longer; so does --trainer mira)"
 .venv/bin/arborparse train --train "$EWT/en_ewt-ud-train.conllu" --dev "$EWT/en_ewt-ud-dev.conllu" \
     --model out/ewt.model.npz --trainer perceptron --decoder mst --epochs "$EPOCHS" \
@@ -49,3 +49,8 @@ for name, path in zip(names, sys.argv[1:]):
     s = json.load(open(path))
     print(f"{name:<26}" + "".join(f"{s[m]:>8.2f}" for m in measures))
 PY
+echo
+echo "== Raw text in, CoNLL-U out"
+TEXT="Parsing raw text takes one command. The model finds the sentences and the tokens, tags them and parses them; it can't know what you meant, though!"
+echo "$TEXT"
+echo "$TEXT" | .venv/bin/arborparse parse --model out/ewt.model.npz --input-format text

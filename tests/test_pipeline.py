@@ -147,7 +147,18 @@ def test_raw_and_tokenized_text_in_conllu_out(tmp_path):
     assert [s.upos for s in parsed] == [s.upos for s in gold]
     assert parsed[0].comments[:3] == ["# newdoc", "# newpar", "# sent_id = 1"]
     assert "# newpar" in parsed[2].comments and all(s.has_tree for s in parsed)
-    assert arborparse.load(model).parse_text(raw.read_text())[3].forms == gold[3].forms
+    pipeline = arborparse.load(model)
+    assert pipeline.parse_text(raw.read_text())[3].forms == gold[3].forms
+    # a stream is read a paragraph and a chunk of sentences at a time, not whole
+    read = []
+
+    def lines():
+        for k in range(1000):
+            read.append(k)
+            yield " ".join(gold[k % 4].forms) + "\n"
+            yield "\n"
+    first = next(pipeline.iter_parse_text(lines()))
+    assert first.forms == gold[0].forms and len(read) < 1000
     # one sentence per line, tokens given
     tokenized = tmp_path / "tokenized.txt"
     tokenized.write_text("".join(" ".join(s.forms) + "\n" for s in gold))

@@ -264,7 +264,8 @@ class Tokenizer(Trained):
             start = i if start is None else start
             if label == INSIDE:
                 continue
-            space = i + 1 < len(paragraph) and paragraph[i + 1].isspace()
+            # the paragraph's end is whitespace too, as in the treebanks
+            space = i + 1 == len(paragraph) or paragraph[i + 1].isspace()
             tokens.append((paragraph[start:i + 1], space))
             start = None
             if label == SENTENCE:

@@ -82,6 +82,7 @@ def test_the_training_text_is_tokenized_back():
     assert [r[0] for r in out[0].rows][3:6] == ["4-5", "4", "5"]
     assert out[2].comments[0] == "# newpar"  # "Yes." opens the second paragraph
     assert (out[0].heads[1:] == -1).all()  # not parsed
+    assert out[2].rows[-1][9] == "_"  # a paragraph's end is whitespace: no SpaceAfter=No
 
 
 @settings(max_examples=60, deadline=None)
