@@ -42,6 +42,7 @@ class Multiword:
         self.dictionary = {form: list(w.most_common(1)[0][0]) for form, w in as_words.items()
                            if sum(w.values()) * 2 > counts[form]}
         self.clitics = sorted(clitics)
+        self._index_clitics()
         self.classifier = None
         if not clitics:
             return self
@@ -55,11 +56,15 @@ class Multiword:
                              np.full(len(gold), -1), cptr, cand), self.epochs, self.seed)
         return self
 
+    def _index_clitics(self) -> None:
+        self._clitic_set = set(self.clitics)
+        self._lengths = sorted({len(c) for c in self.clitics})
+
     def _cuts(self, form: str) -> list[int]:
         """0 (no cut) and the length of every clitic the token ends in."""
         lower = form.lower()
-        return [0] + [len(c) for c in self.clitics if len(lower) > len(c) and
-                      lower.endswith(c)]
+        return [0] + [k for k in self._lengths
+                      if len(lower) > k and lower[-k:] in self._clitic_set]
 
     def _arrays(self, sentences: list[list[str]]):
         X = word_features(sentences, {})
@@ -71,16 +76,18 @@ class Multiword:
         cand = np.fromiter((c for cs in lists for c in cs), dtype=np.int64, count=cptr[-1])
         return X, bounds, cptr, cand
 
-    def split(self, sentence: list[str]) -> list[tuple[str, ...]]:
-        """The words of each token of a sentence."""
-        cuts = [0] * len(sentence)
-        if self.classifier is not None and any(len(self._cuts(f)) > 1 for f in sentence):
-            X, bounds, cptr, cand = self._arrays([sentence])
-            cuts = self.classifier.predict(X, bounds, np.full(len(sentence), -1), cptr,
+    def split(self, sentences: list[list[str]]) -> list[list[tuple[str, ...]]]:
+        """The words of each token of each sentence (lists of tokens)."""
+        forms = [form for s in sentences for form in s]
+        cuts = [0] * len(forms)
+        if self.classifier is not None and any(len(self._cuts(f)) > 1 for f in forms):
+            X, bounds, cptr, cand = self._arrays(sentences)
+            cuts = self.classifier.predict(X, bounds, np.full(len(forms), -1), cptr,
                                            cand).tolist()
-        return [tuple(self.dictionary[form]) if form in self.dictionary else
-                (form[:-cut], form[-cut:]) if cut else (form,)
-                for form, cut in zip(sentence, cuts)]
+        words = iter([tuple(self.dictionary[form]) if form in self.dictionary else
+                      (form[:-cut], form[-cut:]) if cut else (form,)
+                      for form, cut in zip(forms, cuts)])
+        return [[next(words) for _ in s] for s in sentences]
 
     def parts(self) -> tuple[dict, dict]:
         header = {"dictionary": self.dictionary, "clitics": self.clitics}
@@ -92,6 +99,7 @@ class Multiword:
         multiword = cls()
         multiword.dictionary = {str(k): list(v) for k, v in header["dictionary"].items()}
         multiword.clitics = [str(c) for c in header["clitics"]]
+        multiword._index_clitics()
         multiword.classifier = None
         if multiword.clitics:
             weights = np.asarray(arrays["weights"], dtype=np.float32)

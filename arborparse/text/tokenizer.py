@@ -269,11 +269,11 @@ class Tokenizer(Trained):
             tokens.append((paragraph[start:i + 1], space))
             start = None
             if label == SENTENCE:
-                words = self.multiword.split([form for form, _ in tokens])
-                sentences.append([Token(form, space, w) for (form, space), w
-                                  in zip(tokens, words)])
+                sentences.append(tokens)
                 tokens = []
-        return sentences
+        words = self.multiword.split([[form for form, _ in s] for s in sentences])
+        return [[Token(form, space, w) for (form, space), w in zip(s, ws)]
+                for s, ws in zip(sentences, words)]
 
     def tokenize(self, text: str, document: str = "") -> list[Sentence]:
         """The sentences of a text (paragraphs separated by blank lines) as CoNLL-U
