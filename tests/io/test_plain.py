@@ -1,0 +1,30 @@
+import pytest
+
+from arborparse.errors import ArborparseError
+from arborparse.io.plain import iter_tokenized, text_lines
+
+
+def test_tokenized_text_one_sentence_per_line(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_text("The dog  barks .\n\n\nIt runs\t!\nYes\n", encoding="utf-8")
+    out = list(iter_tokenized(path))
+    assert [s.forms for s in out] == [["The", "dog", "barks", "."], ["It", "runs", "!"],
+                                      ["Yes"]]
+    assert out[0].comments == ["# newpar", "# sent_id = 1", "# text = The dog barks ."]
+    assert out[1].comments[0] == "# newpar" and "# newpar" not in out[2].comments
+    assert (out[1].line, out[2].heads.tolist()) == (4, [-1, -1])  # where it starts; no tree
+
+
+def test_bad_utf8_is_named_with_its_line(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"fine\n\xff\xfe oops\n")
+    with pytest.raises(ArborparseError, match=r"bad.txt:2: cannot decode as UTF-8"):
+        list(iter_tokenized(path))
+    with pytest.raises(ArborparseError, match=r"bad.txt:2: cannot decode as UTF-8"):
+        list(text_lines(path))
+
+
+def test_text_lines_skip_a_byte_order_mark_and_keep_newlines(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_bytes("\ufeffOne.\nTwo.".encode("utf-8"))
+    assert list(text_lines(path)) == ["One.\n", "Two."]
