@@ -52,7 +52,8 @@ def main():
     train, dev, test = files(args.treebank)
     runs = ROOT / "bench" / "runs"
     text = "\n\n".join(p for p, _ in paragraphs(read_conllu(test))) + "\n"
-    out = {"treebank": args.treebank, "characters": len(text)}
+    out = {"treebank": args.treebank, "characters": len(text),
+           "words": sum(len(s) for s in read_conllu(test))}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         (tmp / "test.txt").write_text(text, encoding="utf-8")
