@@ -89,7 +89,7 @@ def universal_feats(feats: str) -> str:
     return "|".join(sorted(f for f in feats.split("|") if f.split("=", 1)[0] in UNIVERSAL_FEATURES))
 
 
-class _Words:
+class Words:
     """One sentence's words as the CoNLL 2018 measures compare them."""
 
     def __init__(self, s: Sentence):
@@ -114,7 +114,7 @@ def _tag_counts(g: Sentence, p: Sentence, total: Counter) -> None:
     """Add one sentence's counts for TAG_MEASURES (gold tokenization: words align one to
     one) to `total`: ``{measure}_ok``, and for the content-word measures ``content_gold``
     and ``content_system``."""
-    G, P = _Words(g), _Words(p)
+    G, P = Words(g), Words(p)
     for m in range(1, len(g) + 1):
         i = m - 1
         lemma_ok = G.lemmas[i] == "_" or G.lemmas[i] == P.lemmas[i]

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from arborparse.errors import ArborparseError
-from arborparse.eval import CONTENT_DEPRELS, FUNCTIONAL_DEPRELS, universal, universal_feats
-from arborparse.io.conllu import DEPREL, FEATS, FORM, ID, LEMMA, UPOS, XPOS, Sentence
+from arborparse.eval import CONTENT_DEPRELS, Words
+from arborparse.io.conllu import FORM, ID, Sentence
 from arborparse.io.validate import check_tree
 
 MEASURES = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags", "Lemmas",
@@ -37,8 +37,8 @@ class _Word:
     lemma: str
     tags: tuple[str, str, str]  # UPOS, XPOS, universal FEATS
     deprel: str  # universal part
-    head: int = -1  # the head word's index in the file's words; -1: the root
-    functional: list[int] = field(default_factory=list)  # functional children, in order
+    head: int  # the head word's index in the file's words; -1: the root
+    functional: list[int]  # functional children, in order
 
 
 @dataclass
@@ -61,35 +61,24 @@ def _read(sentences: Sequence[Sentence], name: str) -> _Text:
     text = _Text()
     for s in sentences:
         check_tree(s, single_root=s.format == "conllu")
-        first, start = len(text.words), len(text.characters)
-        multiword = {}  # word number -> the span of its multiword token
-        for r, row in enumerate(s.rows):
-            if "." in row[ID]:  # an empty node
-                continue
-            if "-" not in row[ID] and int(row[ID]) in multiword:
-                span, inside = multiword[int(row[ID])], True
-            else:
-                form = _no_space(row[FORM])
-                if not form:
-                    raise ArborparseError(f"{s.path}:{s.line}: a token of the {name} file "
-                                          f"has no characters but spaces ({row[FORM]!r})")
-                span, inside = (len(text.characters), len(text.characters) + len(form)), False
-                text.characters.extend(form)
-                text.tokens.append(span)
-                text.lines.append(f"{s.path}:{s.line + len(s.comments) + r}")
-                if "-" in row[ID]:
-                    a, b = map(int, row[ID].split("-"))
-                    multiword.update((i, span) for i in range(a, b + 1))
-                    continue
-            text.words.append(_Word(*span, inside, _no_space(row[FORM]).lower(), row[LEMMA],
-                                    (row[UPOS], row[XPOS], universal_feats(row[FEATS])),
-                                    universal(row[DEPREL])))
-        for m in range(1, len(s) + 1):
-            word, head = text.words[first + m - 1], int(s.heads[m])
-            if head > 0:
-                word.head = first + head - 1
-                if word.deprel in FUNCTIONAL_DEPRELS:
-                    text.words[word.head].functional.append(first + m - 1)
+        first, start, words = len(text.words), len(text.characters), Words(s)
+        for r, numbers in s.tokens():
+            form = _no_space(s.rows[r][FORM])
+            if not form:
+                raise ArborparseError(f"{s.path}:{s.line}: a token of the {name} file has no "
+                                      f"characters but spaces ({s.rows[r][FORM]!r})")
+            span = (len(text.characters), len(text.characters) + len(form))
+            text.characters.extend(form)
+            text.tokens.append(span)
+            text.lines.append(f"{s.path}:{s.line + len(s.comments) + r}")
+            for m in numbers:
+                head = int(s.heads[m])
+                text.words.append(_Word(
+                    *span, "-" in s.rows[r][ID], _no_space(s.forms[m - 1]).lower(),
+                    words.lemmas[m - 1], (words.upos[m - 1], words.xpos[m - 1],
+                                          words.feats[m - 1]), words.deprels[m - 1],
+                    first + head - 1 if head > 0 else -1,
+                    [first + c - 1 for c in words.functional[m]]))
         text.sentences.append((start, len(text.characters)))
     return text
 

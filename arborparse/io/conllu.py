@@ -98,6 +98,22 @@ class Sentence:
         """True when every word has a HEAD."""
         return bool(np.all(self.heads[1:] >= 0))
 
+    def tokens(self) -> list[tuple[int, list[int]]]:
+        """The surface tokens, in order: each token's row index (a multiword token's range
+        line, else its word's own line) and the numbers of the words it holds. Empty nodes
+        are no tokens."""
+        out, inside = [], set()
+        for r, row in enumerate(self.rows):
+            if "." in row[ID]:
+                continue
+            if "-" in row[ID]:
+                a, b = map(int, row[ID].split("-"))
+                out.append((r, list(range(a, b + 1))))
+                inside.update(range(a, b + 1))
+            elif int(row[ID]) not in inside:
+                out.append((r, [int(row[ID])]))
+        return out
+
     def word_line(self, m: int) -> int:
         """The file line number of word m (1-based)."""
         return self.line + len(self.comments) + self.word_rows[m - 1]

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from arborparse.errors import ArborparseError
-from arborparse.io.conllu import FORM, ID, MISC, Sentence
+from arborparse.io.conllu import FORM, MISC, Sentence
 from arborparse.text.classifier import Classifier, Trained
 from arborparse.text.features import mix
 from arborparse.text.multiword import Multiword
@@ -135,21 +135,9 @@ def _candidates(positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _tokens(sentence: Sentence) -> list[tuple[str, bool, tuple[str, ...]]]:
     """The sentence's tokens: (form, space after, words)."""
-    out, inside = [], {}
-    for row in sentence.rows:
-        if "." in row[ID]:
-            continue
-        if "-" in row[ID]:
-            a, b = map(int, row[ID].split("-"))
-            inside.update((i, len(out)) for i in range(a, b + 1))
-            out.append((row[FORM], "SpaceAfter=No" not in row[MISC].split("|"), ()))
-        elif int(row[ID]) in inside:
-            form, space, words = out[inside[int(row[ID])]]
-            out[inside[int(row[ID])]] = (form, space, (*words, row[FORM]))
-        else:
-            out.append((row[FORM], "SpaceAfter=No" not in row[MISC].split("|"),
-                        (row[FORM],)))
-    return out
+    forms = sentence.forms
+    return [(sentence.rows[r][FORM], "SpaceAfter=No" not in sentence.rows[r][MISC].split("|"),
+             tuple(forms[m - 1] for m in words)) for r, words in sentence.tokens()]
 
 
 def paragraphs(sentences: Iterable[Sentence]) -> list[tuple[str, np.ndarray]]:

@@ -37,6 +37,8 @@ def test_reads_words_ranges_empty_nodes_and_comments(tmp_path):
     assert s1.deprels == ["aux", "advmod", "root", "punct"]
     assert s1.word_line(4) == 8 and s2.line == 10
     assert len(s2) == 1 and s2.upos == ["INTJ"]
+    # surface tokens: the range line holds words 1-2; the empty node is none
+    assert s1.tokens() == [(0, [1, 2]), (3, [3]), (5, [4])] and s2.tokens() == [(0, [1])]
 
 
 def test_round_trip_is_byte_identical(tmp_path):

@@ -47,14 +47,8 @@ def text_of(sentences) -> str:
     for s in sentences:
         if "# newpar" in s.comments and out:
             out[-1] = out[-1].rstrip() + "\n\n"
-        skip = set()
-        for row in s.rows:
-            if "-" in row[0]:
-                a, b = map(int, row[0].split("-"))
-                skip.update(str(i) for i in range(a, b + 1))
-            elif row[0] in skip:
-                continue
-            out.append(row[1] + ("" if "SpaceAfter=No" in row[9] else " "))
+        for r, _ in s.tokens():
+            out.append(s.rows[r][1] + ("" if "SpaceAfter=No" in s.rows[r][9] else " "))
     return "".join(out).strip()
 
 
@@ -91,10 +85,7 @@ def test_any_text_comes_back_whitespace_aside(text):
     tokenizer = Tokenizer(epochs=3, bits=14, progress=False).fit(treebank(2))
     out = tokenizer.tokenize(text)
     # no character lost or invented, none whitespace
-    tokens = [t for s in out for r in s.rows if "-" in r[0] or r[0] not in
-              {str(i) for rr in s.rows if "-" in rr[0]
-               for i in range(int(rr[0].split("-")[0]), int(rr[0].split("-")[1]) + 1)}
-              for t in [r[1]]]
+    tokens = [s.rows[r][1] for s in out for r, _ in s.tokens()]
     assert "".join(tokens) == re.sub(r"\s", "", text)
     assert all(not any(c.isspace() for c in t) for t in tokens)
     # the rebuilt text is the input with runs of whitespace made one space, blank lines
