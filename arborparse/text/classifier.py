@@ -124,6 +124,21 @@ def train_epoch(W, U, step, X, bounds, gold, given, cptr, cand, classes, pairs, 
     return step, errors
 
 
+def offsets(lengths) -> np.ndarray:
+    """0 and the running sums of `lengths`: where each run of items (a sentence's words, an
+    item's candidates) starts, and where the last one ends."""
+    out = np.zeros(len(lengths) + 1, dtype=np.int64)
+    out[1:] = np.cumsum(lengths)
+    return out
+
+
+def candidate_arrays(lists) -> tuple[np.ndarray, np.ndarray]:
+    """(cptr, cand) for `Classifier`: the candidate classes of item i are
+    ``cand[cptr[i]:cptr[i + 1]]`` (none: every class)."""
+    cptr = offsets([len(c) for c in lists])
+    return cptr, np.fromiter((c for cs in lists for c in cs), dtype=np.int64, count=cptr[-1])
+
+
 class Classifier:
     """An averaged perceptron over `classes` (strings), its weights hashed into 2^bits.
 
@@ -134,9 +149,11 @@ class Classifier:
 
     def __init__(self, classes: list[str], bits: int = 22, weights: np.ndarray | None = None,
                  pairs: tuple[int, ...] = WORD_PAIRS):
+        """With `weights` (read from a model file), `bits` follows from their length."""
         self.classes = list(classes)
-        self.bits = bits
-        self.weights = np.zeros(1 << bits, dtype=np.float32) if weights is None else weights
+        self.weights = np.zeros(1 << bits, dtype=np.float32) if weights is None else \
+            np.asarray(weights, dtype=np.float32)
+        self.bits = int(self.weights.shape[0]).bit_length() - 1
         self.pairs = np.array(pairs, dtype=np.int64)
 
     def weight_index(self, feature: int, c: int) -> int:

@@ -21,7 +21,7 @@ from difflib import SequenceMatcher
 import numpy as np
 
 from arborparse.io.conllu import LEMMA, Sentence
-from arborparse.text.classifier import Classifier
+from arborparse.text.classifier import Classifier, candidate_arrays, offsets
 from arborparse.text.features import word_features
 
 VERSION = 2  # of the lemmatizer inside a model file
@@ -134,17 +134,12 @@ class Lemmatizer:
         """(X, bounds, given, cptr, cand) for the classifier; `grow`: new (UPOS, FEATS)
         pairs get an id (in training)."""
         X = word_features([s.forms for s in sentences], {})
-        bounds = np.zeros(len(sentences) + 1, dtype=np.int64)
-        bounds[1:] = np.cumsum([len(s) for s in sentences])
+        bounds = offsets([len(s) for s in sentences])
         words = [(f, u, ft) for s in sentences for f, u, ft in zip(s.forms, s.upos, s.feats)]
         given = np.array([self._given(u, ft, grow) for _, u, ft in words], dtype=np.int64)
         found = {key: self._candidates(*key) for key in {(f, u) for f, u, _ in words}}
-        lists = [found[f, u] for f, u, _ in words]
-        cptr = np.zeros(len(words) + 1, dtype=np.int64)
-        cptr[1:] = np.cumsum([max(len(c), 1) for c in lists])
         # a word no script applies to keeps its form: the candidate -1 stands for that
-        cand = np.fromiter((c for cs in lists for c in (cs or [-1])), dtype=np.int64,
-                           count=cptr[-1])
+        cptr, cand = candidate_arrays([found[f, u] or [-1] for f, u, _ in words])
         return X, bounds, given, cptr, cand
 
     def _index_prefixes(self) -> None:
@@ -215,10 +210,8 @@ class Lemmatizer:
                                                 in header["scripts_by_suffix"].items()}
                 lemmatizer._index_prefixes()
                 lemmatizer.given_index = dict(header["given_index"])
-                weights = np.asarray(arrays["weights"], dtype=np.float32)
                 lemmatizer.classifier = Classifier(
-                    [cls._name(s) for s in lemmatizer.scripts],
-                    int(weights.shape[0]).bit_length() - 1, weights)
+                    [cls._name(s) for s in lemmatizer.scripts], weights=arrays["weights"])
         except (KeyError, TypeError, ValueError) as e:
             raise ModelFileError(f"{path}: the lemmatizer in the model file is invalid "
                                  f"({e})") from e

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from arborparse.text.classifier import Classifier
+from arborparse.text.classifier import Classifier, candidate_arrays, offsets
 from arborparse.text.features import word_features
 
 
@@ -67,14 +67,8 @@ class Multiword:
                       if len(lower) > k and lower[-k:] in self._clitic_set]
 
     def _arrays(self, sentences: list[list[str]]):
-        X = word_features(sentences, {})
-        bounds = np.zeros(len(sentences) + 1, dtype=np.int64)
-        bounds[1:] = np.cumsum([len(s) for s in sentences])
-        lists = [self._cuts(form) for s in sentences for form in s]
-        cptr = np.zeros(len(lists) + 1, dtype=np.int64)
-        cptr[1:] = np.cumsum([len(c) for c in lists])
-        cand = np.fromiter((c for cs in lists for c in cs), dtype=np.int64, count=cptr[-1])
-        return X, bounds, cptr, cand
+        return (word_features(sentences, {}), offsets([len(s) for s in sentences]),
+                *candidate_arrays([self._cuts(form) for s in sentences for form in s]))
 
     def split(self, sentences: list[list[str]]) -> list[list[tuple[str, ...]]]:
         """The words of each token of each sentence (lists of tokens)."""
@@ -102,8 +96,7 @@ class Multiword:
         multiword._index_clitics()
         multiword.classifier = None
         if multiword.clitics:
-            weights = np.asarray(arrays["weights"], dtype=np.float32)
             multiword.classifier = Classifier(
                 [str(k) for k in range(max(map(len, multiword.clitics)) + 1)],
-                int(weights.shape[0]).bit_length() - 1, weights)
+                weights=arrays["weights"])
         return multiword

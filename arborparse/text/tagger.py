@@ -20,7 +20,7 @@ import numpy as np
 
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import FEATS, UPOS, XPOS, Sentence
-from arborparse.text.classifier import Classifier, Trained
+from arborparse.text.classifier import Classifier, Trained, candidate_arrays, offsets
 from arborparse.text.features import word_features
 
 COLUMNS = ("upos", "xpos", "feats")
@@ -83,9 +83,8 @@ class Tagger(Trained):
 
     def _static(self, sentences: list[Sentence]):
         """Static features of all words and the sentence bounds."""
-        bounds = np.zeros(len(sentences) + 1, dtype=np.int64)
-        bounds[1:] = np.cumsum([len(s) for s in sentences])
-        return word_features([s.forms for s in sentences], self.ambiguity), bounds
+        return (word_features([s.forms for s in sentences], self.ambiguity),
+                offsets([len(s) for s in sentences]))
 
     def _candidates(self, lowers: list[str], upos: np.ndarray, column: str):
         """(cptr, cand): the candidate XPOS or FEATS ids of each word given its UPOS id."""
@@ -95,10 +94,7 @@ class Tagger(Trained):
             found = {}
             lists = [found[key] if key in found else found.setdefault(key, self._feats(*key))
                      for key in zip(lowers, upos.tolist())]
-        cptr = np.zeros(len(lists) + 1, dtype=np.int64)
-        cptr[1:] = np.cumsum([len(c) for c in lists])
-        cand = np.fromiter((c for cs in lists for c in cs), dtype=np.int64, count=cptr[-1])
-        return cptr, cand
+        return candidate_arrays(lists)
 
     def _feats(self, lower: str, u: int) -> list[int]:
         """The candidate FEATS bundles of a word (lowercased) with UPOS id u."""
@@ -211,9 +207,7 @@ class Tagger(Trained):
         try:
             tagger.ambiguity = dict(header["ambiguity"])
             for c in COLUMNS:
-                weights = np.asarray(arrays[c], dtype=np.float32)
-                setattr(tagger, c, Classifier(header["classes"][c],
-                                              int(weights.shape[0]).bit_length() - 1, weights))
+                setattr(tagger, c, Classifier(header["classes"][c], weights=arrays[c]))
 
             def pairs(mapping):
                 return {(int(k.split("\t", 1)[0]), k.split("\t", 1)[1]): v

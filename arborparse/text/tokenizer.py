@@ -27,7 +27,7 @@ import numpy as np
 
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import FORM, MISC, Sentence
-from arborparse.text.classifier import Classifier, Trained
+from arborparse.text.classifier import Classifier, Trained, candidate_arrays, offsets
 from arborparse.text.features import mix
 from arborparse.text.multiword import Multiword
 
@@ -119,18 +119,15 @@ def char_features(text: str) -> tuple[np.ndarray, np.ndarray]:
     return positions, X
 
 
-def _candidates(positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A character before whitespace ends a token, the last one its sentence."""
+def _candidates(positions: np.ndarray) -> list[list[int]]:
+    """The labels each character of a paragraph may take: one before whitespace ends a
+    token, the last one its sentence."""
     ends = np.zeros(len(positions), dtype=bool)
-    nxt = positions + 1
-    ends[:-1] = nxt[:-1] != positions[1:]
+    ends[:-1] = positions[:-1] + 1 != positions[1:]
     lists = [[TOKEN, SENTENCE] if e else [INSIDE, TOKEN, SENTENCE] for e in ends.tolist()]
     if lists:
         lists[-1] = [SENTENCE]
-    cptr = np.zeros(len(lists) + 1, dtype=np.int64)
-    cptr[1:] = np.cumsum([len(x) for x in lists])
-    cand = np.fromiter((c for x in lists for c in x), dtype=np.int64, count=cptr[-1])
-    return cptr, cand
+    return lists
 
 
 def _tokens(sentence: Sentence) -> list[tuple[str, bool, tuple[str, ...]]]:
@@ -175,19 +172,14 @@ class Tokenizer(Trained):
 
     def _arrays(self, texts: list[str]):
         """(X, bounds, cptr, cand, positions) of paragraphs for the classifier."""
-        X, bounds, cptrs, cands, positions, offset = [], [0], [np.zeros(1, np.int64)], [], [], 0
+        X, lists, positions = [], [], []
         for text in texts:
             where, x = char_features(text)
-            cptr, cand = _candidates(where)
             X.append(x)
+            lists += _candidates(where)
             positions.append(where)
-            cptrs.append(cptr[1:] + offset)
-            cands.append(cand)
-            offset += len(cand)
-            bounds.append(bounds[-1] + len(where))
         X = np.concatenate(X) if X else np.empty((0, len(TEMPLATES)), dtype=np.uint32)
-        cand = np.concatenate(cands) if cands else np.empty(0, dtype=np.int64)
-        return X, np.array(bounds, dtype=np.int64), np.concatenate(cptrs), cand, positions
+        return (X, offsets([len(w) for w in positions]), *candidate_arrays(lists), positions)
 
     def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> Tokenizer:
         """Learn from the text of `train`; keep the epoch whose token and sentence
@@ -300,9 +292,8 @@ class Tokenizer(Trained):
             tokenizer.multiword = Multiword.from_parts(
                 header["multiword"], {k.removeprefix("multiword."): v for k, v in arrays.items()
                                       if k.startswith("multiword.")})
-            weights = np.asarray(arrays["weights"], dtype=np.float32)
-            tokenizer.classifier = Classifier(list(LABELS), int(weights.shape[0]).bit_length()
-                                              - 1, weights, PAIRS)
+            tokenizer.classifier = Classifier(list(LABELS), weights=arrays["weights"],
+                                              pairs=PAIRS)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise ModelFileError(f"{path}: the tokenizer in the model file is invalid "
                                  f"({e})") from e
