@@ -431,10 +431,10 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
         click.echo(f"saved {model_path} (epoch {fitted.best_epoch_})", err=True)
 
 
-def _train_front_end(parts, train, dev, seed, quiet, epochs=(10, 10), tokenizer=True):
-    """A pipeline of the tokenizer (if asked and `tokenizer`), tagger and lemmatizer
-    trained on the gold annotation, the tagger and lemmatizer for `epochs`, each keeping
-    its best epoch on `dev`."""
+def _train_front_end(parts, train, dev, seed, quiet, epochs=(10, 10)):
+    """A pipeline of the tokenizer, tagger and lemmatizer among `parts`, trained on the
+    gold annotation, the tagger and lemmatizer for `epochs`, each keeping its best epoch
+    on `dev`."""
     from arborparse.pipeline import Pipeline
     from arborparse.text.lemmatizer import Lemmatizer
     from arborparse.text.tagger import Tagger
@@ -445,7 +445,7 @@ def _train_front_end(parts, train, dev, seed, quiet, epochs=(10, 10), tokenizer=
         if "tagger" in parts else None,
         Lemmatizer(epochs[1], seed=seed).fit(train, dev) if "lemmatizer" in parts else None,
         tokenizer=Tokenizer(seed=seed, progress=not quiet).fit(train, dev)
-        if "tokenizer" in parts and tokenizer else None)
+        if "tokenizer" in parts else None)
 
 
 def _jackknife(parts, front, train, folds, seed, quiet):
@@ -455,9 +455,10 @@ def _jackknife(parts, front, train, folds, seed, quiet):
     from arborparse.text.jackknife import jackknife
 
     epochs = tuple(1 if c is None else c.best_epoch_ for c in (front.tagger, front.lemmatizer))
+    taggers = [p for p in parts if p in ("tagger", "lemmatizer")]
 
     def annotate(others, fold):
-        return _train_front_end(parts, others, None, seed, True, epochs, tokenizer=False) \
+        return _train_front_end(taggers, others, None, seed, True, epochs) \
             .parse(fold, retag=True)
 
     return jackknife(train, folds, annotate, progress=not quiet)
@@ -507,14 +508,10 @@ def parse_cmd(ctx, input, model_path, output, fmt, force, **options):
     _output(output, [input, model_path], force=force)
     parser = load(model_path)
     given = {name: options[name] for name in _given(ctx, options)}
-    if fmt == "text" and not (isinstance(parser, Pipeline) and parser.tokenizer):
-        raise ArborparseError(f"{model_path}: this model has no tokenizer, so it cannot read "
-                              "raw text: give tokenized input (--input-format tokenized), or "
-                              "train a model with one (arborparse train, whose default "
-                              "components are tokenizer,tagger,lemmatizer,parser)")
     try:  # every parser checks its options before it reads a sentence
-        if fmt == "text":
-            parsed = parser.iter_parse_text(text_lines(input), **given)
+        if fmt == "text":  # a parser alone refuses raw text as a pipeline without tokenizer
+            pipeline = parser if isinstance(parser, Pipeline) else Pipeline(parser=parser)
+            parsed = pipeline.iter_parse_text(text_lines(input), **given)
         else:
             sentences = iter_tokenized(input) if fmt == "tokenized" else iter_conllu(input, fmt)
             parsed = parser.iter_parse(sentences, **given)

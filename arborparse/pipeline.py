@@ -130,9 +130,11 @@ class Pipeline:
         if self.tokenizer is None:
             from arborparse.errors import ArborparseError
 
-            raise ArborparseError("this model has no tokenizer: give tokenized input, or "
-                                  "train a model with one (arborparse train --components "
-                                  "tokenizer,tagger,lemmatizer,parser, the default)")
+            raise ArborparseError("this model has no tokenizer, so it cannot read raw text: "
+                                  "give tokenized input (arborparse parse --input-format "
+                                  "tokenized), or train a model with one (arborparse train, "
+                                  "whose default components are "
+                                  "tokenizer,tagger,lemmatizer,parser)")
         return self.iter_parse(self.tokenizer.iter_tokenize(lines, document), **options)
 
     def parse_text(self, text: str, **options) -> list:

@@ -168,8 +168,9 @@ def test_raw_and_tokenized_text_in_conllu_out(tmp_path):
         assert r.exit_code == 0, r.output
         assert [s.forms for s in read_conllu(io.StringIO(r.output))] == [s.forms for s in gold]
     # raw text given to a model without a tokenizer, or without saying it is raw text
-    r = run(cli, ["parse", "--model", str(parser_only), "--input-format", "text", str(raw)])
-    assert r.exit_code == 1 and "no tokenizer" in r.output and "tokenized" in r.output
+    for path in (parser_only, MODELS / "perceptron-v2.npz"):  # a front end, a parser alone
+        r = run(cli, ["parse", "--model", str(path), "--input-format", "text", str(raw)])
+        assert r.exit_code == 1 and "no tokenizer" in r.output and "tokenized" in r.output
     r = run(cli, ["parse", "--model", str(model), str(raw)])
     assert r.exit_code == 1 and "--input-format text" in r.output
 
