@@ -123,12 +123,17 @@ def best_epoch(log: str) -> int:
     return int(re.search(r"\(epoch (\d+)\)", log).group(1))
 
 
+def append_result(results, row: dict) -> None:
+    """Append `row` as a JSON line to the file `results`, and print it."""
+    line = json.dumps(row)
+    with open(results, "a") as out:
+        out.write(line + "\n")
+    print(line, flush=True)
+
+
 def record(tasks, jobs: int, results) -> None:
     """Run the callables `tasks` on `jobs` threads; append each one's result, in task
-    order, as a JSON line to the file `results` and print it."""
+    order, to `results` (`append_result`)."""
     with ThreadPoolExecutor(jobs) as pool:
         for future in [pool.submit(task) for task in tasks]:
-            line = json.dumps(future.result())
-            with open(results, "a") as out:
-                out.write(line + "\n")
-            print(line, flush=True)
+            append_result(results, future.result())

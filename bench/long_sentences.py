@@ -121,7 +121,8 @@ def main():
             r = rows[n, task]
             ratio = ""
             if task == "score":
-                ratio = f"{rows[n, 'score-walk']['seconds'] / r['seconds']:.1f}x faster than walking"
+                ratio = (f"{rows[n, 'score-walk']['seconds'] / r['seconds']:.1f}x faster than "
+                         "walking")
             elif task in ("marginals", "mbr"):
                 ratio = (f"{r['seconds'] / rows[n, 'lapack-lu-inverse']['seconds']:.0f}x "
                          "LAPACK's LU inverse")

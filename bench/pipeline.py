@@ -24,7 +24,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from common import COMMAND, ROOT, files, machine, run
+from common import COMMAND, ROOT, append_result, files, machine, run
 
 from arborparse.io import read_conllu, write_conllu
 from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS
@@ -92,9 +92,7 @@ def main():
              tmp / "predicted-gold-trained.conllu"])
         out["predicted_gold_trained"] = score(test, tmp / "predicted-gold-trained.conllu")
     out.update(date=str(datetime.date.today()), machine=machine())
-    with open(args.results, "a") as handle:
-        handle.write(json.dumps(out) + "\n")
-    print(json.dumps(out))
+    append_result(args.results, out)
 
 
 if __name__ == "__main__":

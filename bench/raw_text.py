@@ -10,8 +10,9 @@ trained on the same files (`arborparse train --components tokenizer`; the compon
 train independently, so this is the model `arborparse train` writes with its defaults),
 then ``arborparse parse --input-format text``. UDPipe 1: its tokenizer trained here with
 default options (``ufal.udpipe``; kept in bench/runs/ for reruns) in front of its tagger
-and parser kept by `bench/udpipe_pipeline.py`. Both outputs are scored by ``conll18_ud_eval.py`` (F1) and by
-``arborparse evaluate`` (which must agree). Appends one JSON line to --results.
+and parser kept by `bench/udpipe_pipeline.py`. Both outputs are scored by
+``conll18_ud_eval.py`` (F1) and by ``arborparse evaluate`` (which must agree). Appends one
+JSON line to --results.
 """
 
 import argparse
@@ -22,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import COMMAND, ROOT, UD, files, machine, run
+from common import COMMAND, ROOT, UD, append_result, files, machine, run
 from udpipe_reference import load
 from ufal.udpipe import Model, Pipeline, ProcessingError, Trainer
 
@@ -99,9 +100,7 @@ def main():
                            "parse_cpu_seconds": parse_cpu,
                            **official(test, tmp / "udpipe.conllu")}
     out.update(date=str(datetime.date.today()), machine=machine())
-    with open(args.results, "a") as handle:
-        handle.write(json.dumps(out) + "\n")
-    print(json.dumps(out))
+    append_result(args.results, out)
 
 
 if __name__ == "__main__":

@@ -14,10 +14,9 @@ Appends one JSON line to --results.
 import argparse
 import datetime
 import io
-import json
 import time
 
-from common import ROOT, files, machine
+from common import ROOT, append_result, files, machine
 from ufal.udpipe import Model, Pipeline, ProcessingError, Trainer
 from udpipe_reference import load
 
@@ -66,9 +65,7 @@ def main():
               **{k: scores[k] for k in ("UPOS", "XPOS", "UFeats", "AllTags", "Lemmas", "UAS",
                                         "LAS", "CLAS", "MLAS", "BLEX")},
               "date": str(datetime.date.today()), "machine": machine()}
-    with open(args.results, "a") as out:
-        out.write(json.dumps(result) + "\n")
-    print(json.dumps(result))
+    append_result(args.results, result)
 
 
 if __name__ == "__main__":

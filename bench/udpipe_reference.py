@@ -11,12 +11,11 @@ Needs ``pip install ufal.udpipe`` (part of the ``bench`` extra). Appends one JSO
 import argparse
 import datetime
 import io
-import json
 import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, machine
+from common import ROOT, append_result, machine
 from first_order import files
 from ufal.udpipe import InputFormat, Model, Pipeline, ProcessingError, Sentence, Sentences, Trainer
 
@@ -71,9 +70,7 @@ def main():
         **{k: scores[k] for k in ("UAS", "LAS", "UAS_nopunct", "LAS_nopunct", "UCM", "LCM")},
         "date": str(datetime.date.today()), "machine": machine(),
     }
-    with open(args.results, "a") as out:
-        out.write(json.dumps(result) + "\n")
-    print(json.dumps(result))
+    append_result(args.results, result)
 
 
 if __name__ == "__main__":
