@@ -219,8 +219,13 @@ def baseline_cmd(input, output, kind, fmt, force):
 COMPONENTS = ("tokenizer", "tagger", "lemmatizer", "parser")
 FIRST_ORDER_OPTIONS = ("trainer", "decoder", "train_decoder", "hash_bits",
                        "exact_features", "k", "C", "clusters", "init_noise", "squeeze")
-ISBN_OPTIONS = ("hidden", "features", "latent_links", "approximation", "pseudo", "cutoff",
-                "batch_size", "patience", "beam", "branching")
+ISBN_ONLY = ("features", "latent_links", "approximation", "pseudo", "cutoff", "beam",
+             "branching")
+NETWORK_OPTIONS = ("hidden", "batch_size", "patience")  # isbn and neural
+NEURAL_OPTIONS = ("objective", "layers", "embeddings", "resume")
+DEFAULTS = {"first-order": {"epochs": 10, "components": COMPONENTS},
+            "isbn": {"epochs": 10, "hidden": 80, "components": COMPONENTS},
+            "neural": {"epochs": 40, "hidden": 200, "components": ("tokenizer", "parser")}}
 ONLINE = ("perceptron", "mira", "mira-kbest", "mira-factored")
 LATENT = ("latent", "latent-lbfgs")
 # first-order options that only some trainers take
@@ -265,10 +270,12 @@ def _given(ctx, names) -> list[str]:
 
 
 @cli.command("train")
-@click.option("--model-type", type=click.Choice(["first-order", "isbn"]), default="first-order",
+@click.option("--model-type", type=click.Choice(list(DEFAULTS)), default="first-order",
               show_default=True,
               help="first-order: the graph-based parser; isbn: the generative Incremental "
-                   "Sigmoid Belief Network parser (Titov & Henderson 2007).")
+                   "Sigmoid Belief Network parser (Titov & Henderson 2007); neural: a BiLSTM "
+                   "with biaffine scores trained with a tree objective, which also tags and "
+                   "lemmatizes.")
 @click.option("--train", "train_path", required=True, type=click.Path(),
               help="Training treebank (CoNLL-U or CoNLL-X).")
 @click.option("--dev", "dev_path", type=click.Path(),
@@ -291,9 +298,9 @@ def _given(ctx, names) -> list[str]:
               help="Decoder during training (default: --decoder).")
 @click.option("--multi-root", is_flag=True,
               help="Allow several words attached to the root (default: exactly one).")
-@click.option("--epochs", type=click.IntRange(1), default=10, show_default=True,
+@click.option("--epochs", type=click.IntRange(1),
               help="Passes over the training data (loglinear, latent-lbfgs: L-BFGS "
-                   "iterations); with --dev the best one is kept.")
+                   "iterations); with --dev the best one is kept. Default 10; neural: 40.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the shuffling (and of the initial weights where they are random).")
 @click.option("--hash-bits", type=click.IntRange(10, 31), default=23, show_default=True,
@@ -316,8 +323,9 @@ def _given(ctx, names) -> list[str]:
               help="latent: standard deviation of the initial weights (seeded by --seed).")
 @click.option("--squeeze", is_flag=True,
               help="latent: drop the arc features pairing both words and the POS four-grams.")
-@click.option("--hidden", type=click.IntRange(1), default=80, show_default=True,
-              help="isbn: latent units per state.")
+@click.option("--hidden", type=click.IntRange(1),
+              help="isbn: latent units per state (default 80); neural: BiLSTM units per "
+                   "direction (default 200).")
 @click.option("--features", type=click.Choice(["tuned", "local"]), default="tuned",
               show_default=True, help="isbn: explicit features (local: stack top and front).")
 @click.option("--latent-links/--no-latent-links", default=True, show_default=True,
@@ -330,17 +338,31 @@ def _given(ctx, names) -> list[str]:
 @click.option("--cutoff", type=click.IntRange(1), default=5, show_default=True,
               help="isbn: rarer words, bundles and lemmas become #UNKNOWN#.")
 @click.option("--batch-size", type=click.IntRange(1), default=32, show_default=True,
-              help="isbn: sentences per step.")
+              help="isbn, neural: sentences per step.")
 @click.option("--patience", type=click.IntRange(1), default=10, show_default=True,
-              help="isbn: stop after this many epochs without a better dev LAS.")
+              help="isbn, neural: stop after this many epochs without a better dev LAS.")
+@click.option("--objective", type=click.Choice(["crf", "crf-projective", "max-margin",
+                                                "local"]), default="crf", show_default=True,
+              help="neural: the arc objective: the tree CRF (Matrix-Tree), the projective "
+                   "tree CRF (inside-outside), structured max-margin (cost-augmented MST), or "
+                   "local head selection (cross-entropy per word).")
+@click.option("--layers", type=click.IntRange(1), default=2, show_default=True,
+              help="neural: BiLSTM layers.")
+@click.option("--embeddings", type=click.Path(exists=True, dir_okay=False),
+              help="neural: word vectors (text format: a word and its numbers per line) to "
+                   "start the word embeddings from.")
+@click.option("--resume", is_flag=True,
+              help="neural: continue the interrupted training of --model from its checkpoint "
+                   "(MODEL.checkpoint, written after every epoch), with the same options.")
 @click.option("--beam", type=click.IntRange(1), default=5, show_default=True,
               help="isbn: beam width B when parsing dev (the model keeps it for parsing).")
 @click.option("--branching", type=click.IntRange(1), default=3, show_default=True,
               help="isbn: labels K expanded per arc in the search.")
-@click.option("--components", default=",".join(COMPONENTS), show_default=True,
+@click.option("--components",
               help="What the model file holds, comma-separated: tokenizer (sentences and "
                    "tokens of raw text), tagger (UPOS, XPOS, FEATS), lemmatizer, parser. With "
-                   "a tagger the parser trains on jackknifed tags.")
+                   "a tagger the parser trains on jackknifed tags. Default: all four; neural: "
+                   "tokenizer,parser (its parser tags and lemmatizes).")
 @click.option("--folds", type=click.IntRange(2), default=10, show_default=True,
               help="Jackknifing: the parser's training tags come from taggers trained on the "
                    "other folds.")
@@ -351,21 +373,36 @@ def _given(ctx, names) -> list[str]:
 def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decoder,
               train_decoder, multi_root, epochs, seed, hash_bits, exact_features, k, C,
               learning_rate, clusters, init_noise, squeeze, hidden, features, latent_links,
-              approximation, pseudo, cutoff, batch_size, patience, beam, branching,
-              components, folds, quiet, fmt, force):
+              approximation, pseudo, cutoff, batch_size, patience, objective, layers,
+              embeddings, resume, beam, branching, components, folds, quiet, fmt, force):
     """Train a parser and save the best epoch's model."""
+    what = f"--model-type {model_type}"
     if model_type == "isbn":
-        _refuse(ctx, FIRST_ORDER_OPTIONS, "--model-type isbn")
+        _refuse(ctx, FIRST_ORDER_OPTIONS + NEURAL_OPTIONS, what)
+    elif model_type == "neural":
+        _refuse(ctx, [o for o in FIRST_ORDER_OPTIONS if o != "decoder"] + list(ISBN_ONLY), what)
     else:
-        _refuse(ctx, ISBN_OPTIONS, "--model-type first-order")
+        _refuse(ctx, ISBN_ONLY + NETWORK_OPTIONS + NEURAL_OPTIONS, what)
         _refuse(ctx, [name for name, trainers in TRAINER_OPTIONS.items()
                       if trainer not in trainers], f"--trainer {trainer}")
+    defaults = DEFAULTS[model_type]
+    epochs = epochs or defaults["epochs"]
+    hidden = hidden or defaults.get("hidden")
+    components = components or ",".join(defaults["components"])
     parts = [c.strip() for c in components.split(",") if c.strip()]
     unknown = sorted(set(parts) - set(COMPONENTS))
     if unknown or not parts:
         raise click.UsageError(f"--components: choose among {', '.join(COMPONENTS)} "
                                f"(got {components!r})")
     _output(model_path, [train_path, dev_path], model=True, force=force)
+    checkpoint = f"{model_path}.checkpoint"
+    if model_type == "neural" and "parser" in parts:
+        if resume and not os.path.exists(checkpoint):
+            raise ArborparseError(f"--resume: there is no {checkpoint} (a neural training "
+                                  "writes one after every epoch and removes it at its end)")
+        if not resume and not force and os.path.exists(checkpoint):
+            raise ArborparseError(f"{checkpoint} holds an interrupted training of this model: "
+                                  "continue it with --resume, or start again with --force")
     latent = trainer in LATENT
     train = read_conllu(train_path, fmt)
     dev = read_conllu(dev_path, fmt) if dev_path else None
@@ -383,7 +420,16 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
             train = _jackknife(parts, front, train, folds, seed, quiet)
             dev = front.parse(dev, retag=True) if dev else None
         save_best = SaveWith(model_path, front)
-    if model_type == "isbn":
+    if model_type == "neural":
+        from arborparse.neural.train import NeuralTrainer
+
+        trainer_ = NeuralTrainer(objective, epochs, patience, batch_size,
+                                 2e-3 if learning_rate is None else learning_rate, hidden,
+                                 layers, embeddings=embeddings,
+                                 decoder=decoder if _given(ctx, ["decoder"]) else None,
+                                 single_root=not multi_root, seed=seed, progress=not quiet,
+                                 checkpoint=checkpoint, resume=resume)
+    elif model_type == "isbn":
         from arborparse.isbn.train import ISBNTrainer
 
         trainer_ = ISBNTrainer(hidden, features, latent_links, pseudo, cutoff, cutoff, epochs,

@@ -27,7 +27,8 @@ VERSION = 1
 # model kind -> (module, class); imported on demand, so loading one family never pays
 # for another's dependencies
 FAMILIES = {"first-order": ("arborparse.linear.parser", "Parser"),
-            "isbn": ("arborparse.isbn.parser", "ISBNParser")}
+            "isbn": ("arborparse.isbn.parser", "ISBNParser"),
+            "neural": ("arborparse.neural.parser", "NeuralParser")}
 TEXT = {"tokenizer": ("arborparse.text.tokenizer", "Tokenizer"),
         "tagger": ("arborparse.text.tagger", "Tagger"),
         "lemmatizer": ("arborparse.text.lemmatizer", "Lemmatizer")}
@@ -116,6 +117,8 @@ class Pipeline:
                 yield from (chunk if keep_tags else self._annotate(chunk, bool(retag)))
         if self.parser is None:
             return tagged()
+        if "retag" in self.parser.options:  # a parser that tags (the neural family)
+            options.update(retag=retag, keep_tags=keep_tags)
         return self.parser.iter_parse(tagged(), **options)
 
     def parse(self, sentences, **options) -> list:

@@ -5,12 +5,14 @@ A trainer's ``fit(train, dev=None, save_best=None)`` updates ``best_epoch_`` whe
 epoch is the best so far and, given `save_best` (a path, or a callable with a ``path``
 that saves a parser its own way: inside a pipeline, say), saves that epoch's parser at
 once (atomically; `save_parser`). Decorated with `keeps_best`, an interrupt becomes
-`TrainingInterrupted`, which names the epoch kept and the file.
+`TrainingInterrupted`, which names the epoch kept and the file (and a trainer's
+``checkpoint``, when it wrote one, to resume from).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 
 from arborparse.errors import ArborparseError
 
@@ -19,7 +21,7 @@ class TrainingInterrupted(ArborparseError):
     """Training was interrupted; `epoch` (or None) is the best finished epoch, saved in
     `path` when one was given."""
 
-    def __init__(self, epoch: int | None, path):
+    def __init__(self, epoch: int | None, path, checkpoint=None):
         self.epoch = epoch
         self.path = path
         if epoch is None:
@@ -28,6 +30,8 @@ class TrainingInterrupted(ArborparseError):
             message = f"training interrupted; the best epoch so far was {epoch}"
         else:
             message = f"training interrupted; {path} holds epoch {epoch}, the best so far"
+        if checkpoint is not None:
+            message += f"; {checkpoint} holds the last finished epoch: continue with --resume"
         super().__init__(message)
 
 
@@ -60,7 +64,10 @@ def keeps_best(fit):
         except BaseException as err:
             if is_interrupt(err):
                 path = getattr(save_best, "path", save_best)
-                raise TrainingInterrupted(self.best_epoch_, path) from None
+                checkpoint = getattr(self, "checkpoint", None)
+                if checkpoint is not None and not os.path.exists(checkpoint):
+                    checkpoint = None
+                raise TrainingInterrupted(self.best_epoch_, path, checkpoint) from None
             raise
 
     return wrapper

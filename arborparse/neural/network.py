@@ -1,0 +1,141 @@
+"""The network: encoder, biaffine arc and label scorers, tagging heads.
+
+Each word is the concatenation of its word embedding and a character CNN over its
+characters (max-pooled), the root a learned word of its own; a multi-layer BiLSTM reads the
+sentence. Arc scores are biaffine (Dozat & Manning 2017): ``S[b, h, m] = d_m W h_h + u h_h``
+with ``h`` and ``d`` two MLPs of the BiLSTM states (head and dependent roles); label scores
+at a given head are bilinear per label over two more MLPs. UPOS, XPOS, FEATS and lemma edit
+scripts are linear heads over the BiLSTM states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from arborparse.io.conllu import Sentence
+from arborparse.neural.vocab import PAD, ROOT, Vocabulary
+
+HEADS = ("upos", "xpos", "feats", "lemma")  # the tagging heads
+
+
+@dataclass
+class Batch:
+    """Sentences as tensors: word ids (B, N+1), the characters of the batch's distinct
+    forms (U, C) with each word's form index (B, N+1), lengths (B,) and, for training,
+    targets name -> (B, N+1) with -1 where there is nothing to predict."""
+
+    words: torch.Tensor
+    chars: torch.Tensor
+    forms: torch.Tensor
+    lengths: torch.Tensor
+    targets: dict[str, torch.Tensor] | None = None
+
+    @classmethod
+    def of(cls, vocab: Vocabulary, sentences: list[Sentence], targets: bool = False) -> Batch:
+        B, N1 = len(sentences), 1 + max(len(s) for s in sentences)
+        words = np.zeros((B, N1), dtype=np.int64)
+        forms = np.zeros((B, N1), dtype=np.int64)
+        distinct = {"": 0, None: 1}  # padding, root
+        for b, s in enumerate(sentences):
+            words[b, :len(s) + 1] = vocab.word_ids(s)
+            forms[b, 0] = 1
+            forms[b, 1:len(s) + 1] = [distinct.setdefault(f, len(distinct)) for f in s.forms]
+        spelled = [[PAD], [ROOT]] + [vocab.char_ids(f) for f in list(distinct)[2:]]
+        chars = np.zeros((len(spelled), max(map(len, spelled))), dtype=np.int64)
+        for u, ids in enumerate(spelled):
+            chars[u, :len(ids)] = ids
+        gold = None
+        if targets:
+            gold = {}
+            for b, s in enumerate(sentences):
+                for name, values in vocab.targets(s).items():
+                    gold.setdefault(name, np.full((B, N1), -1, dtype=np.int64))[b, :len(s) + 1] \
+                        = values
+            gold = {name: torch.from_numpy(a) for name, a in gold.items()}
+        return cls(torch.from_numpy(words), torch.from_numpy(chars), torch.from_numpy(forms),
+                   torch.tensor([len(s) for s in sentences]), gold)
+
+
+class MLP(nn.Module):
+    def __init__(self, n_in: int, n_out: int, dropout: float):
+        super().__init__()
+        self.linear = nn.Linear(n_in, n_out)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.dropout(nn.functional.leaky_relu(self.linear(x), 0.1))
+
+
+class Network(nn.Module):
+    """Parameters
+    ----------
+    sizes : vocabulary sizes (`Vocabulary.sizes`)
+    word_dim, char_dim, char_out : word embeddings, character embeddings, CNN filters
+    hidden, layers : BiLSTM units per direction and layers
+    arc_dim, label_dim : the arc and label MLPs
+    dropout : on embeddings, between BiLSTM layers and after the MLPs
+    """
+
+    def __init__(self, sizes: dict[str, int], word_dim: int = 100, char_dim: int = 50,
+                 char_out: int = 100, hidden: int = 200, layers: int = 2, arc_dim: int = 256,
+                 label_dim: int = 128, dropout: float = 0.33):
+        super().__init__()
+        self.config = {"word_dim": word_dim, "char_dim": char_dim, "char_out": char_out,
+                       "hidden": hidden, "layers": layers, "arc_dim": arc_dim,
+                       "label_dim": label_dim, "dropout": dropout}
+        self.words = nn.Embedding(sizes["words"], word_dim, padding_idx=PAD)
+        self.chars = nn.Embedding(sizes["chars"], char_dim, padding_idx=PAD)
+        self.conv = nn.Conv1d(char_dim, char_out, 3, padding=1)
+        self.dropout = nn.Dropout(dropout)
+        self.lstm = nn.LSTM(word_dim + char_out, hidden, layers, batch_first=True,
+                            bidirectional=True, dropout=dropout if layers > 1 else 0.0)
+        width = 2 * hidden
+        self.arc_head, self.arc_dep = MLP(width, arc_dim, dropout), MLP(width, arc_dim, dropout)
+        self.arc_weight = nn.Parameter(torch.zeros(arc_dim, arc_dim))
+        self.arc_bias = nn.Parameter(torch.zeros(arc_dim))
+        self.label_head = MLP(width, label_dim, dropout)
+        self.label_dep = MLP(width, label_dim, dropout)
+        self.label_weight = nn.Parameter(torch.zeros(sizes["labels"], label_dim + 1,
+                                                     label_dim + 1))
+        self.tags = nn.ModuleDict({name: nn.Linear(width, max(sizes[name], 1))
+                                   for name in HEADS})
+
+    def _characters(self, batch: Batch) -> torch.Tensor:
+        """(B, N+1, char_out): the CNN over each distinct form, max-pooled."""
+        x = self.conv(self.chars(batch.chars).transpose(1, 2))  # (U, char_out, C)
+        x = x.masked_fill((batch.chars == PAD)[:, None, :], float("-inf")).amax(dim=2)
+        x = torch.where(torch.isfinite(x), x, torch.zeros_like(x))  # the padding form
+        return x[batch.forms]
+
+    def encode(self, batch: Batch) -> torch.Tensor:
+        """(B, N+1, 2 hidden): the BiLSTM states of the root and the words."""
+        x = torch.cat([self.words(batch.words), self._characters(batch)], dim=-1)
+        x = self.dropout(x)
+        packed = pack_padded_sequence(x, batch.lengths + 1, batch_first=True,
+                                      enforce_sorted=False)
+        out, _ = self.lstm(packed)
+        out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
+        return self.dropout(out)
+
+    def arc_scores(self, states: torch.Tensor) -> torch.Tensor:
+        """(B, N+1, N+1): S[b, h, m]."""
+        head, dep = self.arc_head(states), self.arc_dep(states)
+        S = torch.einsum("bmi,ij,bhj->bhm", dep, self.arc_weight, head)
+        return S + (head @ self.arc_bias)[:, :, None]
+
+    def label_scores(self, states: torch.Tensor, heads: torch.Tensor) -> torch.Tensor:
+        """(B, N+1, L): the score of each label for word m under the head heads[b, m]."""
+        head, dep = self.label_head(states), self.label_dep(states)
+        head = head.gather(1, heads.clamp(min=0)[:, :, None].expand_as(head))
+        ones = head.new_ones(head.shape[:-1] + (1,))
+        head, dep = torch.cat([head, ones], -1), torch.cat([dep, ones], -1)
+        return torch.einsum("bmi,lij,bmj->bml", dep, self.label_weight, head)
+
+    def tag_scores(self, states: torch.Tensor) -> dict[str, torch.Tensor]:
+        """name -> (B, N+1, classes) for UPOS, XPOS, FEATS and lemma scripts."""
+        return {name: layer(states) for name, layer in self.tags.items()}

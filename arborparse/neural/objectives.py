@@ -1,0 +1,68 @@
+"""The arc objectives and decoding, on batched scores ``S`` (B, N+1, N+1).
+
+- ``crf``: the tree CRF over non-projective trees, -log P(gold) = log Z - s(gold), with log
+  Z by the Matrix-Tree Theorem (Koo et al. 2007; Smith & Smith 2007);
+- ``crf-projective``: the same over projective trees, log Z by inside-outside (its training
+  trees are projectivized);
+- ``max-margin``: the structured hinge max_y [s(y) + Hamming(y, gold)] - s(gold), y found by
+  cost-augmented MST;
+- ``local``: each word's head by cross-entropy over the words of its sentence (Dozat &
+  Manning's head selection), the reference.
+
+Each returns the sum over the batch; words are single-rooted or not as `single_root` says.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from arborparse.trees import batch as tb
+
+OBJECTIVES = ("crf", "crf-projective", "max-margin", "local")
+
+
+def gold_score(S: torch.Tensor, heads: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """(B,): the score of each sentence's gold tree; heads (B, N+1), -1 off the words."""
+    words = heads >= 0
+    picked = S.gather(1, heads.clamp(min=0)[:, None, :]).squeeze(1)  # S[b, heads[m], m]
+    return (picked * words).sum(dim=1)
+
+
+def word_mask(lengths: torch.Tensor, N1: int) -> torch.Tensor:
+    """(B, N+1) boolean: positions 1..n."""
+    idx = torch.arange(N1, device=lengths.device)
+    return (idx[None, :] >= 1) & (idx[None, :] <= lengths[:, None])
+
+
+def arc_loss(objective: str, S: torch.Tensor, heads: torch.Tensor, lengths: torch.Tensor,
+             single_root: bool = True) -> torch.Tensor:
+    """The objective's loss summed over the batch (a scalar to minimize)."""
+    if objective in ("crf", "crf-projective"):
+        log_z = tb.log_partition(S, lengths, projective=objective == "crf-projective",
+                                 single_root=single_root)
+        return (log_z - gold_score(S, heads, lengths)).sum()
+    if objective == "max-margin":
+        cost = torch.ones_like(S)
+        cost.scatter_(1, heads.clamp(min=0)[:, None, :], 0.0)  # no cost on the gold arcs
+        augmented = S + cost
+        best = tb.mst(augmented.detach(), lengths, single_root)
+        return (gold_score(augmented, best, lengths) - gold_score(S, heads, lengths)).sum()
+    if objective == "local":
+        N1 = S.shape[1]
+        idx = torch.arange(N1, device=S.device)
+        allowed = (idx[None, :, None] <= lengths[:, None, None]) & \
+            (idx[:, None] != idx[None, :])[None]
+        log_p = S.masked_fill(~allowed, float("-inf")).log_softmax(dim=1)
+        words = word_mask(lengths, N1)
+        picked = log_p.gather(1, heads.clamp(min=0)[:, None, :]).squeeze(1)
+        return -(picked[words]).sum()
+    raise ValueError(f"objective: one of {OBJECTIVES}, got {objective!r}")
+
+
+def decode(S: torch.Tensor, lengths: torch.Tensor, projective: bool, single_root: bool,
+           mbr: bool = False) -> torch.Tensor:
+    """(B, N+1) heads: the best tree (MAP), or with `mbr` the tree with the most expected
+    correct arcs (the best tree under the arc marginals)."""
+    if mbr:
+        S = tb.marginals(S.double(), lengths, projective, single_root)
+    return (tb.eisner if projective else tb.mst)(S, lengths, single_root)

@@ -1,0 +1,181 @@
+"""`NeuralParser`: the trained network with its vocabulary; tags, lemmatizes and parses
+(model kind ``neural``).
+
+The model reads the words alone. By default it writes its UPOS, XPOS and FEATS into the
+sentences that lack UPOS somewhere and its lemmas where LEMMA is ``_``; with
+``retag=True`` into every sentence and word, with ``keep_tags=True`` nowhere. HEAD and
+DEPREL are always its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from itertools import islice
+
+import numpy as np
+import torch
+
+from arborparse.io import model_files as files
+from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS, Sentence
+from arborparse.neural.network import Batch, Network
+from arborparse.neural.objectives import decode
+from arborparse.neural.vocab import Vocabulary
+from arborparse.options import OptionError, check_options
+from arborparse.text.lemmatizer import applies, apply_script
+from arborparse.trees import batch as tb
+
+KIND = "neural"
+VERSION = 1
+CHUNK = 256  # sentences read ahead from a stream; sorted by length into batches
+BATCH_WORDS = 2000  # words per batch when parsing
+SCRIPTS_TRIED = 8  # lemma scripts tried, best first, for one that applies to the form
+
+
+def batches(sentences: list[Sentence], words: int) -> list[list[int]]:
+    """Indices of `sentences` in batches of similar length, about `words` words each."""
+    order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+    out, current, size = [], [], 0
+    for i in order:
+        if current and size + len(sentences[i]) > words:
+            out.append(current)
+            current, size = [], 0
+        current.append(i)
+        size += len(sentences[i])
+    return out + [current] if current else out
+
+
+class NeuralParser:
+    """Parameters
+    ----------
+    vocab, network : the vocabulary and the trained network
+    objective : what the arc scores were trained with (`objectives.OBJECTIVES`)
+    decoder : ``"mst"`` (non-projective) or ``"eisner"`` (projective), the default of `parse`
+    single_root : exactly one word attached to the root
+    """
+
+    kind = KIND
+    options = {"decoder": ("mst", "eisner"), "decode_as": ("map", "mbr"),
+               "marginals": (False, True), "retag": (False, True), "keep_tags": (False, True)}
+
+    def __init__(self, vocab: Vocabulary, network: Network, objective: str = "crf",
+                 decoder: str = "mst", single_root: bool = True):
+        self.vocab = vocab
+        self.network = network
+        self.objective = objective
+        self.decoder = decoder
+        self.single_root = single_root
+
+    # ------------------------------------------------------------------ parsing
+
+    def _lemma(self, form: str, scores: torch.Tensor) -> str:
+        for k in scores.topk(min(SCRIPTS_TRIED, len(scores))).indices.tolist():
+            script = self.vocab.scripts[k]
+            if applies(form, script):
+                return apply_script(form, script)
+        return form
+
+    def _parse_batch(self, sentences: list[Sentence], decoder: str, mbr: bool,
+                     marginals: bool, retag: bool, keep_tags: bool) -> list[Sentence]:
+        net, vocab = self.network, self.vocab
+        device = next(net.parameters()).device
+        batch = Batch.of(vocab, sentences)
+        lengths = batch.lengths
+        with torch.no_grad():
+            states = net.encode(Batch(*(t.to(device) for t in (
+                batch.words, batch.chars, batch.forms, batch.lengths))))
+            S = net.arc_scores(states).float().cpu()
+            projective = decoder == "eisner"
+            heads = decode(S, lengths, projective, self.single_root, mbr)
+            label_scores = net.label_scores(states, heads.to(device)).float().cpu()
+            labels = label_scores.argmax(-1)
+            tags = {name: s.float().cpu() for name, s in net.tag_scores(states).items()}
+            mu = tb.marginals(S.double(), lengths, projective, self.single_root) \
+                if marginals else None
+        out = []
+        for b, s in enumerate(sentences):
+            n = len(s)
+            parsed = s.with_tree(heads[b, :n + 1].numpy(),
+                                 [vocab.labels[k] for k in labels[b, 1:n + 1].tolist()])
+            columns = {}
+            if retag or (not keep_tags and "_" in s.upos):
+                for name, column in (("upos", UPOS), ("xpos", XPOS), ("feats", FEATS)):
+                    values = getattr(vocab, name)
+                    columns[column] = [values[k] for k in tags[name][b, 1:n + 1].argmax(-1)
+                                       .tolist()]
+            if vocab.scripts and not keep_tags and (retag or "_" in s.lemmas):
+                columns[LEMMA] = [lemma if lemma != "_" and not retag
+                                  else self._lemma(form, tags["lemma"][b, m + 1])
+                                  for m, (form, lemma) in enumerate(zip(s.forms, s.lemmas))]
+            if columns:
+                parsed = parsed.with_columns(columns)
+            if mu is not None:
+                m = np.arange(1, n + 1)
+                head_prob = mu[b].numpy()[heads[b, 1:n + 1].numpy(), m]
+                label_prob = label_scores[b, 1:n + 1].softmax(-1).max(-1).values.numpy()
+                parsed = parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}"
+                                           for h, lp in zip(head_prob, label_prob)])
+            out.append(parsed)
+        return out
+
+    def iter_parse(self, sentences: Iterable[Sentence], **options) -> Iterator[Sentence]:
+        """Parse lazily, a chunk of sentences at a time (for streams); options as in
+        `parse`."""
+        check_options(self, options)
+        if options.get("retag") and options.get("keep_tags"):
+            raise OptionError("retag", True, "cannot go with keep_tags")
+        decoder = options.get("decoder") or self.decoder
+        settings = (decoder, options.get("decode_as") == "mbr", bool(options.get("marginals")),
+                    bool(options.get("retag")), bool(options.get("keep_tags")))
+        self.network.eval()
+        stream = iter(sentences)
+        while chunk := list(islice(stream, CHUNK)):
+            parsed = [None] * len(chunk)
+            for group in batches(chunk, BATCH_WORDS):
+                for i, s in zip(group, self._parse_batch([chunk[i] for i in group],
+                                                         *settings)):
+                    parsed[i] = s
+            yield from parsed
+
+    def parse(self, sentences: Iterable[Sentence], **options) -> list[Sentence]:
+        """Every sentence with HEAD and DEPREL of the best tree, and tags and lemmas as the
+        module docstring says.
+
+        decoder : ``"mst"`` or ``"eisner"`` (default: the model's)
+        decode_as : ``"map"`` (the best tree) or ``"mbr"`` (the most expected correct arcs)
+        marginals : add ``HeadProb`` (the head's marginal probability) and ``LabelProb``
+        retag, keep_tags : tag every sentence, or none
+        """
+        return list(self.iter_parse(sentences, **options))
+
+    # ------------------------------------------------------------------ model files
+
+    def save(self, path) -> None:
+        files.save(path, KIND, VERSION, *self.parts())
+
+    def parts(self) -> tuple[dict, dict]:
+        """(header, arrays) of the model file."""
+        header = {"vocabulary": self.vocab.to_json(), "network": self.network.config,
+                  "objective": self.objective, "decoder": self.decoder,
+                  "single_root": self.single_root}
+        arrays = {f"param.{name}": p.detach().cpu().numpy()
+                  for name, p in self.network.named_parameters()}
+        return header, arrays
+
+    @classmethod
+    def load(cls, path) -> NeuralParser:
+        return cls.from_parts(*files.load(path, KIND, VERSION), path)
+
+    @classmethod
+    def from_parts(cls, header: dict, arrays: dict, path) -> NeuralParser:
+        try:
+            vocab = Vocabulary.from_json(header["vocabulary"])
+            net = Network(vocab.sizes(), **header["network"])
+            state = {name.removeprefix("param."): torch.from_numpy(np.asarray(a))
+                     for name, a in arrays.items() if name.startswith("param.")}
+            net.load_state_dict(state, strict=True)
+            net.eval()
+            return cls(vocab, net, str(header["objective"]), str(header["decoder"]),
+                       bool(header["single_root"]))
+        except (KeyError, TypeError, ValueError, RuntimeError) as e:
+            raise files.ModelFileError(f"{path}: the neural model file is invalid ({e})") \
+                from None

@@ -1,0 +1,279 @@
+"""`NeuralTrainer`: the network trained with a tree objective and the tagging heads' cross
+entropy, by Adam (β = 0.9, 0.9; the rate decays by 0.75 every 5,000 steps, as Dozat &
+Manning's), with dropout, gradient clipping, batches of sentences of similar length, early
+stopping on development LAS and the best epoch kept as soon as it is best.
+
+After every epoch a checkpoint (`checkpoint`: weights, Adam's state, the step, the best
+epoch so far and its weights) is written atomically; ``resume=True`` continues from it
+exactly where it stopped: every epoch seeds its own shuffling and dropout from the seed and
+its number, so a resumed run gives, on the same machine, the same model bit for bit. The
+checkpoint is removed when training ends.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from arborparse.errors import ArborparseError
+from arborparse.eval import evaluate
+from arborparse.io import model_files as files
+from arborparse.io.conllu import Sentence
+from arborparse.io.validate import check_tree
+from arborparse.neural.network import HEADS, Batch, Network
+from arborparse.neural.objectives import OBJECTIVES, arc_loss
+from arborparse.neural.parser import NeuralParser
+from arborparse.neural.vocab import Vocabulary
+from arborparse.training import keeps_best, save_parser
+from arborparse.transforms import projectivize
+
+CHECKPOINT = "neural-checkpoint"
+CHECKPOINT_VERSION = 1
+CLIP = 5.0
+DECAY_STEPS = 5000
+
+
+def read_vectors(path, vocab: Vocabulary) -> tuple[int, dict[int, np.ndarray]]:
+    """(dimension, word id -> vector) from a word-vector file in the common text format
+    (``word v1 ... vd`` per line, an optional ``count dimension`` first line); words are
+    matched lowercased, the first vector of a word wins."""
+    index = {w: i for i, w in enumerate(vocab.words)}
+    found, dim = {}, None
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for lineno, line in enumerate(handle, 1):
+            parts = line.rstrip("\n").rstrip().split(" ")
+            if lineno == 1 and len(parts) == 2 and all(p.isdigit() for p in parts):
+                continue
+            try:
+                vector = np.array(parts[1:], dtype=np.float32)
+            except ValueError:
+                raise ArborparseError(f"{path}:{lineno}: not a word vector line (a word and "
+                                      "numbers separated by spaces)") from None
+            if dim is None:
+                dim = len(vector)
+            if len(vector) != dim or dim == 0:
+                raise ArborparseError(f"{path}:{lineno}: {len(vector)} numbers, the file's "
+                                      f"vectors have {dim}")
+            i = index.get(parts[0].lower())
+            if i is not None and i not in found:
+                found[i] = vector
+    if dim is None:
+        raise ArborparseError(f"{path}: no word vectors in the file")
+    return dim, found
+
+
+class NeuralTrainer:
+    """Parameters
+    ----------
+    objective : one of `objectives.OBJECTIVES`
+    epochs : at most this many passes; patience: stop after this many without a better
+        development LAS
+    batch_size : sentences per step
+    learning_rate : Adam's initial rate
+    hidden, layers, word_dim, dropout : the network (`Network`)
+    embeddings : a word-vector file (text format) to initialize the word embeddings
+    decoder : parsing's default decoder (default: eisner for ``crf-projective``, else mst)
+    single_root : exactly one word attached to the root, in training and parsing
+    checkpoint : where the checkpoint is written after every epoch (None: nowhere)
+    resume : continue from `checkpoint`
+    """
+
+    def __init__(self, objective: str = "crf", epochs: int = 30, patience: int = 5,
+                 batch_size: int = 32, learning_rate: float = 2e-3, hidden: int = 200,
+                 layers: int = 2, word_dim: int = 100, dropout: float = 0.33,
+                 embeddings=None, decoder: str | None = None, single_root: bool = True,
+                 seed: int = 0, progress: bool = True, checkpoint=None, resume: bool = False):
+        if objective not in OBJECTIVES:
+            raise ArborparseError(f"objective: one of {', '.join(OBJECTIVES)}")
+        if min(epochs, patience, batch_size, hidden, layers, word_dim) < 1:
+            raise ArborparseError("epochs, patience, batch size, hidden, layers and word "
+                                  "dimension must be >= 1")
+        if resume and checkpoint is None:
+            raise ArborparseError("resume needs a checkpoint path")
+        self.objective, self.epochs, self.patience = objective, epochs, patience
+        self.batch_size, self.learning_rate = batch_size, learning_rate
+        self.hidden, self.layers, self.word_dim, self.dropout = hidden, layers, word_dim, dropout
+        self.embeddings = embeddings
+        self.decoder = decoder or ("eisner" if objective == "crf-projective" else "mst")
+        self.single_root, self.seed, self.progress = single_root, seed, progress
+        self.checkpoint, self.resume = checkpoint, resume
+
+    def settings(self) -> dict:
+        """What a checkpoint must agree on to be resumed."""
+        return {"objective": self.objective, "batch_size": self.batch_size,
+                "learning_rate": self.learning_rate, "hidden": self.hidden,
+                "layers": self.layers, "word_dim": self.word_dim, "dropout": self.dropout,
+                "decoder": self.decoder, "single_root": self.single_root, "seed": self.seed}
+
+    # ------------------------------------------------------------------ the pieces
+
+    def _network(self, vocab: Vocabulary) -> Network:
+        torch.manual_seed(self.seed)
+        vectors = {}
+        word_dim = self.word_dim
+        if self.embeddings is not None:
+            word_dim, vectors = read_vectors(self.embeddings, vocab)
+        net = Network(vocab.sizes(), word_dim=word_dim, hidden=self.hidden, layers=self.layers,
+                      dropout=self.dropout)
+        with torch.no_grad():
+            for i, v in vectors.items():
+                net.words.weight[i] = torch.from_numpy(v)
+        return net
+
+    def _batches(self, sentences: list[Sentence], epoch: int) -> list[list[int]]:
+        """Indices in batches of similar length, their order shuffled; each epoch its own."""
+        rng = np.random.default_rng([self.seed, epoch])
+        noise = rng.random(len(sentences))
+        order = sorted(range(len(sentences)), key=lambda i: (len(sentences[i]), noise[i]))
+        groups = [order[k:k + self.batch_size] for k in range(0, len(order), self.batch_size)]
+        return [groups[k] for k in rng.permutation(len(groups))]
+
+    def loss(self, net: Network, batch: Batch) -> tuple[torch.Tensor, int]:
+        """(the summed loss of the batch, its words)."""
+        gold = batch.targets
+        states = net.encode(batch)
+        total = arc_loss(self.objective, net.arc_scores(states), gold["heads"], batch.lengths,
+                         self.single_root)
+        ce = torch.nn.functional.cross_entropy
+        labels = net.label_scores(states, gold["heads"])
+        total = total + ce(labels.flatten(0, 1), gold["labels"].flatten(), ignore_index=-1,
+                           reduction="sum")
+        for name, scores in net.tag_scores(states).items():
+            target = gold[name].flatten()
+            if (target >= 0).any():
+                total = total + ce(scores.flatten(0, 1), target, ignore_index=-1,
+                                   reduction="sum")
+        return total, int(batch.lengths.sum())
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def _save_checkpoint(self, net, optimizer, vocab, state: dict, best_weights) -> None:
+        opt = optimizer.state_dict()
+        arrays = {f"param.{k}": v.detach().numpy() for k, v in net.state_dict().items()}
+        if best_weights is not None:
+            arrays.update({f"best.{k}": v.numpy() for k, v in best_weights.items()})
+        for i, entry in opt["state"].items():
+            arrays.update({f"adam.{i}.{k}": v.detach().numpy() for k, v in entry.items()})
+        header = {"settings": self.settings(), "vocabulary": vocab.to_json(),
+                  "network": net.config, "param_groups": opt["param_groups"], **state}
+        files.save(self.checkpoint, CHECKPOINT, CHECKPOINT_VERSION, header, arrays)
+
+    def _load_checkpoint(self):
+        if not os.path.exists(self.checkpoint):
+            raise ArborparseError(f"{self.checkpoint}: no checkpoint to resume from (one is "
+                                  "written after every epoch of a neural training)")
+        header, arrays = files.load(self.checkpoint, CHECKPOINT, CHECKPOINT_VERSION)
+        if header.get("settings") != self.settings():
+            theirs = header.get("settings") or {}
+            differ = sorted(k for k in self.settings() if theirs.get(k) != self.settings()[k])
+            raise ArborparseError(f"{self.checkpoint}: the checkpoint was trained with other "
+                                  f"settings ({', '.join(differ)}); resume with the same ones")
+        return header, arrays
+
+    # ------------------------------------------------------------------ training
+
+    @keeps_best
+    def fit(self, train: list[Sentence], dev: list[Sentence] | None = None,
+            save_best=None) -> NeuralTrainer:
+        """Train on `train`, select on `dev` (without dev: the last epoch); return self.
+        `save_best`: a path (or a saver) where the best parser is saved as soon as it is
+        best."""
+        if not train:
+            raise ArborparseError("the training data holds no sentences")
+        for s in train:
+            check_tree(s, self.single_root)
+        if self.objective == "crf-projective":
+            train = [projectivize(s, self.single_root) for s in train]
+        header = arrays = None
+        if self.resume:
+            header, arrays = self._load_checkpoint()
+            vocab = Vocabulary.from_json(header["vocabulary"])
+            net = Network(vocab.sizes(), **header["network"])
+        else:
+            vocab = Vocabulary.build(train)
+            net = self._network(vocab)
+        optimizer = torch.optim.Adam(net.parameters(), lr=self.learning_rate,
+                                     betas=(0.9, 0.9))
+        parser = NeuralParser(vocab, net, self.objective, self.decoder, self.single_root)
+        state = {"epoch": 0, "step": 0, "best_score": -1.0, "best_epoch": None, "waited": 0,
+                 "history": []}
+        best_weights = None
+        if header is not None:
+            net.load_state_dict({k[6:]: torch.from_numpy(v) for k, v in arrays.items()
+                                 if k.startswith("param.")})
+            names = {k[5:] for k in arrays if k.startswith("best.")}
+            best_weights = {k: torch.from_numpy(arrays[f"best.{k}"]) for k in names} or None
+            adam = {}
+            for key, value in arrays.items():
+                if key.startswith("adam."):
+                    _, i, name = key.split(".", 2)
+                    adam.setdefault(int(i), {})[name] = torch.from_numpy(value)
+            optimizer.load_state_dict({"state": adam, "param_groups": header["param_groups"]})
+            state = {k: header[k] for k in state}
+            self.best_epoch_ = state["best_epoch"]
+        items = list(train)
+        self.history_ = state["history"]
+        for epoch in range(state["epoch"] + 1, self.epochs + 1):
+            if dev and state["waited"] >= self.patience:
+                break
+            torch.manual_seed(self.seed * 100003 + epoch)
+            net.train()
+            start, total_loss, words = time.perf_counter(), 0.0, 0
+            bar = tqdm(self._batches(items, epoch), desc=f"epoch {epoch}/{self.epochs}",
+                       unit="batch", disable=None if self.progress else True, file=sys.stderr,
+                       leave=False)
+            for group in bar:
+                batch = Batch.of(vocab, [items[i] for i in group], targets=True)
+                for g in optimizer.param_groups:
+                    g["lr"] = self.learning_rate * 0.75 ** (state["step"] / DECAY_STEPS)
+                optimizer.zero_grad()
+                loss, n = self.loss(net, batch)
+                (loss / n).backward()
+                torch.nn.utils.clip_grad_norm_(net.parameters(), CLIP)
+                optimizer.step()
+                state["step"] += 1
+                total_loss += float(loss.detach())
+                words += n
+                bar.set_postfix(loss=f"{total_loss / words:.3f}",
+                                words_per_s=f"{words / (time.perf_counter() - start):.0f}")
+            seconds = time.perf_counter() - start
+            record = {"epoch": epoch, "seconds": seconds, "loss": total_loss / words,
+                      "words_per_second": words / seconds}
+            line = f"epoch {epoch}/{self.epochs}  {seconds:.1f}s  loss {record['loss']:.3f}"
+            best = not dev
+            if dev:
+                parsed = parser.parse(dev, retag=True)
+                scores = evaluate(dev, parsed)
+                record.update({k: scores[k] for k in ("UAS", "LAS", "UPOS", "XPOS", "UFeats",
+                                                      "Lemmas")})
+                line += "  dev " + "  ".join(f"{k} {record[k]:.2f}" for k in (
+                    "UPOS", "UFeats", "Lemmas", "UAS", "LAS"))
+                best = scores["LAS"] > state["best_score"]
+                if best:
+                    state["best_score"], state["waited"] = scores["LAS"], 0
+                    line += "  (best)"
+                else:
+                    state["waited"] += 1
+            if best:
+                best_weights = {k: v.detach().clone() for k, v in net.state_dict().items()}
+                state["best_epoch"] = self.best_epoch_ = epoch
+                if save_best is not None:
+                    save_parser(parser, save_best)
+            self.history_.append(record)
+            state["epoch"] = epoch
+            if self.checkpoint is not None:
+                self._save_checkpoint(net, optimizer, vocab, state, best_weights)
+            if self.progress:
+                tqdm.write(line, file=sys.stderr)
+        if best_weights is not None:
+            net.load_state_dict(best_weights)
+        net.eval()
+        if self.checkpoint is not None and os.path.exists(self.checkpoint):
+            os.remove(self.checkpoint)
+        self.parser_ = parser
+        return self
