@@ -8,7 +8,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "arborparse"
 GROUND = ("io", "trees", "transforms", "eval", "errors", "options", "training")
-FAMILIES = ("linear", "isbn")
+FAMILIES = ("linear", "isbn", "neural")
 
 
 def imports_of(path: Path) -> set[str]:

@@ -218,6 +218,7 @@ class NeuralTrainer:
             self.best_epoch_ = state["best_epoch"]
         items = list(train)
         self.history_ = state["history"]
+        began = time.perf_counter() - (self.history_[-1]["elapsed"] if self.history_ else 0)
         for epoch in range(state["epoch"] + 1, self.epochs + 1):
             if dev and state["waited"] >= self.patience:
                 break
@@ -264,6 +265,8 @@ class NeuralTrainer:
                 state["best_epoch"] = self.best_epoch_ = epoch
                 if save_best is not None:
                     save_parser(parser, save_best)
+            record["elapsed"] = time.perf_counter() - began
+            line += f"  [{record['elapsed'] / 60:.1f} min]"
             self.history_.append(record)
             state["epoch"] = epoch
             if self.checkpoint is not None:

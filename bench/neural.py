@@ -1,0 +1,83 @@
+"""The neural family on a treebank: training on this machine's CPU, then the test set parsed
+from its words alone (the model predicts UPOS, XPOS, FEATS, lemmas and the tree), scored
+with the CoNLL 2018 measures on gold tokenization.
+
+    python bench/neural.py UD_Gothic-PROIEL [--objective crf] [--epochs 40] [--threads 2]
+                           [--results bench/neural.jsonl]
+
+Trains `arborparse train --model-type neural --components parser` (dev for early stopping
+and the epoch kept) with `--threads` threads, records each epoch's dev scores and the time
+since the start (dev parsing included), the peak memory of training and the longest
+training sentence; parses test with one thread (`arborparse parse`, model load and Python's
+start included). The model is kept in bench/runs/. Appends one JSON line to --results.
+"""
+
+import argparse
+import datetime
+import json
+import re
+import tempfile
+from pathlib import Path
+
+from common import COMMAND, ROOT, append_result, files, machine, run
+
+from arborparse.io import read_conllu, write_conllu
+from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS
+
+MEASURES = ("UPOS", "XPOS", "UFeats", "AllTags", "Lemmas", "UAS", "LAS", "CLAS", "MLAS",
+            "BLEX")
+EPOCH = re.compile(r"epoch (\d+)/\d+ .* dev (.*?)(?:  \(best\))?  \[([\d.]+) min\]")
+
+
+def history(log: str) -> list[dict]:
+    out = []
+    for line in log.splitlines():
+        match = EPOCH.search(line)
+        if match:
+            scores = dict(zip(*[iter(match.group(2).split())] * 2))
+            out.append({"epoch": int(match.group(1)), "minutes": float(match.group(3)),
+                        **{k: float(v) for k, v in scores.items()}})
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("treebank")
+    ap.add_argument("--objective", default="crf")
+    ap.add_argument("--epochs", type=int, default=40)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--results", default=str(ROOT / "bench" / "neural.jsonl"))
+    args = ap.parse_args()
+    train, dev, test = files(args.treebank)
+    gold = read_conllu(test)
+    stem = ROOT / "bench" / "runs" / f"neural-{args.objective}-{args.treebank}"
+    kept = stem.with_suffix(".npz")
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    out = {"treebank": args.treebank, "system": f"arborparse neural ({args.objective})",
+           "epochs": args.epochs, "threads": args.threads}
+    trained = run([*COMMAND, "train", "--model-type", "neural", "--components", "parser",
+                   "--objective", args.objective, "--epochs", args.epochs, "--train", train,
+                   "--dev", dev, "--model", kept, "--force"], threads=args.threads)
+    out.update(train_wall_seconds=trained.wall, train_cpu_seconds=trained.cpu,
+               train_peak_rss_mb=trained.max_rss_mb,
+               longest_training_sentence=max(map(len, read_conllu(train))),
+               history=history(trained.err))
+    with tempfile.TemporaryDirectory() as tmp:
+        words_only = Path(tmp) / "words.conllu"
+        write_conllu([s.with_columns({c: ["_"] * len(s) for c in (LEMMA, UPOS, XPOS, FEATS)})
+                      for s in gold], words_only)
+        parsed = run([*COMMAND, "parse", "--model", kept, words_only, "-o",
+                      Path(tmp) / "parsed.conllu"])
+        out.update(parse_wall_seconds=parsed.wall, parse_cpu_seconds=parsed.cpu,
+                   test_sentences=len(gold), parse_peak_rss_mb=parsed.max_rss_mb)
+        result = json.loads(run([*COMMAND, "evaluate", test, Path(tmp) / "parsed.conllu",
+                                 "--json"]).out)
+        out["test"] = {k: result[k] for k in MEASURES}
+        # kept for `arborparse compare` between objectives
+        stem.with_suffix(".test.conllu").write_text((Path(tmp) / "parsed.conllu").read_text())
+    out.update(date=str(datetime.date.today()), machine=machine())
+    append_result(args.results, out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,169 @@
+"""The neural family end to end on tiny data: it memorizes a small treebank (trees, tags and
+lemmas), resumes an interrupted training bit for bit, and its model files round-trip and
+refuse other versions."""
+
+import numpy as np
+import pytest
+import torch
+from click.testing import CliRunner
+from treebanks import separable, separable_text
+
+import arborparse
+from arborparse.cli import cli
+from arborparse.errors import ArborparseError
+from arborparse.eval import evaluate
+from arborparse.io import model_files, read_conllu
+from arborparse.io.model_files import ModelFileError
+from arborparse.neural.parser import VERSION, NeuralParser
+from arborparse.neural.train import NeuralTrainer
+from arborparse.training import TrainingInterrupted
+
+TINY = dict(hidden=32, layers=1, word_dim=16, batch_size=4, dropout=0.0, learning_rate=1e-2,
+            progress=False)
+
+
+def weights(parser):
+    return {k: v.clone() for k, v in parser.network.state_dict().items()}
+
+
+def same(a, b):
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.fixture(scope="module")
+def memorized():
+    data = separable(2)
+    return data, NeuralTrainer(epochs=30, **TINY).fit(data)
+
+
+def test_a_tiny_treebank_is_memorized(memorized):
+    data, fitted = memorized
+    losses = [h["loss"] for h in fitted.history_]
+    assert losses[-1] < losses[0] / 10
+    parsed = fitted.parser_.parse(data, retag=True)
+    scores = evaluate(data, parsed)
+    assert (scores["LAS"], scores["UPOS"], scores["XPOS"], scores["Lemmas"]) == (100,) * 4
+
+
+def test_tags_are_written_where_missing_unless_kept(memorized):
+    data, fitted = memorized
+    blank = [s.with_columns({3: ["_"] * len(s), 2: ["_"] * len(s)}) for s in data]
+    parsed = fitted.parser_.parse(blank)
+    assert [s.upos for s in parsed] == [s.upos for s in data]
+    assert [s.lemmas for s in parsed] == [s.lemmas for s in data]
+    kept = fitted.parser_.parse(blank, keep_tags=True)
+    assert all(set(s.upos) == {"_"} for s in kept)
+    with pytest.raises(ArborparseError, match="cannot go with keep_tags"):
+        fitted.parser_.parse(data, retag=True, keep_tags=True)
+
+
+def test_mbr_eisner_and_marginals(memorized):
+    data, fitted = memorized
+    for options in ({"decode_as": "mbr"}, {"decoder": "eisner"}):
+        assert evaluate(data, fitted.parser_.parse(data, **options))["LAS"] == 100
+    parsed = fitted.parser_.parse(data[:2], marginals=True)
+    for s in parsed:
+        probs = [dict(kv.split("=") for kv in row[9].split("|")) for row in s.rows]
+        assert all(0.5 < float(p["HeadProb"]) <= 1 and 0 < float(p["LabelProb"]) <= 1
+                   for p in probs)
+
+
+def test_model_file_round_trip_and_versions(memorized, tmp_path):
+    data, fitted = memorized
+    path = tmp_path / "neural.npz"
+    fitted.parser_.save(path)
+    loaded = arborparse.load(path)
+    assert type(loaded) is NeuralParser and same(weights(loaded), weights(fitted.parser_))
+    text = lambda parser: "".join(s.to_text() for s in parser.parse(data, retag=True))
+    assert text(loaded) == text(fitted.parser_)
+    header, arrays = fitted.parser_.parts()
+    model_files.save(tmp_path / "v2.npz", "neural", VERSION + 1, header, arrays)
+    with pytest.raises(ModelFileError, match="version"):
+        arborparse.load(tmp_path / "v2.npz")
+    del arrays["param.arc_weight"]
+    model_files.save(tmp_path / "broken.npz", "neural", VERSION, header, arrays)
+    with pytest.raises(ModelFileError, match="the neural model file is invalid"):
+        arborparse.load(tmp_path / "broken.npz")
+
+
+@pytest.mark.parametrize("objective", ["crf-projective", "max-margin", "local"])
+def test_every_objective_trains(objective):
+    data = separable(2)
+    fitted = NeuralTrainer(objective, epochs=30, **TINY).fit(data)
+    assert evaluate(data, fitted.parser_.parse(data))["UAS"] == 100
+    assert fitted.parser_.decoder == ("eisner" if objective == "crf-projective" else "mst")
+
+
+def test_resume_continues_bit_for_bit(tmp_path, monkeypatch):
+    data, dev = separable(2), separable(1)
+    straight = NeuralTrainer(epochs=3, **TINY).fit(data, dev)
+    checkpoint = tmp_path / "m.npz.checkpoint"
+    save = NeuralTrainer._save_checkpoint
+    calls = []
+
+    def interrupted(self, *args):
+        save(self, *args)
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(NeuralTrainer, "_save_checkpoint", interrupted)
+    with pytest.raises(TrainingInterrupted, match="continue with --resume"):
+        NeuralTrainer(epochs=3, checkpoint=checkpoint, **TINY).fit(data, dev, tmp_path / "m.npz")
+    monkeypatch.setattr(NeuralTrainer, "_save_checkpoint", save)
+    with pytest.raises(ArborparseError, match="other settings \\(hidden\\)"):
+        NeuralTrainer(epochs=3, checkpoint=checkpoint, resume=True,
+                      **{**TINY, "hidden": 8}).fit(data, dev)
+    resumed = NeuralTrainer(epochs=3, checkpoint=checkpoint, resume=True, **TINY).fit(data, dev)
+    assert same(weights(resumed.parser_), weights(straight.parser_))
+    assert [h["loss"] for h in resumed.history_] == [h["loss"] for h in straight.history_]
+    assert resumed.best_epoch_ == straight.best_epoch_
+    assert not checkpoint.exists()  # training ended: nothing to resume
+
+
+def test_word_vectors_start_the_embeddings(tmp_path):
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("2 3\nthe 1 2 3\nDog 4 5 6\n")
+    trainer = NeuralTrainer(epochs=1, embeddings=vectors, **{**TINY, "learning_rate": 1e-12})
+    fitted = trainer.fit(separable(2))
+    vocab, table = fitted.parser_.vocab, fitted.parser_.network.words.weight
+    assert table.shape[1] == 3
+    assert np.allclose(table[vocab.words.index("the")].detach(), [1, 2, 3], atol=1e-6)
+    assert np.allclose(table[vocab.words.index("dog")].detach(), [4, 5, 6], atol=1e-6)
+    vectors.write_text("the 1 2 3\ndog 4 5\n")
+    with pytest.raises(ArborparseError, match="vectors.txt:2: 2 numbers"):
+        trainer.fit(separable(2))
+
+
+def test_a_long_sentence_parses():
+    data = separable(1)
+    long = read_conllu(__import__("io").StringIO("".join(
+        f"{i}\tw{i % 7}\t_\t_\t_\t_\t{0 if i == 1 else 1}\tdep\t_\t_\n"
+        for i in range(1, 251)) + "\n"))
+    fitted = NeuralTrainer(epochs=1, **TINY).fit(data)
+    parsed = fitted.parser_.parse(long)[0]
+    assert parsed.has_tree and list(parsed.heads[1:]).count(0) == 1
+
+
+def test_command_line_trains_parses_and_resumes(tmp_path):
+    train = tmp_path / "train.conllu"
+    train.write_text(separable_text(2))
+    model = tmp_path / "m.npz"
+    run = lambda *args: CliRunner().invoke(cli, list(map(str, args)))
+    args = ("train", "--model-type", "neural", "--train", train, "--dev", train, "--model",
+            model, "--epochs", 2, "--hidden", 16, "--layers", 1, "--batch-size", 4, "--quiet")
+    r = run(*args)
+    assert r.exit_code == 0, r.output
+    parser = arborparse.load(model)
+    assert parser.kind == "pipeline" and parser.tagger is None
+    assert parser.tokenizer is not None and parser.parser.kind == "neural"
+    r = run("parse", "--model", model, "--input-format", "text", "-o", tmp_path / "out.conllu",
+            train)
+    assert r.exit_code == 0, r.output
+    r = run(*args, "--resume")
+    assert r.exit_code == 1 and "there is no" in r.output
+    (tmp_path / "m.npz.checkpoint").write_bytes(b"")
+    r = run(*args)
+    assert r.exit_code == 1 and "continue it with --resume" in r.output
+    r = run(*args, "--trainer", "mira")
+    assert r.exit_code == 2 and "--trainer does not apply to --model-type neural" in r.output
