@@ -36,7 +36,9 @@ class Batch:
     targets: dict[str, torch.Tensor] | None = None
 
     @classmethod
-    def of(cls, vocab: Vocabulary, sentences: list[Sentence], targets: bool = False) -> Batch:
+    def of(cls, vocab: Vocabulary, sentences: list[Sentence],
+           targets: list[dict] | None = None) -> Batch:
+        """The batch of `sentences`; `targets`: their `Vocabulary.targets`, for training."""
         B, N1 = len(sentences), 1 + max(len(s) for s in sentences)
         words = np.zeros((B, N1), dtype=np.int64)
         forms = np.zeros((B, N1), dtype=np.int64)
@@ -50,10 +52,10 @@ class Batch:
         for u, ids in enumerate(spelled):
             chars[u, :len(ids)] = ids
         gold = None
-        if targets:
+        if targets is not None:
             gold = {}
-            for b, s in enumerate(sentences):
-                for name, values in vocab.targets(s).items():
+            for b, (s, values_of) in enumerate(zip(sentences, targets)):
+                for name, values in values_of.items():
                     gold.setdefault(name, np.full((B, N1), -1, dtype=np.int64))[b, :len(s) + 1] \
                         = values
             gold = {name: torch.from_numpy(a) for name, a in gold.items()}

@@ -217,6 +217,7 @@ class NeuralTrainer:
             state = {k: header[k] for k in state}
             self.best_epoch_ = state["best_epoch"]
         items = list(train)
+        targets = [vocab.targets(s) for s in items]  # edit scripts are slow to find
         self.history_ = state["history"]
         began = time.perf_counter() - (self.history_[-1]["elapsed"] if self.history_ else 0)
         for epoch in range(state["epoch"] + 1, self.epochs + 1):
@@ -229,7 +230,7 @@ class NeuralTrainer:
                        unit="batch", disable=None if self.progress else True, file=sys.stderr,
                        leave=False)
             for group in bar:
-                batch = Batch.of(vocab, [items[i] for i in group], targets=True)
+                batch = Batch.of(vocab, [items[i] for i in group], [targets[i] for i in group])
                 for g in optimizer.param_groups:
                     g["lr"] = self.learning_rate * 0.75 ** (state["step"] / DECAY_STEPS)
                 optimizer.zero_grad()
