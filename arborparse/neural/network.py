@@ -127,17 +127,22 @@ class Network(nn.Module):
     def arc_scores(self, states: torch.Tensor) -> torch.Tensor:
         """(B, N+1, N+1): S[b, h, m]."""
         head, dep = self.arc_head(states), self.arc_dep(states)
-        S = torch.einsum("bmi,ij,bhj->bhm", dep, self.arc_weight, head)
+        S = head @ (dep @ self.arc_weight).transpose(1, 2)
         return S + (head @ self.arc_bias)[:, :, None]
 
-    def label_scores(self, states: torch.Tensor, heads: torch.Tensor) -> torch.Tensor:
-        """(B, N+1, L): the score of each label for word m under the head heads[b, m]."""
+    def label_scores(self, states: torch.Tensor, heads: torch.Tensor,
+                     words: torch.Tensor) -> torch.Tensor:
+        """(W, L): the score of each label for the W words where `words` (B, N+1) is true
+        (row-major order), each under its head in `heads` (B, N+1)."""
         head, dep = self.label_head(states), self.label_dep(states)
-        head = head.gather(1, heads.clamp(min=0)[:, :, None].expand_as(head))
+        head = head.gather(1, heads.clamp(min=0)[:, :, None].expand_as(head))[words]
+        dep = dep[words]
         ones = head.new_ones(head.shape[:-1] + (1,))
-        head, dep = torch.cat([head, ones], -1), torch.cat([dep, ones], -1)
-        return torch.einsum("bmi,lij,bmj->bml", dep, self.label_weight, head)
+        return nn.functional.bilinear(torch.cat([dep, ones], -1), torch.cat([head, ones], -1),
+                                      self.label_weight)
 
-    def tag_scores(self, states: torch.Tensor) -> dict[str, torch.Tensor]:
-        """name -> (B, N+1, classes) for UPOS, XPOS, FEATS and lemma scripts."""
+    def tag_scores(self, states: torch.Tensor, words: torch.Tensor) -> dict[str, torch.Tensor]:
+        """name -> (W, classes) for UPOS, XPOS, FEATS and lemma scripts of the W positions
+        where `words` (B, N+1) is true, in row-major order."""
+        states = states[words]
         return {name: layer(states) for name, layer in self.tags.items()}

@@ -18,7 +18,7 @@ import torch
 from arborparse.io import model_files as files
 from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS, Sentence
 from arborparse.neural.network import Batch, Network
-from arborparse.neural.objectives import decode
+from arborparse.neural.objectives import decode, word_mask
 from arborparse.neural.vocab import Vocabulary
 from arborparse.options import OptionError, check_options
 from arborparse.text.lemmatizer import applies, apply_script
@@ -86,32 +86,33 @@ class NeuralParser:
             S = net.arc_scores(states).float().cpu()
             projective = decoder == "eisner"
             heads = decode(S, lengths, projective, self.single_root, mbr)
-            label_scores = net.label_scores(states, heads.to(device)).float().cpu()
-            labels = label_scores.argmax(-1)
-            tags = {name: s.float().cpu() for name, s in net.tag_scores(states).items()}
+            words = word_mask(lengths, S.shape[1]).to(device)
+            label_scores = net.label_scores(states, heads.to(device), words).float().cpu()
+            labels = label_scores.argmax(-1).tolist()
+            tags = {name: s.float().cpu() for name, s in net.tag_scores(states, words).items()}
             mu = tb.marginals(S.double(), lengths, projective, self.single_root) \
                 if marginals else None
-        out = []
+        out, first = [], 0  # the sentence's first row in the tag scores
         for b, s in enumerate(sentences):
             n = len(s)
+            rows, first = slice(first, first + n), first + n
             parsed = s.with_tree(heads[b, :n + 1].numpy(),
-                                 [vocab.labels[k] for k in labels[b, 1:n + 1].tolist()])
+                                 [vocab.labels[k] for k in labels[rows]])
             columns = {}
             if retag or (not keep_tags and "_" in s.upos):
                 for name, column in (("upos", UPOS), ("xpos", XPOS), ("feats", FEATS)):
                     values = getattr(vocab, name)
-                    columns[column] = [values[k] for k in tags[name][b, 1:n + 1].argmax(-1)
-                                       .tolist()]
+                    columns[column] = [values[k] for k in tags[name][rows].argmax(-1).tolist()]
             if vocab.scripts and not keep_tags and (retag or "_" in s.lemmas):
                 columns[LEMMA] = [lemma if lemma != "_" and not retag
-                                  else self._lemma(form, tags["lemma"][b, m + 1])
-                                  for m, (form, lemma) in enumerate(zip(s.forms, s.lemmas))]
+                                  else self._lemma(form, scores) for form, lemma, scores
+                                  in zip(s.forms, s.lemmas, tags["lemma"][rows])]
             if columns:
                 parsed = parsed.with_columns(columns)
             if mu is not None:
                 m = np.arange(1, n + 1)
                 head_prob = mu[b].numpy()[heads[b, 1:n + 1].numpy(), m]
-                label_prob = label_scores[b, 1:n + 1].softmax(-1).max(-1).values.numpy()
+                label_prob = label_scores[rows].softmax(-1).max(-1).values.numpy()
                 parsed = parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}"
                                            for h, lp in zip(head_prob, label_prob)])
             out.append(parsed)

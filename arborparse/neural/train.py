@@ -26,7 +26,7 @@ from arborparse.io import model_files as files
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import check_tree
 from arborparse.neural.network import HEADS, Batch, Network
-from arborparse.neural.objectives import OBJECTIVES, arc_loss
+from arborparse.neural.objectives import OBJECTIVES, arc_loss, word_mask
 from arborparse.neural.parser import NeuralParser
 from arborparse.neural.vocab import Vocabulary
 from arborparse.training import keeps_best, save_parser
@@ -140,14 +140,13 @@ class NeuralTrainer:
         total = arc_loss(self.objective, net.arc_scores(states), gold["heads"], batch.lengths,
                          self.single_root)
         ce = torch.nn.functional.cross_entropy
-        labels = net.label_scores(states, gold["heads"])
-        total = total + ce(labels.flatten(0, 1), gold["labels"].flatten(), ignore_index=-1,
-                           reduction="sum")
-        for name, scores in net.tag_scores(states).items():
-            target = gold[name].flatten()
+        words = word_mask(batch.lengths, states.shape[1])
+        labels = net.label_scores(states, gold["heads"], words)
+        total = total + ce(labels, gold["labels"][words], ignore_index=-1, reduction="sum")
+        for name, scores in net.tag_scores(states, words).items():
+            target = gold[name][words]
             if (target >= 0).any():
-                total = total + ce(scores.flatten(0, 1), target, ignore_index=-1,
-                                   reduction="sum")
+                total = total + ce(scores, target, ignore_index=-1, reduction="sum")
         return total, int(batch.lengths.sum())
 
     # ------------------------------------------------------------------ checkpoints
