@@ -2,7 +2,7 @@
 from its words alone (the model predicts UPOS, XPOS, FEATS, lemmas and the tree), scored
 with the CoNLL 2018 measures on gold tokenization.
 
-    python bench/neural.py UD_Gothic-PROIEL [--objective crf] [--epochs 40] [--threads 2]
+    python bench/neural.py UD_Gothic-PROIEL [--objective crf] [--epochs 40] [--threads 1]
                            [--results bench/neural.jsonl]
 
 Trains `arborparse train --model-type neural --components parser` (dev for early stopping
@@ -45,7 +45,7 @@ def main():
     ap.add_argument("treebank")
     ap.add_argument("--objective", default="crf")
     ap.add_argument("--epochs", type=int, default=40)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--results", default=str(ROOT / "bench" / "neural.jsonl"))
     args = ap.parse_args()
     train, dev, test = files(args.treebank)
@@ -56,8 +56,9 @@ def main():
     out = {"treebank": args.treebank, "system": f"arborparse neural ({args.objective})",
            "epochs": args.epochs, "threads": args.threads}
     trained = run([*COMMAND, "train", "--model-type", "neural", "--components", "parser",
-                   "--objective", args.objective, "--epochs", args.epochs, "--train", train,
-                   "--dev", dev, "--model", kept, "--force"], threads=args.threads)
+                   "--objective", args.objective, "--epochs", args.epochs, "--threads",
+                   args.threads, "--train", train, "--dev", dev, "--model", kept, "--force"],
+                  threads=args.threads)
     out.update(train_wall_seconds=trained.wall, train_cpu_seconds=trained.cpu,
                train_peak_rss_mb=trained.max_rss_mb,
                longest_training_sentence=max(map(len, read_conllu(train))),

@@ -25,14 +25,16 @@ class ModelFileError(ArborparseError):
     """A model file is missing, damaged, or of another kind or version."""
 
 
-def save(path, kind: str, version: int, header: dict, arrays: dict[str, np.ndarray]) -> None:
-    """Write a model file atomically."""
+def save(path, kind: str, version: int, header: dict, arrays: dict[str, np.ndarray],
+         compress: bool = True) -> None:
+    """Write a model file atomically (`compress`: deflate the arrays; off for files written
+    often and read back once, such as training checkpoints)."""
     path = Path(path)
     meta = {"format": FORMAT, "kind": kind, "version": version, **header}
     payload = {"header": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)}
     payload.update(arrays)
     with atomic_open(path, "wb") as handle:
-        np.savez_compressed(handle, **payload)
+        (np.savez_compressed if compress else np.savez)(handle, **payload)
 
 
 def _read(path: Path, arrays: bool) -> tuple[dict, dict[str, np.ndarray]]:

@@ -138,8 +138,10 @@ class Network(nn.Module):
         head = head.gather(1, heads.clamp(min=0)[:, :, None].expand_as(head))[words]
         dep = dep[words]
         ones = head.new_ones(head.shape[:-1] + (1,))
-        return nn.functional.bilinear(torch.cat([dep, ones], -1), torch.cat([head, ones], -1),
-                                      self.label_weight)
+        head, dep = torch.cat([head, ones], -1), torch.cat([dep, ones], -1)
+        L, i, j = self.label_weight.shape  # dep W_l head for every label, by two products
+        left = (dep @ self.label_weight.transpose(0, 1).reshape(i, L * j)).view(-1, L, j)
+        return (left @ head[:, :, None]).squeeze(-1)
 
     def tag_scores(self, states: torch.Tensor, words: torch.Tensor) -> dict[str, torch.Tensor]:
         """name -> (W, classes) for UPOS, XPOS, FEATS and lemma scripts of the W positions

@@ -81,13 +81,17 @@ class NeuralTrainer:
     single_root : exactly one word attached to the root, in training and parsing
     checkpoint : where the checkpoint is written after every epoch (None: nowhere)
     resume : continue from `checkpoint`
+    threads : CPU threads of training (torch's intra-op threads); one by default: on this
+        network's small matrices two threads trained 2.4 times slower than one on a
+        2-core machine (bench/RESULTS.md)
     """
 
     def __init__(self, objective: str = "crf", epochs: int = 30, patience: int = 5,
                  batch_size: int = 32, learning_rate: float = 2e-3, hidden: int = 200,
                  layers: int = 2, word_dim: int = 100, dropout: float = 0.33,
                  embeddings=None, decoder: str | None = None, single_root: bool = True,
-                 seed: int = 0, progress: bool = True, checkpoint=None, resume: bool = False):
+                 seed: int = 0, progress: bool = True, checkpoint=None, resume: bool = False,
+                 threads: int = 1):
         if objective not in OBJECTIVES:
             raise ArborparseError(f"objective: one of {', '.join(OBJECTIVES)}")
         if min(epochs, patience, batch_size, hidden, layers, word_dim) < 1:
@@ -101,7 +105,7 @@ class NeuralTrainer:
         self.embeddings = embeddings
         self.decoder = decoder or ("eisner" if objective == "crf-projective" else "mst")
         self.single_root, self.seed, self.progress = single_root, seed, progress
-        self.checkpoint, self.resume = checkpoint, resume
+        self.checkpoint, self.resume, self.threads = checkpoint, resume, threads
 
     def settings(self) -> dict:
         """What a checkpoint must agree on to be resumed."""
@@ -160,7 +164,8 @@ class NeuralTrainer:
             arrays.update({f"adam.{i}.{k}": v.detach().numpy() for k, v in entry.items()})
         header = {"settings": self.settings(), "vocabulary": vocab.to_json(),
                   "network": net.config, "param_groups": opt["param_groups"], **state}
-        files.save(self.checkpoint, CHECKPOINT, CHECKPOINT_VERSION, header, arrays)
+        files.save(self.checkpoint, CHECKPOINT, CHECKPOINT_VERSION, header, arrays,
+                   compress=False)
 
     def _load_checkpoint(self):
         if not os.path.exists(self.checkpoint):
@@ -188,6 +193,7 @@ class NeuralTrainer:
             check_tree(s, self.single_root)
         if self.objective == "crf-projective":
             train = [projectivize(s, self.single_root) for s in train]
+        torch.set_num_threads(self.threads)
         header = arrays = None
         if self.resume:
             header, arrays = self._load_checkpoint()
