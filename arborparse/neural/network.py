@@ -63,6 +63,14 @@ class Batch:
                    torch.tensor([len(s) for s in sentences]), gold)
 
 
+    def to(self, device) -> Batch:
+        """The batch on `device`."""
+        move = lambda t: t.to(device)  # noqa: E731
+        return Batch(move(self.words), move(self.chars), move(self.forms), move(self.lengths),
+                     None if self.targets is None else
+                     {name: move(t) for name, t in self.targets.items()})
+
+
 class MLP(nn.Module):
     def __init__(self, n_in: int, n_out: int, dropout: float):
         super().__init__()

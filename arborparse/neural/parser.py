@@ -81,8 +81,7 @@ class NeuralParser:
         batch = Batch.of(vocab, sentences)
         lengths = batch.lengths
         with torch.no_grad():
-            states = net.encode(Batch(*(t.to(device) for t in (
-                batch.words, batch.chars, batch.forms, batch.lengths))))
+            states = net.encode(batch.to(device))
             S = net.arc_scores(states).float().cpu()
             projective = decoder == "eisner"
             heads = decode(S, lengths, projective, self.single_root, mbr)

@@ -157,11 +157,12 @@ class NeuralTrainer:
 
     def _save_checkpoint(self, net, optimizer, vocab, state: dict, best_weights) -> None:
         opt = optimizer.state_dict()
-        arrays = {f"param.{k}": v.detach().numpy() for k, v in net.state_dict().items()}
+        cpu = lambda t: t.detach().cpu().numpy()  # noqa: E731
+        arrays = {f"param.{k}": cpu(v) for k, v in net.state_dict().items()}
         if best_weights is not None:
-            arrays.update({f"best.{k}": v.numpy() for k, v in best_weights.items()})
+            arrays.update({f"best.{k}": cpu(v) for k, v in best_weights.items()})
         for i, entry in opt["state"].items():
-            arrays.update({f"adam.{i}.{k}": v.detach().numpy() for k, v in entry.items()})
+            arrays.update({f"adam.{i}.{k}": cpu(v) for k, v in entry.items()})
         header = {"settings": self.settings(), "vocabulary": vocab.to_json(),
                   "network": net.config, "param_groups": opt["param_groups"], **state}
         files.save(self.checkpoint, CHECKPOINT, CHECKPOINT_VERSION, header, arrays,
@@ -178,6 +179,21 @@ class NeuralTrainer:
             raise ArborparseError(f"{self.checkpoint}: the checkpoint was trained with other "
                                   f"settings ({', '.join(differ)}); resume with the same ones")
         return header, arrays
+
+    @staticmethod
+    def _restore(net, optimizer, header: dict, arrays: dict, state: dict):
+        """Put a checkpoint's weights and Adam's state in place: (state, best weights)."""
+        net.load_state_dict({k[6:]: torch.from_numpy(v) for k, v in arrays.items()
+                             if k.startswith("param.")})
+        names = {k[5:] for k in arrays if k.startswith("best.")}
+        best_weights = {k: torch.from_numpy(arrays[f"best.{k}"]) for k in names} or None
+        adam = {}
+        for key, value in arrays.items():
+            if key.startswith("adam."):
+                _, i, name = key.split(".", 2)
+                adam.setdefault(int(i), {})[name] = torch.from_numpy(value)
+        optimizer.load_state_dict({"state": adam, "param_groups": header["param_groups"]})
+        return {k: header[k] for k in state}, best_weights
 
     # ------------------------------------------------------------------ training
 
@@ -202,6 +218,8 @@ class NeuralTrainer:
         else:
             vocab = Vocabulary.build(train)
             net = self._network(vocab)
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        net.to(device)
         optimizer = torch.optim.Adam(net.parameters(), lr=self.learning_rate,
                                      betas=(0.9, 0.9))
         parser = NeuralParser(vocab, net, self.objective, self.decoder, self.single_root)
@@ -209,17 +227,7 @@ class NeuralTrainer:
                  "history": []}
         best_weights = None
         if header is not None:
-            net.load_state_dict({k[6:]: torch.from_numpy(v) for k, v in arrays.items()
-                                 if k.startswith("param.")})
-            names = {k[5:] for k in arrays if k.startswith("best.")}
-            best_weights = {k: torch.from_numpy(arrays[f"best.{k}"]) for k in names} or None
-            adam = {}
-            for key, value in arrays.items():
-                if key.startswith("adam."):
-                    _, i, name = key.split(".", 2)
-                    adam.setdefault(int(i), {})[name] = torch.from_numpy(value)
-            optimizer.load_state_dict({"state": adam, "param_groups": header["param_groups"]})
-            state = {k: header[k] for k in state}
+            state, best_weights = self._restore(net, optimizer, header, arrays, state)
             self.best_epoch_ = state["best_epoch"]
         items = list(train)
         targets = [vocab.targets(s) for s in items]  # edit scripts are slow to find
@@ -235,7 +243,8 @@ class NeuralTrainer:
                        unit="batch", disable=None if self.progress else True, file=sys.stderr,
                        leave=False)
             for group in bar:
-                batch = Batch.of(vocab, [items[i] for i in group], [targets[i] for i in group])
+                batch = Batch.of(vocab, [items[i] for i in group],
+                                 [targets[i] for i in group]).to(device)
                 for g in optimizer.param_groups:
                     g["lr"] = self.learning_rate * 0.75 ** (state["step"] / DECAY_STEPS)
                 optimizer.zero_grad()
