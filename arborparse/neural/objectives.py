@@ -21,13 +21,6 @@ from arborparse.trees import batch as tb
 OBJECTIVES = ("crf", "crf-projective", "max-margin", "local")
 
 
-def gold_score(S: torch.Tensor, heads: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """(B,): the score of each sentence's gold tree; heads (B, N+1), -1 off the words."""
-    words = heads >= 0
-    picked = S.gather(1, heads.clamp(min=0)[:, None, :]).squeeze(1)  # S[b, heads[m], m]
-    return (picked * words).sum(dim=1)
-
-
 def word_mask(lengths: torch.Tensor, N1: int) -> torch.Tensor:
     """(B, N+1) boolean: positions 1..n."""
     idx = torch.arange(N1, device=lengths.device)
@@ -38,15 +31,13 @@ def arc_loss(objective: str, S: torch.Tensor, heads: torch.Tensor, lengths: torc
              single_root: bool = True) -> torch.Tensor:
     """The objective's loss summed over the batch (a scalar to minimize)."""
     if objective in ("crf", "crf-projective"):
-        log_z = tb.log_partition(S, lengths, projective=objective == "crf-projective",
-                                 single_root=single_root)
-        return (log_z - gold_score(S, heads, lengths)).sum()
+        crf = tb.TreeCRF(S, lengths, objective == "crf-projective", single_root)
+        return -crf.log_prob(heads).sum()
     if objective == "max-margin":
         cost = torch.ones_like(S)
         cost.scatter_(1, heads.clamp(min=0)[:, None, :], 0.0)  # no cost on the gold arcs
-        augmented = S + cost
-        best = tb.mst(augmented.detach(), lengths, single_root)
-        return (gold_score(augmented, best, lengths) - gold_score(S, heads, lengths)).sum()
+        augmented = tb.TreeCRF(S + cost, lengths, single_root=single_root)
+        return (augmented.score(augmented.argmax) - tb.TreeCRF(S, lengths).score(heads)).sum()
     if objective == "local":
         N1 = S.shape[1]
         idx = torch.arange(N1, device=S.device)
@@ -64,5 +55,5 @@ def decode(S: torch.Tensor, lengths: torch.Tensor, projective: bool, single_root
     """(B, N+1) heads: the best tree (MAP), or with `mbr` the tree with the most expected
     correct arcs (the best tree under the arc marginals)."""
     if mbr:
-        S = tb.marginals(S.double(), lengths, projective, single_root)
-    return (tb.eisner if projective else tb.mst)(S, lengths, single_root)
+        S = tb.TreeCRF(S.double(), lengths, projective, single_root).marginals
+    return tb.TreeCRF(S, lengths, projective, single_root).argmax

@@ -8,6 +8,9 @@ beyond it is ignored). Works on CPU and GPU, in float32 or float64.
 - `log_partition_and_marginals` returns both from one factorization (or one inside pass).
 - `marginals` returns the arc marginals only.
 - `mst` and `eisner` decode each sentence with the compiled decoders of `arborparse.trees`.
+- `TreeCRF(S, lengths, projective, single_root)`: the same as a distribution object
+  (``log_partition``, ``log_prob``, ``marginals``, ``entropy``, ``argmax``, ``kbest``,
+  ``sample``), in the style of `torch.distributions`.
 
 Non-projective: one batched LU factorization (``torch.linalg.lu_factor``) of the
 column-shifted Matrix-Tree matrix, and the marginals from the same LU by Koo
@@ -28,7 +31,8 @@ import numpy as np
 import torch
 
 from arborparse.trees import matrix_tree, projective
-from arborparse.trees.decode import best_tree
+from arborparse.trees.decode import best_tree, kbest
+from arborparse.trees.distribution import sample
 
 
 def _lengths(S: torch.Tensor, lengths) -> torch.Tensor:
@@ -292,3 +296,74 @@ def mst(S: torch.Tensor, lengths=None, single_root: bool = True) -> torch.Tensor
 def eisner(S: torch.Tensor, lengths=None, single_root: bool = True) -> torch.Tensor:
     """Best projective tree of each sentence: heads (B, N+1), -1 at 0 and on padding."""
     return _decode(S, lengths, single_root, True)
+
+
+class TreeCRF:
+    """The distribution P(y_b) ∝ exp(Σ S[b, h, m]) over the trees of each sentence of a
+    batch, in the style of `torch.distributions`: a thin face over the functions above.
+
+    Parameters
+    ----------
+    scores : (B, N+1, N+1) tensor, ``S[b, h, m]``
+    lengths : (B,) words per sentence (default: all N)
+    projective, single_root : the class of trees
+
+    `log_partition` and `log_prob` are differentiable (the gradient of log Z is the
+    marginals); `entropy`, `argmax`, `kbest` and `sample` are not.
+    """
+
+    def __init__(self, scores: torch.Tensor, lengths=None, projective: bool = False,
+                 single_root: bool = True):
+        self.scores = scores
+        self.lengths = _lengths(scores, lengths)
+        self.projective = projective
+        self.single_root = single_root
+
+    @property
+    def log_partition(self) -> torch.Tensor:
+        """(B,) log Z."""
+        return log_partition(self.scores, self.lengths, self.projective, self.single_root)
+
+    @property
+    def marginals(self) -> torch.Tensor:
+        """(B, N+1, N+1) arc marginals; zero on padding."""
+        return marginals(self.scores, self.lengths, self.projective, self.single_root)
+
+    def score(self, heads: torch.Tensor) -> torch.Tensor:
+        """(B,) the score Σ S[b, heads[b, m], m] of the given trees (heads (B, N+1), -1 at 0
+        and on padding)."""
+        heads = torch.as_tensor(heads, device=self.scores.device)
+        words = heads >= 0
+        picked = self.scores.gather(1, heads.clamp(min=0)[:, None, :]).squeeze(1)
+        return (picked * words).sum(dim=1)
+
+    def log_prob(self, heads: torch.Tensor) -> torch.Tensor:
+        """(B,) log P of the given trees."""
+        return self.score(heads) - self.log_partition
+
+    @property
+    def entropy(self) -> torch.Tensor:
+        """(B,) the entropy in nats, log Z - Σ mu S."""
+        mu = self.marginals
+        S = torch.where(mu > 0, self.scores, torch.zeros_like(self.scores))
+        return self.log_partition - (mu * S).sum(dim=(1, 2))
+
+    @property
+    def argmax(self) -> torch.Tensor:
+        """(B, N+1) heads of the best tree of each sentence."""
+        return _decode(self.scores, self.lengths, self.single_root, self.projective)
+
+    def _each(self, fn) -> list:
+        scores = self.scores.detach().double().cpu().numpy()
+        return [fn(np.ascontiguousarray(scores[b, :n + 1, :n + 1]))
+                for b, n in enumerate(self.lengths.tolist())]
+
+    def kbest(self, k: int) -> list[list[tuple[float, np.ndarray]]]:
+        """The k best trees of each sentence, best first: (score, heads) pairs."""
+        return self._each(lambda S: kbest(S, k, self.projective, self.single_root))
+
+    def sample(self, size: int, rng=None) -> list[np.ndarray]:
+        """`size` trees drawn exactly from each sentence's distribution: (size, n+1)
+        arrays of heads, one per sentence."""
+        rng = np.random.default_rng(rng)
+        return self._each(lambda S: sample(S, size, self.projective, self.single_root, rng))

@@ -159,3 +159,35 @@ def test_invert_small_against_numpy():
     np.testing.assert_allclose(inverse_t, np.linalg.inv(M).transpose(0, 2, 1), atol=1e-12)
     np.testing.assert_allclose(logdet, ref, atol=1e-12)
     assert (negative == (sign < 0)).all()
+
+
+@pytest.mark.parametrize("projective", [False, True])
+@pytest.mark.parametrize("single_root", [False, True])
+def test_tree_crf_against_brute_force(projective, single_root):
+    rng = np.random.default_rng(7)
+    sizes = (4, 2)
+    S = torch.full((2, 5, 5), -3.0, dtype=torch.float64)
+    S[0] = torch.tensor(rng.normal(size=(5, 5)))
+    S[1, :3, :3] = torch.tensor(rng.normal(size=(3, 3)))
+    crf = batch.TreeCRF(S, torch.tensor(sizes), projective, single_root)
+    best, kbest, samples = crf.argmax, crf.kbest(3), crf.sample(2000, rng=1)
+    for b, n in enumerate(sizes):
+        all_trees, scores, logZ, mu = brute(S[b, :n + 1, :n + 1].numpy(), projective,
+                                            single_root)
+        p = np.exp(scores - logZ)
+        assert float(crf.log_partition[b]) == pytest.approx(logZ, abs=1e-9)
+        assert np.allclose(crf.marginals[b, :n + 1, :n + 1].numpy(), mu, atol=1e-9)
+        assert float(crf.entropy[b]) == pytest.approx(-(p * np.log(p)).sum(), abs=1e-9)
+        heads = torch.full((len(all_trees), 5), -1)
+        heads[:, :n + 1] = torch.tensor(all_trees)
+        padded = batch.TreeCRF(S[b:b + 1].expand(len(all_trees), -1, -1),
+                               torch.full((len(all_trees),), n), projective, single_root)
+        assert np.allclose(padded.log_prob(heads).numpy(), scores - logZ, atol=1e-9)
+        order = np.argsort(-scores, kind="stable")
+        assert np.array_equal(best[b, :n + 1].numpy(), all_trees[order[0]])
+        assert [s for s, _ in kbest[b]] == pytest.approx(scores[order[:3]].tolist(), abs=1e-9)
+        seen = {tuple(t): 0 for t in all_trees.tolist()}
+        for t in samples[b].tolist():
+            seen[tuple(t)] += 1
+        freq = np.array([seen[tuple(t)] for t in all_trees.tolist()]) / 2000
+        assert np.abs(freq - p).max() < 0.05
