@@ -67,7 +67,12 @@ class NeuralParser:
 
     # ------------------------------------------------------------------ parsing
 
-    def _lemma(self, form: str, scores: torch.Tensor) -> str:
+    def _lemma(self, form: str, upos: str, scores: torch.Tensor) -> str:
+        """The lemma seen with the form and UPOS in training, else the best script that
+        applies to the form, else the form."""
+        seen = self.vocab.lemmas.get(f"{form}\t{upos}")
+        if seen is not None:
+            return seen
         for k in scores.topk(min(SCRIPTS_TRIED, len(scores))).indices.tolist():
             script = self.vocab.scripts[k]
             if applies(form, script):
@@ -103,9 +108,10 @@ class NeuralParser:
                     values = getattr(vocab, name)
                     columns[column] = [values[k] for k in tags[name][rows].argmax(-1).tolist()]
             if vocab.scripts and not keep_tags and (retag or "_" in s.lemmas):
+                upos = columns.get(UPOS, s.upos)
                 columns[LEMMA] = [lemma if lemma != "_" and not retag
-                                  else self._lemma(form, scores) for form, lemma, scores
-                                  in zip(s.forms, s.lemmas, tags["lemma"][rows])]
+                                  else self._lemma(form, u, scores) for form, u, lemma, scores
+                                  in zip(s.forms, upos, s.lemmas, tags["lemma"][rows])]
             if columns:
                 parsed = parsed.with_columns(columns)
             if mu is not None:

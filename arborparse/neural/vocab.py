@@ -3,7 +3,9 @@
 Words are looked up lowercased (their case reaches the model through the characters);
 words seen fewer than `cutoff` times share the unknown id. Tags, FEATS bundles, lemma edit
 scripts (`arborparse.text.lemmatizer.edit_script`) and relations are the training
-treebank's. Id 0 pads, 1 is unknown, 2 is the root symbol (words and characters).
+treebank's, and so is the lemma dictionary: the most frequent lemma of each (form, UPOS)
+seen in training, which the parser prefers to a script, as `arborparse.text.lemmatizer`
+does. Id 0 pads, 1 is unknown, 2 is the root symbol (words and characters).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class Vocabulary:
     feats: list[str]
     scripts: list[tuple]  # lemma edit scripts; empty for a treebank without lemmas
     labels: list[str]
+    lemmas: dict[str, str]  # "form\tUPOS" -> its most frequent training lemma
 
     def __post_init__(self):
         self._index = {name: {v: i for i, v in enumerate(getattr(self, name))}
@@ -44,12 +47,17 @@ class Vocabulary:
         has_lemmas = any(lemma != "_" for s in sentences for lemma in s.lemmas)
         scripts = Counter(edit_script(f, lemma) for s in sentences
                           for f, lemma in zip(s.forms, s.lemmas)) if has_lemmas else {}
+        seen = Counter((f"{f}\t{u}", lemma) for s in sentences
+                       for f, u, lemma in zip(s.forms, s.upos, s.lemmas)) if has_lemmas else {}
+        lemmas = {}
+        for (key, lemma), _ in sorted(seen.items(), key=lambda kv: (-kv[1], kv[0])):
+            lemmas.setdefault(key, lemma)
         return cls([*SPECIAL, *sorted(w for w, c in words.items() if c >= cutoff)],
                    [*SPECIAL, *sorted(chars)],
                    sorted({t for s in sentences for t in s.upos}),
                    sorted({t for s in sentences for t in s.xpos}),
                    sorted({t for s in sentences for t in s.feats}),
-                   sorted(scripts), sorted({t for s in sentences for t in s.deprels}))
+                   sorted(scripts), sorted({t for s in sentences for t in s.deprels}), lemmas)
 
     def sizes(self) -> dict[str, int]:
         return {"words": len(self.words), "chars": len(self.chars), "upos": len(self.upos),
@@ -86,10 +94,12 @@ class Vocabulary:
     def to_json(self) -> dict:
         return {"words": self.words, "chars": self.chars, "upos": self.upos,
                 "xpos": self.xpos, "feats": self.feats,
-                "scripts": [list(s) for s in self.scripts], "labels": self.labels}
+                "scripts": [list(s) for s in self.scripts], "labels": self.labels,
+                "lemmas": self.lemmas}
 
     @classmethod
     def from_json(cls, data: dict) -> Vocabulary:
         return cls(list(data["words"]), list(data["chars"]), list(data["upos"]),
                    list(data["xpos"]), list(data["feats"]),
-                   [tuple(s) for s in data["scripts"]], list(data["labels"]))
+                   [tuple(s) for s in data["scripts"]], list(data["labels"]),
+                   {str(k): str(v) for k, v in data["lemmas"].items()})

@@ -167,3 +167,17 @@ def test_command_line_trains_parses_and_resumes(tmp_path):
     assert r.exit_code == 1 and "continue it with --resume" in r.output
     r = run(*args, "--trainer", "mira")
     assert r.exit_code == 2 and "--trainer does not apply to --model-type neural" in r.output
+
+
+def test_the_lemma_dictionary_comes_before_the_scripts(memorized):
+    _, fitted = memorized
+    parser = fitted.parser_
+    text = "".join(f"1\twent\t{lemma}\tVERB\t_\t_\t0\troot\t_\t_\n\n"
+                   for lemma in ("go", "go", "went"))
+    vocab = type(parser.vocab).build(read_conllu(__import__("io").StringIO(text)))
+    assert vocab.lemmas == {"went\tVERB": "go"}
+    scores = torch.zeros(len(parser.vocab.scripts))
+    parser.vocab.lemmas["sees\tVERB"] = "see"
+    assert parser._lemma("sees", "VERB", scores) == "see"
+    assert parser._lemma("sees", "NOUN", scores) != "see"
+    del parser.vocab.lemmas["sees\tVERB"]
