@@ -67,13 +67,13 @@ class NeuralParser:
 
     # ------------------------------------------------------------------ parsing
 
-    def _lemma(self, form: str, upos: str, scores: torch.Tensor) -> str:
-        """The lemma seen with the form and UPOS in training, else the best script that
-        applies to the form, else the form."""
+    def _lemma(self, form: str, upos: str, best: list[int]) -> str:
+        """The lemma seen with the form and UPOS in training, else the first script of
+        `best` (script ids, best first) that applies to the form, else the form."""
         seen = self.vocab.lemmas.get(f"{form}\t{upos}")
         if seen is not None:
             return seen
-        for k in scores.topk(min(SCRIPTS_TRIED, len(scores))).indices.tolist():
+        for k in best:
             script = self.vocab.scripts[k]
             if applies(form, script):
                 return apply_script(form, script)
@@ -94,6 +94,8 @@ class NeuralParser:
             label_scores = net.label_scores(states, heads.to(device), words).float().cpu()
             labels = label_scores.argmax(-1).tolist()
             tags = {name: s.float().cpu() for name, s in net.tag_scores(states, words).items()}
+            scripts = tags["lemma"].topk(min(SCRIPTS_TRIED, tags["lemma"].shape[1])) \
+                .indices.tolist()
             mu = tb.marginals(S.double(), lengths, projective, self.single_root) \
                 if marginals else None
         out, first = [], 0  # the sentence's first row in the tag scores
@@ -110,8 +112,8 @@ class NeuralParser:
             if vocab.scripts and not keep_tags and (retag or "_" in s.lemmas):
                 upos = columns.get(UPOS, s.upos)
                 columns[LEMMA] = [lemma if lemma != "_" and not retag
-                                  else self._lemma(form, u, scores) for form, u, lemma, scores
-                                  in zip(s.forms, upos, s.lemmas, tags["lemma"][rows])]
+                                  else self._lemma(form, u, best) for form, u, lemma, best
+                                  in zip(s.forms, upos, s.lemmas, scripts[rows])]
             if columns:
                 parsed = parsed.with_columns(columns)
             if mu is not None:
