@@ -227,7 +227,11 @@ class NeuralTrainer:
                  "history": []}
         best_weights = None
         if header is not None:
-            state, best_weights = self._restore(net, optimizer, header, arrays, state)
+            try:
+                state, best_weights = self._restore(net, optimizer, header, arrays, state)
+            except (KeyError, TypeError, ValueError, RuntimeError) as err:
+                raise ArborparseError(f"{self.checkpoint}: a damaged checkpoint ({err}); start "
+                                      "again without resuming") from None
             self.best_epoch_ = state["best_epoch"]
         items = list(train)
         targets = [vocab.targets(s) for s in items]  # edit scripts are slow to find

@@ -114,6 +114,12 @@ def test_resume_continues_bit_for_bit(tmp_path, monkeypatch):
     with pytest.raises(ArborparseError, match="other settings \\(hidden\\)"):
         NeuralTrainer(epochs=3, checkpoint=checkpoint, resume=True,
                       **{**TINY, "hidden": 8}).fit(data, dev)
+    header, arrays = model_files.load(checkpoint, "neural-checkpoint", 1)
+    damaged = tmp_path / "damaged.checkpoint"
+    model_files.save(damaged, "neural-checkpoint", 1, header,
+                     {k: v for k, v in arrays.items() if k != "param.arc_weight"})
+    with pytest.raises(ArborparseError, match="a damaged checkpoint"):
+        NeuralTrainer(epochs=3, checkpoint=damaged, resume=True, **TINY).fit(data, dev)
     resumed = NeuralTrainer(epochs=3, checkpoint=checkpoint, resume=True, **TINY).fit(data, dev)
     assert same(weights(resumed.parser_), weights(straight.parser_))
     assert [h["loss"] for h in resumed.history_] == [h["loss"] for h in straight.history_]
