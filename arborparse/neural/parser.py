@@ -94,6 +94,7 @@ class NeuralParser:
             label_scores = net.label_scores(states, heads.to(device), words).float().cpu()
             labels = label_scores.argmax(-1).tolist()
             tags = {name: s.float().cpu() for name, s in net.tag_scores(states, words).items()}
+            best = {name: tags[name].argmax(-1).tolist() for name in ("upos", "xpos", "feats")}
             scripts = tags["lemma"].topk(min(SCRIPTS_TRIED, tags["lemma"].shape[1])) \
                 .indices.tolist()
             mu = tb.marginals(S.double(), lengths, projective, self.single_root) \
@@ -108,11 +109,11 @@ class NeuralParser:
             if retag or (not keep_tags and "_" in s.upos):
                 for name, column in (("upos", UPOS), ("xpos", XPOS), ("feats", FEATS)):
                     values = getattr(vocab, name)
-                    columns[column] = [values[k] for k in tags[name][rows].argmax(-1).tolist()]
+                    columns[column] = [values[k] for k in best[name][rows]]
             if vocab.scripts and not keep_tags and (retag or "_" in s.lemmas):
                 upos = columns.get(UPOS, s.upos)
                 columns[LEMMA] = [lemma if lemma != "_" and not retag
-                                  else self._lemma(form, u, best) for form, u, lemma, best
+                                  else self._lemma(form, u, ranked) for form, u, lemma, ranked
                                   in zip(s.forms, upos, s.lemmas, scripts[rows])]
             if columns:
                 parsed = parsed.with_columns(columns)
