@@ -295,6 +295,6 @@ def test_ctrl_c_stops_a_long_mbr_parse(tmp_path):
         time.sleep(0.05)
     time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=90)  # a 2-core CI machine running other tests beside
     assert proc.returncode == 130 and err.strip() == "Aborted!", err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.conllu"]
