@@ -24,6 +24,19 @@ class OptionError(ArborparseError):
         super().__init__(f"{name}={value!r} {reason}{takes_text}")
 
 
+# the options of whatever tags: predict tags for every sentence, or for none
+TAGGING = {"retag": (False, True), "keep_tags": (False, True)}
+
+
+def tagging(options: dict) -> tuple[bool, bool]:
+    """Take ``retag`` and ``keep_tags`` out of `options` and return them; the two together
+    raise `OptionError`."""
+    retag, keep_tags = bool(options.pop("retag", None)), bool(options.pop("keep_tags", None))
+    if retag and keep_tags:
+        raise OptionError("retag", True, "cannot go with keep_tags")
+    return retag, keep_tags
+
+
 def check_options(parser, given: dict) -> None:
     """Raise `OptionError` for the first of `given` (keyword -> value) that `parser` does
     not take; None values mean "the model's default" and always pass."""

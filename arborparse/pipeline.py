@@ -20,7 +20,7 @@ from itertools import islice
 from arborparse.io import model_files
 from arborparse.io.conllu import LEMMA
 from arborparse.io.model_files import ModelFileError, kind_of
-from arborparse.options import OptionError, check_options
+from arborparse.options import TAGGING, check_options, tagging
 
 KIND = "pipeline"
 VERSION = 1
@@ -84,7 +84,7 @@ class Pipeline:
     def options(self) -> dict:
         options = dict(self.parser.options) if self.parser is not None else {}
         if self.tagger is not None:
-            options.update(retag=(False, True), keep_tags=(False, True))
+            options.update(TAGGING)
         return options
 
     def _annotate(self, sentences, retag: bool):
@@ -107,17 +107,15 @@ class Pipeline:
         """Tag where needed (see the module docstring), then parse, lazily, chunk by chunk;
         the parser's options as in its `parse`."""
         check_options(self, options)
-        retag, keep_tags = options.pop("retag", None), options.pop("keep_tags", None)
-        if retag and keep_tags:
-            raise OptionError("retag", True, "cannot go with keep_tags")
+        retag, keep_tags = tagging(options)
 
         def tagged():
             stream = iter(sentences)
             while chunk := list(islice(stream, CHUNK)):
-                yield from (chunk if keep_tags else self._annotate(chunk, bool(retag)))
+                yield from (chunk if keep_tags else self._annotate(chunk, retag))
         if self.parser is None:
             return tagged()
-        if "retag" in self.parser.options:  # a parser that tags (the neural family)
+        if TAGGING.keys() <= self.parser.options.keys():  # a parser that tags (neural)
             options.update(retag=retag, keep_tags=keep_tags)
         return self.parser.iter_parse(tagged(), **options)
 
