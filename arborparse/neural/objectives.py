@@ -51,9 +51,8 @@ def arc_loss(objective: str, S: torch.Tensor, heads: torch.Tensor, lengths: torc
 
 
 def decode(S: torch.Tensor, lengths: torch.Tensor, projective: bool, single_root: bool,
-           mbr: bool = False) -> torch.Tensor:
-    """(B, N+1) heads: the best tree (MAP), or with `mbr` the tree with the most expected
-    correct arcs (the best tree under the arc marginals)."""
-    if mbr:
-        S = tb.TreeCRF(S.double(), lengths, projective, single_root).marginals
-    return tb.TreeCRF(S, lengths, projective, single_root).argmax
+           marginals: torch.Tensor | None = None) -> torch.Tensor:
+    """(B, N+1) heads: the best tree under S (MAP) or, given the arc `marginals` of S, the
+    tree with the most expected correct arcs (MBR: the best tree under the marginals)."""
+    return tb.TreeCRF(S if marginals is None else marginals, lengths, projective,
+                      single_root).argmax

@@ -20,7 +20,7 @@ from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS, Sentence
 from arborparse.neural.network import Batch, Network
 from arborparse.neural.objectives import decode, word_mask
 from arborparse.neural.vocab import Vocabulary
-from arborparse.options import OptionError, check_options
+from arborparse.options import TAGGING, check_options, tagging
 from arborparse.text.lemmatizer import applies, apply_script
 from arborparse.trees import batch as tb
 
@@ -55,7 +55,7 @@ class NeuralParser:
 
     kind = KIND
     options = {"decoder": ("mst", "eisner"), "decode_as": ("map", "mbr"),
-               "marginals": (False, True), "retag": (False, True), "keep_tags": (False, True)}
+               "marginals": (False, True), **TAGGING}
 
     def __init__(self, vocab: Vocabulary, network: Network, objective: str = "crf",
                  decoder: str = "mst", single_root: bool = True):
@@ -89,7 +89,9 @@ class NeuralParser:
             states = net.encode(batch.to(device))
             S = net.arc_scores(states).float().cpu()
             projective = decoder == "eisner"
-            heads = decode(S, lengths, projective, self.single_root, mbr)
+            mu = tb.TreeCRF(S.double(), lengths, projective, self.single_root).marginals \
+                if mbr or marginals else None
+            heads = decode(S, lengths, projective, self.single_root, mu if mbr else None)
             words = word_mask(lengths, S.shape[1]).to(device)
             label_scores = net.label_scores(states, heads.to(device), words).float().cpu()
             labels = label_scores.argmax(-1).tolist()
@@ -97,8 +99,6 @@ class NeuralParser:
             best = {name: tags[name].argmax(-1).tolist() for name in ("upos", "xpos", "feats")}
             scripts = tags["lemma"].topk(min(SCRIPTS_TRIED, tags["lemma"].shape[1])) \
                 .indices.tolist()
-            mu = tb.marginals(S.double(), lengths, projective, self.single_root) \
-                if marginals else None
         out, first = [], 0  # the sentence's first row in the tag scores
         for b, s in enumerate(sentences):
             n = len(s)
@@ -117,7 +117,7 @@ class NeuralParser:
                                   in zip(s.forms, upos, s.lemmas, scripts[rows])]
             if columns:
                 parsed = parsed.with_columns(columns)
-            if mu is not None:
+            if marginals:
                 m = np.arange(1, n + 1)
                 head_prob = mu[b].numpy()[heads[b, 1:n + 1].numpy(), m]
                 label_prob = label_scores[rows].softmax(-1).max(-1).values.numpy()
@@ -130,11 +130,9 @@ class NeuralParser:
         """Parse lazily, a chunk of sentences at a time (for streams); options as in
         `parse`."""
         check_options(self, options)
-        if options.get("retag") and options.get("keep_tags"):
-            raise OptionError("retag", True, "cannot go with keep_tags")
-        decoder = options.get("decoder") or self.decoder
-        settings = (decoder, options.get("decode_as") == "mbr", bool(options.get("marginals")),
-                    bool(options.get("retag")), bool(options.get("keep_tags")))
+        retag, keep_tags = tagging(options)
+        settings = (options.get("decoder") or self.decoder, options.get("decode_as") == "mbr",
+                    bool(options.get("marginals")), retag, keep_tags)
         self.network.eval()
         stream = iter(sentences)
         while chunk := list(islice(stream, CHUNK)):

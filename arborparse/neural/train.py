@@ -233,8 +233,7 @@ class NeuralTrainer:
                 raise ArborparseError(f"{self.checkpoint}: a damaged checkpoint ({err}); start "
                                       "again without resuming") from None
             self.best_epoch_ = state["best_epoch"]
-        items = list(train)
-        targets = [vocab.targets(s) for s in items]  # edit scripts are slow to find
+        targets = [vocab.targets(s) for s in train]  # edit scripts are slow to find
         self.history_ = state["history"]
         began = time.perf_counter() - (self.history_[-1]["elapsed"] if self.history_ else 0)
         for epoch in range(state["epoch"] + 1, self.epochs + 1):
@@ -243,11 +242,11 @@ class NeuralTrainer:
             torch.manual_seed(self.seed * 100003 + epoch)
             net.train()
             start, total_loss, words = time.perf_counter(), 0.0, 0
-            bar = tqdm(self._batches(items, epoch), desc=f"epoch {epoch}/{self.epochs}",
+            bar = tqdm(self._batches(train, epoch), desc=f"epoch {epoch}/{self.epochs}",
                        unit="batch", disable=None if self.progress else True, file=sys.stderr,
                        leave=False)
             for group in bar:
-                batch = Batch.of(vocab, [items[i] for i in group],
+                batch = Batch.of(vocab, [train[i] for i in group],
                                  [targets[i] for i in group]).to(device)
                 for g in optimizer.param_groups:
                     g["lr"] = self.learning_rate * 0.75 ** (state["step"] / DECAY_STEPS)

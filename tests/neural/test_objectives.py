@@ -80,7 +80,8 @@ def test_decoding_finds_the_best_and_the_mbr_tree(projective):
     lengths = torch.tensor([5])
     best = decode(torch.tensor(S)[None], lengths, projective, True)[0].numpy()
     assert np.array_equal(best, trees[np.argmax(scores)])
-    mbr = decode(torch.tensor(S)[None], lengths, projective, True, mbr=True)[0].numpy()
+    mu_of_S = torch.tensor(mu)[None]  # the brute-force marginals
+    mbr = decode(torch.tensor(S)[None], lengths, projective, True, mu_of_S)[0].numpy()
     expected = (mu[trees[:, 1:], np.arange(1, 6)]).sum(axis=1)
     assert expected[[i for i, t in enumerate(trees) if np.array_equal(t, mbr)][0]] == \
         pytest.approx(expected.max())
