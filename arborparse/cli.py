@@ -222,7 +222,7 @@ FIRST_ORDER_OPTIONS = ("trainer", "decoder", "train_decoder", "hash_bits",
 ISBN_ONLY = ("features", "latent_links", "approximation", "pseudo", "cutoff", "beam",
              "branching")
 NETWORK_OPTIONS = ("hidden", "batch_size", "patience")  # isbn and neural
-NEURAL_OPTIONS = ("objective", "layers", "embeddings", "resume", "threads")
+NEURAL_OPTIONS = ("objective", "layers", "embeddings", "transformer", "resume", "threads")
 DEFAULTS = {"first-order": {"epochs": 10, "components": COMPONENTS},
             "isbn": {"epochs": 10, "hidden": 80, "components": COMPONENTS},
             "neural": {"epochs": 40, "hidden": 200, "components": ("tokenizer", "parser")}}
@@ -351,6 +351,11 @@ def _given(ctx, names) -> list[str]:
 @click.option("--embeddings", type=click.Path(exists=True, dir_okay=False),
               help="neural: word vectors (text format: a word and its numbers per line) to "
                    "start the word embeddings from.")
+@click.option("--transformer", type=click.Path(exists=True, file_okay=False),
+              help="neural: a pretrained transformer's local directory (save_pretrained's, "
+                   "safetensors weights, a fast tokenizer), frozen, its word vectors added to "
+                   "the encoder's input; the model file names it. Needs "
+                   "arborparse[transformer].")
 @click.option("--threads", type=click.IntRange(1), default=1, show_default=True,
               help="neural: CPU threads for training (more were slower on this network's "
                    "small matrices).")
@@ -377,8 +382,8 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
               train_decoder, multi_root, epochs, seed, hash_bits, exact_features, k, C,
               learning_rate, clusters, init_noise, squeeze, hidden, features, latent_links,
               approximation, pseudo, cutoff, batch_size, patience, objective, layers,
-              embeddings, threads, resume, beam, branching, components, folds, quiet, fmt,
-              force):
+              embeddings, transformer, threads, resume, beam, branching, components, folds,
+              quiet, fmt, force):
     """Train a parser and save the best epoch's model."""
     what = f"--model-type {model_type}"
     if model_type == "isbn":
@@ -429,7 +434,7 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
 
         trainer_ = NeuralTrainer(objective, epochs, patience, batch_size,
                                  2e-3 if learning_rate is None else learning_rate, hidden,
-                                 layers, embeddings=embeddings,
+                                 layers, embeddings=embeddings, transformer=transformer,
                                  decoder=decoder if _given(ctx, ["decoder"]) else None,
                                  single_root=not multi_root, seed=seed, progress=not quiet,
                                  checkpoint=checkpoint, resume=resume, threads=threads)

@@ -9,6 +9,7 @@ are trained with the non-projective tree CRF (Matrix-Tree log Z and marginals fr
 
 - `vocab`: the words, characters, tags, edit scripts and relations of a treebank
 - `network`: the encoder, the scorers and the tagging heads (a torch module)
+- `transformer`: a frozen pretrained transformer from a local directory, as word vectors
 - `objectives`: the arc losses and decoding
 - `parser`: `NeuralParser`, the family's face (parse, save, load)
 - `train`: `NeuralTrainer` (Adam, early stopping, checkpoints that resume bit for bit)

@@ -2,7 +2,8 @@
 
 Each word is the concatenation of its word embedding and a character CNN over its
 characters (max-pooled), the root a learned word of its own; a multi-layer BiLSTM reads the
-sentence. Arc scores are biaffine (Dozat & Manning 2017): ``S[b, h, m] = d_m W h_h + u h_h``
+sentence; with a pretrained transformer (`transformer`), its frozen word vectors join
+the BiLSTM's input. Arc scores are biaffine (Dozat & Manning 2017): ``S[b, h, m] = d_m W h_h + u h_h``
 with ``h`` and ``d`` two MLPs of the BiLSTM states (head and dependent roles); label scores
 at a given head are bilinear per label over two more MLPs. UPOS, XPOS, FEATS and lemma edit
 scripts are linear heads over the BiLSTM states.
@@ -26,13 +27,15 @@ HEADS = ("upos", "xpos", "feats", "lemma")  # the tagging heads
 @dataclass
 class Batch:
     """Sentences as tensors: word ids (B, N+1), the characters of the batch's distinct
-    forms (U, C) with each word's form index (B, N+1), lengths (B,) and, for training,
-    targets name -> (B, N+1) with -1 where there is nothing to predict."""
+    forms (U, C) with each word's form index (B, N+1), lengths (B,), the sentences' forms
+    (for a transformer) and, for training, targets name -> (B, N+1) with -1 where there is
+    nothing to predict."""
 
     words: torch.Tensor
     chars: torch.Tensor
     forms: torch.Tensor
     lengths: torch.Tensor
+    texts: list[list[str]]
     targets: dict[str, torch.Tensor] | None = None
 
     @classmethod
@@ -60,14 +63,14 @@ class Batch:
                         = values
             gold = {name: torch.from_numpy(a) for name, a in gold.items()}
         return cls(torch.from_numpy(words), torch.from_numpy(chars), torch.from_numpy(forms),
-                   torch.tensor([len(s) for s in sentences]), gold)
-
+                   torch.tensor([len(s) for s in sentences]), [s.forms for s in sentences],
+                   gold)
 
     def to(self, device) -> Batch:
         """The batch on `device`."""
         move = lambda t: t.to(device)  # noqa: E731
         return Batch(move(self.words), move(self.chars), move(self.forms), move(self.lengths),
-                     None if self.targets is None else
+                     self.texts, None if self.targets is None else
                      {name: move(t) for name, t in self.targets.items()})
 
 
@@ -89,20 +92,27 @@ class Network(nn.Module):
     hidden, layers : BiLSTM units per direction and layers
     arc_dim, label_dim : the arc and label MLPs
     dropout : on embeddings, between BiLSTM layers and after the MLPs
+    transformer : a pretrained transformer's `transformer.record` (its directory and the
+        digest of its configuration), or None
     """
 
     def __init__(self, sizes: dict[str, int], word_dim: int = 100, char_dim: int = 50,
                  char_out: int = 100, hidden: int = 200, layers: int = 2, arc_dim: int = 256,
-                 label_dim: int = 128, dropout: float = 0.33):
+                 label_dim: int = 128, dropout: float = 0.33, transformer: dict | None = None):
         super().__init__()
         self.config = {"word_dim": word_dim, "char_dim": char_dim, "char_out": char_out,
                        "hidden": hidden, "layers": layers, "arc_dim": arc_dim,
-                       "label_dim": label_dim, "dropout": dropout}
+                       "label_dim": label_dim, "dropout": dropout, "transformer": transformer}
+        self.transformer = None  # not a submodule: frozen, and not in the model file
+        if transformer is not None:
+            from arborparse.neural.transformer import Transformer
+            self.transformer = Transformer(transformer)
         self.words = nn.Embedding(sizes["words"], word_dim, padding_idx=PAD)
         self.chars = nn.Embedding(sizes["chars"], char_dim, padding_idx=PAD)
         self.conv = nn.Conv1d(char_dim, char_out, 3, padding=1)
         self.dropout = nn.Dropout(dropout)
-        self.lstm = nn.LSTM(word_dim + char_out, hidden, layers, batch_first=True,
+        extra = 0 if self.transformer is None else self.transformer.dim
+        self.lstm = nn.LSTM(word_dim + char_out + extra, hidden, layers, batch_first=True,
                             bidirectional=True, dropout=dropout if layers > 1 else 0.0)
         width = 2 * hidden
         self.arc_head, self.arc_dep = MLP(width, arc_dim, dropout), MLP(width, arc_dim, dropout)
@@ -124,7 +134,11 @@ class Network(nn.Module):
 
     def encode(self, batch: Batch) -> torch.Tensor:
         """(B, N+1, 2 hidden): the BiLSTM states of the root and the words."""
-        x = torch.cat([self.words(batch.words), self._characters(batch)], dim=-1)
+        parts = [self.words(batch.words), self._characters(batch)]
+        if self.transformer is not None:
+            parts.append(self.transformer(batch.texts, batch.words.shape[1],
+                                          batch.words.device))
+        x = torch.cat(parts, dim=-1)
         x = self.dropout(x)
         packed = pack_padded_sequence(x, batch.lengths + 1, batch_first=True,
                                       enforce_sorted=False)

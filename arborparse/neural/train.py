@@ -77,6 +77,8 @@ class NeuralTrainer:
     learning_rate : Adam's initial rate
     hidden, layers, word_dim, dropout : the network (`Network`)
     embeddings : a word-vector file (text format) to initialize the word embeddings
+    transformer : a pretrained transformer's directory (`transformer`), whose frozen word
+        vectors join the encoder's input
     decoder : parsing's default decoder (default: eisner for ``crf-projective``, else mst)
     single_root : exactly one word attached to the root, in training and parsing
     checkpoint : where the checkpoint is written after every epoch (None: nowhere)
@@ -89,8 +91,8 @@ class NeuralTrainer:
     def __init__(self, objective: str = "crf", epochs: int = 30, patience: int = 5,
                  batch_size: int = 32, learning_rate: float = 2e-3, hidden: int = 200,
                  layers: int = 2, word_dim: int = 100, dropout: float = 0.33,
-                 embeddings=None, decoder: str | None = None, single_root: bool = True,
-                 seed: int = 0, progress: bool = True, checkpoint=None, resume: bool = False,
+                 embeddings=None, transformer=None, decoder: str | None = None,
+                 single_root: bool = True, seed: int = 0, progress: bool = True, checkpoint=None, resume: bool = False,
                  threads: int = 1):
         if objective not in OBJECTIVES:
             raise ArborparseError(f"objective: one of {', '.join(OBJECTIVES)}")
@@ -103,6 +105,10 @@ class NeuralTrainer:
         self.batch_size, self.learning_rate = batch_size, learning_rate
         self.hidden, self.layers, self.word_dim, self.dropout = hidden, layers, word_dim, dropout
         self.embeddings = embeddings
+        self.transformer = None
+        if transformer is not None:
+            from arborparse.neural.transformer import record
+            self.transformer = record(transformer)
         self.decoder = decoder or ("eisner" if objective == "crf-projective" else "mst")
         self.single_root, self.seed, self.progress = single_root, seed, progress
         self.checkpoint, self.resume, self.threads = checkpoint, resume, threads
@@ -112,7 +118,8 @@ class NeuralTrainer:
         return {"objective": self.objective, "batch_size": self.batch_size,
                 "learning_rate": self.learning_rate, "hidden": self.hidden,
                 "layers": self.layers, "word_dim": self.word_dim, "dropout": self.dropout,
-                "decoder": self.decoder, "single_root": self.single_root, "seed": self.seed}
+                "decoder": self.decoder, "single_root": self.single_root, "seed": self.seed,
+                "transformer": self.transformer}
 
     # ------------------------------------------------------------------ the pieces
 
@@ -123,7 +130,7 @@ class NeuralTrainer:
         if self.embeddings is not None:
             word_dim, vectors = read_vectors(self.embeddings, vocab)
         net = Network(vocab.sizes(), word_dim=word_dim, hidden=self.hidden, layers=self.layers,
-                      dropout=self.dropout)
+                      dropout=self.dropout, transformer=self.transformer)
         with torch.no_grad():
             for i, v in vectors.items():
                 net.words.weight[i] = torch.from_numpy(v)
