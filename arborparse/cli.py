@@ -549,21 +549,47 @@ def _jackknife(parts, front, train, folds, seed, quiet):
                    "tokenizer); tokenized: one sentence per line, tokens separated by spaces; "
                    "auto: CoNLL-U or CoNLL-X by the suffix .conllu or .conllx, then by "
                    "content.")
+@click.option("--scheduler",
+              help="Parse on a Dask cluster: 'local' (--workers processes on this machine) "
+                   "or a running scheduler's address, tcp://HOST:PORT. INPUT may then be a "
+                   "folder or a glob of files (plain, .gz, .xz), and -o is a folder for "
+                   "several files; the output is the same as a serial run's.")
+@click.option("--workers", type=click.IntRange(1),
+              help="--scheduler local: worker processes (default: one per core).")
+@click.option("--partition-kb", type=click.IntRange(1), default=1024, show_default=True,
+              help="--scheduler: the input's partitions, cut at blank lines after this size.")
+@click.option("--resume", is_flag=True,
+              help="--scheduler: continue an interrupted job, skipping its finished "
+                   "partitions (kept in OUTPUT.parts).")
 @FORCE
 @click.pass_context
-def parse_cmd(ctx, input, model_path, output, fmt, force, **options):
+def parse_cmd(ctx, input, model_path, output, fmt, scheduler, workers, partition_kb, resume,
+              force, **options):
     """Parse INPUT (default stdin): raw text, tokenized text, CoNLL-U or CoNLL-X, to
     CoNLL-U (CoNLL-X for CoNLL-X input). Of CoNLL input only HEAD and DEPREL change (and
     the tags where the model tags, MISC with --marginals). The options the model does not
     take are refused."""
     from arborparse.io.plain import iter_tokenized, text_lines
-    from arborparse.options import OptionError
+    from arborparse.options import OptionError, check_options
     from arborparse.pipeline import Pipeline, load
 
-    _output(output, [input, model_path], force=force)
+    if scheduler is None:
+        _refuse(ctx, ["workers", "partition_kb", "resume"], "a serial parse (no --scheduler)")
+    elif input == "-" or output == "-":
+        raise click.UsageError("--scheduler: give INPUT and -o OUTPUT (files or folders), not "
+                               "stdin or stdout")
+    else:
+        _refuse(ctx, ["workers"] if scheduler != "local" else [], f"--scheduler {scheduler}")
+    if scheduler is None or os.path.isfile(input):
+        _output(output, [input, model_path], force=force)
     parser = load(model_path)
     given = {name: options[name] for name in _given(ctx, options)}
     try:  # every parser checks its options before it reads a sentence
+        if scheduler is not None:
+            check_options(parser, given)
+            _parse_on_cluster(input, model_path, output, fmt, scheduler, workers,
+                              partition_kb, resume, force, given)
+            return
         if fmt == "text":  # a parser alone refuses raw text as a pipeline without tokenizer
             pipeline = parser if isinstance(parser, Pipeline) else Pipeline(parser=parser)
             parsed = pipeline.iter_parse_text(text_lines(input), **given)
@@ -575,6 +601,25 @@ def parse_cmd(ctx, input, model_path, output, fmt, force, **options):
         raise click.UsageError(f"{_flag(ctx, err.name, err.value)} {err.reason}"
                                + (f" (it takes {takes})" if takes else "")) from None
     write_conllu(_interruptible(parsed), output)
+
+
+def _parse_on_cluster(input, model_path, output, fmt, scheduler, workers, partition_kb,
+                      resume, force, options):
+    from arborparse.distributed import connect
+    from arborparse.distributed.corpus import parse_corpus
+
+    with connect(scheduler, workers) as client:
+        try:
+            errors = parse_corpus(input, model_path, output, client, fmt, partition_kb * 1024,
+                                  resume, force, **options)
+        except KeyboardInterrupt:
+            click.echo(f"Interrupted: the finished partitions are kept in {output}.parts; "
+                       "continue with --resume", err=True)
+            sys.exit(130)
+    for error in errors:
+        click.echo(f"Error: {error}", err=True)
+    if errors:
+        sys.exit(1)
 
 
 def _flag(ctx, name: str, value=True) -> str:

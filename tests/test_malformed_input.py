@@ -232,7 +232,7 @@ def test_evaluate_mismatch_empty_and_no_nonprojective_arcs(treebank, tmp_path):
 
 def test_plain_text_is_not_conllu(tmp_path):
     status, _, err = arborparse_cli("parse", "--model", MODEL, input="The dog barks.\n")
-    one_line_error(status, err, "<stdin>:1: does not look like CoNLL-U: line 1 has 1 column")
+    one_line_error(status, err, "<stdin>:1: does not look like CoNLL-U: the line has 1 column")
 
 
 def test_a_directory_as_input(tmp_path):

@@ -10,7 +10,9 @@ reports no line numbers, so it keeps none of the first three.
 
 from __future__ import annotations
 
+import gzip
 import io
+import lzma
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -186,20 +188,29 @@ class Sentence:
         return "\n".join(lines) + "\n\n"
 
 
+COMPRESSED = {".gz": gzip.open, ".xz": lzma.open}  # read by suffix
+
+
 def open_lines(source) -> tuple[Iterator[bytes], str]:
-    """The byte lines of a path, ``"-"`` (stdin) or an open file, and a name for messages."""
+    """The byte lines of a path (``.gz`` and ``.xz`` decompressed), ``"-"`` (stdin) or an
+    open file, and a name for messages."""
     if isinstance(source, (str, os.PathLike)):
         if str(source) == "-":
             return iter(sys.stdin.buffer), "<stdin>"
         path = Path(source)
+        opener = COMPRESSED.get(path.suffix.lower(), open)
         try:
-            handle = open(path, "rb")
+            handle = opener(path, "rb")
         except OSError as err:
             raise TreebankFormatError(path, None, f"cannot open: {err.strerror}") from None
 
         def lines():
             with handle:
-                yield from handle
+                try:
+                    yield from handle
+                except (OSError, EOFError, lzma.LZMAError) as err:
+                    raise TreebankFormatError(path, None, f"cannot decompress: {err}") \
+                        from None
         return lines(), str(path)
     if isinstance(source, io.TextIOBase):
         return (line.encode("utf-8") for line in source), getattr(source, "name", "<stream>")
@@ -254,10 +265,13 @@ def _check_last_line(name: str, lineno: int, text: str) -> None:
                                   "columns and no newline): the file may have been cut short")
 
 
-def _sniff(name: str, lines: list[str]) -> str:
+def sniff(name: str, lines: list[str]) -> str:
     """CoNLL-U or CoNLL-X: by the suffix ``.conllu`` or ``.conllx``, else by the first
     sentence's content (``.conll`` files come in both)."""
-    suffix = Path(name).suffix.lower()
+    path = Path(name)
+    if path.suffix.lower() in COMPRESSED:
+        path = path.with_suffix("")
+    suffix = path.suffix.lower()
     if suffix in _SUFFIX_FORMAT:
         return _SUFFIX_FORMAT[suffix]
     for text in lines:
@@ -279,7 +293,7 @@ def _not_treebank(name: str, start: int, lines: list[str], fmt: str) -> None:
     if first is not None and "\t" not in lines[first]:
         lineno = start + first
         raise TreebankFormatError(
-            name, lineno, f"does not look like {FORMAT_NAMES[fmt]}: line {lineno} has 1 column "
+            name, lineno, f"does not look like {FORMAT_NAMES[fmt]}: the line has 1 column "
             "(10 tab-separated columns are expected; for raw text give --input-format text, for "
             "one tokenized sentence per line --input-format tokenized)")
 
@@ -377,7 +391,7 @@ def iter_conllu(source, format: str = "auto") -> Iterator[Sentence]:
     fmt = None if format == "auto" else format
     first = True
     for start, block in _blocks(lines, name):
-        fmt = fmt or _sniff(name, block)
+        fmt = fmt or sniff(name, block)
         if first:
             _not_treebank(name, start, block, fmt)
             first = False

@@ -1,0 +1,166 @@
+"""Corpora parsed on a real Dask cluster of processes: the output equals a serial run's byte
+for byte (raw text, CoNLL-U, compressed files, several partitions), each worker loads the
+model once, a worker killed mid-job loses and duplicates nothing, an interrupted job
+resumes, a malformed file is reported without stopping the others."""
+
+import gzip
+import io
+import os
+import signal
+import threading
+import time
+
+import pytest
+from click.testing import CliRunner
+from distributed import Client, LocalCluster
+
+import arborparse
+from arborparse.cli import cli
+from arborparse.distributed import corpus
+from arborparse.distributed.corpus import Parts, parse_bag, parse_corpus
+from arborparse.io import iter_conllu, read_conllu, write_conllu
+from arborparse.linear.online import OnlineTrainer
+from arborparse.pipeline import Pipeline
+from arborparse.text.tagger import Tagger
+from arborparse.text.tokenizer import Tokenizer
+
+PARTITION = 2000  # bytes: many partitions of a small corpus
+
+
+@pytest.fixture(scope="module")
+def model(ud, tmp_path_factory):
+    """A small English pipeline: tokenizer, tagger, perceptron parser."""
+    train = read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")[:300]
+    tagger = Tagger(epochs=1, bits=18, progress=False).fit(train)
+    parser = OnlineTrainer("perceptron", epochs=1, hash_bits=18, progress=False).fit(train)
+    pipeline = Pipeline(tagger, None, parser.parser_,
+                        tokenizer=Tokenizer(epochs=2, bits=16, progress=False).fit(train))
+    path = tmp_path_factory.mktemp("model") / "en.npz"
+    pipeline.save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def texts(ud, tmp_path_factory):
+    """Raw text (paragraphs of five sentences) and CoNLL-U, from EWT test."""
+    test = ud / "UD_English-EWT" / "en_ewt-ud-test.conllu"
+    sentences = read_conllu(test)[:400]
+    lines = [s.comments[[c.startswith("# text = ") for c in s.comments].index(True)][9:]
+             for s in sentences]
+    folder = tmp_path_factory.mktemp("corpus")
+    raw = "".join(line + "\n" + ("\n" if i % 5 == 4 else "") for i, line in enumerate(lines))
+    (folder / "a.txt").write_text(raw[:len(raw) // 2].rsplit("\n\n", 1)[0] + "\n")
+    with gzip.open(folder / "b.txt.gz", "wt") as handle:
+        handle.write(raw)
+    write_conllu(sentences[:150], folder / "c.conllu")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def client():
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
+        yield client
+
+
+def serial(model, path, fmt) -> bytes:
+    parser = arborparse.load(model)
+    out = io.StringIO()
+    if fmt == "text":
+        lines = (line.decode() for line in corpus.open_lines(path)[0])
+        write_conllu(parser.iter_parse_text(lines), out)
+    else:
+        write_conllu(parser.iter_parse(iter_conllu(path, fmt)), out)
+    return out.getvalue().encode()
+
+
+def test_the_output_is_the_serial_output(model, texts, client, tmp_path):
+    out = tmp_path / "out"
+    errors = parse_corpus(str(texts / "*.txt*"), model, out, client, "text", PARTITION)
+    assert errors == []
+    assert sorted(os.listdir(out)) == ["a.conllu", "b.conllu"]
+    for name, source in (("a", "a.txt"), ("b", "b.txt.gz")):
+        assert (out / f"{name}.conllu").read_bytes() == serial(model, texts / source, "text")
+    assert not (tmp_path / "out.parts").exists()
+    one = tmp_path / "c.conllu"
+    assert parse_corpus(texts / "c.conllu", model, one, client, partition_bytes=PARTITION) == []
+    assert one.read_bytes() == serial(model, texts / "c.conllu", "auto")
+    loads = client.run(lambda: dict(corpus.LOADS))
+    assert all(list(counts.values()) == [1] for counts in loads.values())  # once per worker
+
+
+def test_a_bag_of_parsed_sentences(model, texts, client):
+    bag = parse_bag([texts / "a.txt", texts / "b.txt.gz"], model, "text")
+    assert bag.npartitions == 2
+    assert "".join(bag.compute()).encode() == \
+        serial(model, texts / "a.txt", "text") + serial(model, texts / "b.txt.gz", "text")
+
+
+def test_a_worker_killed_mid_job_loses_and_duplicates_nothing(model, texts, client, tmp_path):
+    out, parts = tmp_path / "b.conllu", tmp_path / "b.conllu.parts"
+    pids = list(client.run(os.getpid).values())
+    killed = []
+
+    def kill_when_started():
+        while len(list(parts.glob("*.conllu"))) < 3:
+            time.sleep(0.01)
+        os.kill(pids[0], signal.SIGKILL)
+        killed.append(True)
+
+    threading.Thread(target=kill_when_started, daemon=True).start()
+    assert parse_corpus(texts / "b.txt.gz", model, out, client, "text", 500) == []
+    assert killed
+    assert out.read_bytes() == serial(model, texts / "b.txt.gz", "text")
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_an_interrupted_job_resumes_where_it_stopped(model, texts, client, tmp_path,
+                                                      monkeypatch):
+    out = tmp_path / "b.conllu"
+    write, written = Parts.write, []
+
+    def interrupted(self, *args):
+        write(self, *args)
+        written.append(args[:2])
+        if len(written) == 4:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(Parts, "write", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        parse_corpus(texts / "b.txt.gz", model, out, client, "text", PARTITION)
+    assert not out.exists() and len(list((tmp_path / "b.conllu.parts").glob("*.conllu"))) == 4
+    with pytest.raises(arborparse.ArborparseError, match="continue it with --resume"):
+        parse_corpus(texts / "b.txt.gz", model, out, client, "text", PARTITION)
+    with pytest.raises(arborparse.ArborparseError, match="other inputs, model or options"):
+        parse_corpus(texts / "b.txt.gz", model, out, client, "text", PARTITION + 1,
+                     resume=True)
+    first = list(written)
+    assert parse_corpus(texts / "b.txt.gz", model, out, client, "text", PARTITION,
+                        resume=True) == []
+    assert not set(first) & set(written[4:])  # the finished partitions were not parsed again
+    assert out.read_bytes() == serial(model, texts / "b.txt.gz", "text")
+
+
+def test_a_malformed_file_is_reported_and_the_others_go_on(model, texts, client, tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "good.conllu").write_bytes((texts / "c.conllu").read_bytes())
+    text = (texts / "c.conllu").read_text().splitlines(keepends=True)
+    text[60] = "1\tbroken\n"
+    (folder / "bad.conllu").write_text("".join(text))
+    errors = parse_corpus(folder, model, tmp_path / "out", client, partition_bytes=PARTITION)
+    assert len(errors) == 1 and errors[0].startswith(f"{folder / 'bad.conllu'}:61: ")
+    assert sorted(os.listdir(tmp_path / "out")) == ["good.conllu"]
+
+
+def test_the_command_line(model, texts, tmp_path):
+    run = lambda *args: CliRunner().invoke(cli, list(map(str, args)))  # noqa: E731
+    out = tmp_path / "out"
+    r = run("parse", "--model", model, "--scheduler", "local", "--workers", 1,
+            "--input-format", "text", "--partition-kb", 1, texts / "a.txt", "-o", out)
+    assert r.exit_code == 0, r.output
+    assert out.read_bytes() == serial(model, texts / "a.txt", "text")
+    r = run("parse", "--model", model, "--scheduler", "local", texts / "a.txt")
+    assert r.exit_code == 2 and "not stdin or stdout" in r.output
+    r = run("parse", "--model", model, "--resume", texts / "a.txt")
+    assert r.exit_code == 2 and "--resume does not apply to a serial parse" in r.output
