@@ -228,6 +228,7 @@ DEFAULTS = {"first-order": {"epochs": 10, "components": COMPONENTS},
             "neural": {"epochs": 40, "hidden": 200, "components": ("tokenizer", "parser")}}
 ONLINE = ("perceptron", "mira", "mira-kbest", "mira-factored")
 LATENT = ("latent", "latent-lbfgs")
+DISTRIBUTED_TRAINERS = ("perceptron", "mira", "mira-kbest", "mira-factored", "loglinear")
 # first-order options that only some trainers take
 TRAINER_OPTIONS = {"k": ("mira-kbest",),
                    "C": ("mira", "mira-kbest", "mira-factored", "loglinear", "loglinear-sgd",
@@ -374,6 +375,14 @@ def _given(ctx, names) -> list[str]:
 @click.option("--folds", type=click.IntRange(2), default=10, show_default=True,
               help="Jackknifing: the parser's training tags come from taggers trained on the "
                    "other folds.")
+@click.option("--scheduler",
+              help="Train on a Dask cluster ('local' or tcp://HOST:PORT), the training data cut "
+                   "into --shards: the perceptron and MIRA by iterative parameter mixing, "
+                   "loglinear (L-BFGS) with its gradient summed over the shards.")
+@click.option("--shards", type=click.IntRange(1),
+              help="--scheduler: parts of the training data (default: one per worker).")
+@click.option("--workers", type=click.IntRange(1),
+              help="--scheduler local: worker processes (default: one per core).")
 @click.option("--quiet", is_flag=True, help="No progress bar or epoch lines.")
 @FORMAT
 @FORCE
@@ -383,9 +392,16 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
               learning_rate, clusters, init_noise, squeeze, hidden, features, latent_links,
               approximation, pseudo, cutoff, batch_size, patience, objective, layers,
               embeddings, transformer, threads, resume, beam, branching, components, folds,
-              quiet, fmt, force):
+              scheduler, shards, workers, quiet, fmt, force):
     """Train a parser and save the best epoch's model."""
     what = f"--model-type {model_type}"
+    if scheduler is None:
+        _refuse(ctx, ["shards", "workers"], "training without --scheduler")
+    elif model_type != "first-order" or trainer not in DISTRIBUTED_TRAINERS:
+        raise click.UsageError(f"--scheduler trains --model-type first-order with --trainer "
+                               f"{', '.join(DISTRIBUTED_TRAINERS)}")
+    elif C == "auto" or (C is None and dev_path and trainer == "loglinear"):
+        raise click.UsageError("--scheduler: give -C (choosing it on --dev is serial)")
     if model_type == "isbn":
         _refuse(ctx, FIRST_ORDER_OPTIONS + NEURAL_OPTIONS, what)
     elif model_type == "neural":
@@ -481,9 +497,31 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
         trainer_ = OnlineTrainer(trainer, epochs, decoder, train_decoder, not multi_root, seed,
                                  hash_bits, exact_features, k,
                                  float("inf") if C is None else C, progress=not quiet)
-    fitted = trainer_.fit(train, dev, save_best=save_best)
+    if scheduler is not None:
+        fitted = _fit_on_cluster(trainer_, scheduler, workers, shards, train, dev, save_best)
+    else:
+        fitted = trainer_.fit(train, dev, save_best=save_best)
     if not quiet:
         click.echo(f"saved {model_path} (epoch {fitted.best_epoch_})", err=True)
+
+
+def _fit_on_cluster(trainer, scheduler, workers, shards, train, dev, save_best):
+    """`trainer` (online or log-linear L-BFGS) fitted on a Dask cluster, its data in
+    `shards` (default: one per worker)."""
+    from arborparse.distributed import connect
+    from arborparse.distributed.training import MixingTrainer, ShardedLogLinearTrainer
+    from arborparse.linear.loglinear import LogLinearTrainer
+
+    with connect(scheduler, workers) as client:
+        shards = shards or len(client.scheduler_info()["workers"])
+        if isinstance(trainer, LogLinearTrainer):
+            settings = {k: getattr(trainer, k) for k in (
+                "C", "epochs", "learning_rate", "decoder", "train_decoder", "single_root",
+                "seed", "hash_bits", "progress")}
+            sharded = ShardedLogLinearTrainer(shards, client, **settings)
+        else:
+            sharded = MixingTrainer(trainer, shards, client)
+        return sharded.fit(train, dev, save_best=save_best)
 
 
 def _train_front_end(parts, train, dev, seed, quiet, epochs=(10, 10)):

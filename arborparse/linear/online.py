@@ -160,6 +160,30 @@ class OnlineTrainer:
 
     # --------------------------------------------------------------- training
 
+    def one_pass(self, model, w, u, steps: int, encoded, gold_heads, gold_labels, order):
+        """Update w in place on the sentences of `order`, one after the other, and u (the
+        sum of step number × update, for averaging) from step number `steps`; return (the
+        next step number, the sentences with an update)."""
+        errors = 0
+        for i in order:
+            x = encoded[i]
+            scores = model.scores(x, w)
+            A, b = self._constraints(model, x, w, scores, gold_heads[i], gold_labels[i])
+            if A is not None:
+                errors += 1
+                # the columns the constraints touch, renumbered 0..U-1
+                columns, local = np.unique(A.indices, return_inverse=True)
+                D = sp.csr_matrix((A.data, local, A.indptr), shape=(A.shape[0], len(columns)))
+                if self.trainer == "perceptron":
+                    alpha = np.ones(1)
+                else:
+                    alpha = hildreth((D @ D.T).toarray(), b, self.C)
+                step = D.T @ alpha
+                w[columns] += step
+                u[columns] += steps * step
+            steps += 1
+        return steps, errors
+
     @keeps_best
     def fit(self, train: list[Sentence], dev: list[Sentence] | None = None,
             save_best=None) -> OnlineTrainer:
@@ -174,24 +198,8 @@ class OnlineTrainer:
         log = Epochs(self, dev, save_best, calibrate=True)
         for epoch in range(1, self.epochs + 1):
             start = time.perf_counter()
-            errors = 0
-            for i in log.bar(epoch, rng.permutation(len(train))):
-                x = encoded[i]
-                scores = model.scores(x, w)
-                A, b = self._constraints(model, x, w, scores, gold_heads[i], gold_labels[i])
-                if A is not None:
-                    errors += 1
-                    # the columns the constraints touch, renumbered 0..U-1
-                    columns, local = np.unique(A.indices, return_inverse=True)
-                    D = sp.csr_matrix((A.data, local, A.indptr), shape=(A.shape[0], len(columns)))
-                    if self.trainer == "perceptron":
-                        alpha = np.ones(1)
-                    else:
-                        alpha = hildreth((D @ D.T).toarray(), b, self.C)
-                    step = D.T @ alpha
-                    w[columns] += step
-                    u[columns] += steps * step
-                steps += 1
+            steps, errors = self.one_pass(model, w, u, steps, encoded, gold_heads, gold_labels,
+                                          log.bar(epoch, rng.permutation(len(train))))
             elapsed = time.perf_counter() - start
             # float32, as saved: the parser evaluated on dev is exactly the one in the file
             average = (w - u / steps).astype(np.float32)

@@ -12,7 +12,6 @@ import time
 
 import pytest
 from click.testing import CliRunner
-from distributed import Client, LocalCluster
 
 import arborparse
 from arborparse.cli import cli
@@ -54,13 +53,6 @@ def texts(ud, tmp_path_factory):
         handle.write(raw)
     write_conllu(sentences[:150], folder / "c.conllu")
     return folder
-
-
-@pytest.fixture(scope="module")
-def client():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=":0") as cluster, Client(cluster) as client:
-        yield client
 
 
 def serial(model, path, fmt) -> bytes:
