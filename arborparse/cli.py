@@ -501,7 +501,7 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decode
         fitted = _fit_on_cluster(trainer_, scheduler, workers, shards, train, dev, save_best)
     else:
         fitted = trainer_.fit(train, dev, save_best=save_best)
-    if not quiet:
+    if not quiet and os.environ.get("RANK", "0") == "0":  # torchrun: process 0 saved it
         click.echo(f"saved {model_path} (epoch {fitted.best_epoch_})", err=True)
 
 

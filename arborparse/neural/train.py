@@ -8,6 +8,13 @@ epoch so far and its weights) is written atomically; ``resume=True`` continues f
 exactly where it stopped: every epoch seeds its own shuffling and dropout from the seed and
 its number, so a resumed run gives, on the same machine, the same model bit for bit. The
 checkpoint is removed when training ends.
+
+Data-parallel training: started by ``torchrun`` (which sets ``WORLD_SIZE`` and ``RANK``),
+every process joins the process group (gloo on the CPU, NCCL on GPUs), the network is
+wrapped in `DistributedDataParallel`, and the processes take turns through the same
+shuffled batches (the batches of an epoch that do not divide evenly among them are left
+for later epochs), their gradients averaged at every step. Process 0 alone evaluates on
+dev, prints, writes checkpoints and saves the model; it tells the others when to stop.
 """
 
 from __future__ import annotations
@@ -65,6 +72,40 @@ def read_vectors(path, vocab: Vocabulary) -> tuple[int, dict[int, np.ndarray]]:
     if dim is None:
         raise ArborparseError(f"{path}: no word vectors in the file")
     return dim, found
+
+
+class _Loss(torch.nn.Module):
+    """The training loss as a module's forward, as DistributedDataParallel needs it."""
+
+    def __init__(self, trainer: NeuralTrainer, net: Network):
+        super().__init__()
+        self.trainer, self.net = trainer, net
+
+    def forward(self, batch: Batch):
+        return self.trainer.loss(self.net, batch)
+
+
+def _process_group():
+    """(rank, world size), joining the process group when started by torchrun."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world == 1:
+        return 0, 1
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    return dist.get_rank(), world
+
+
+def _agree(flag: bool, world: int) -> bool:
+    """Process 0's `flag`, the same in every process."""
+    if world == 1:
+        return bool(flag)
+    import torch.distributed as dist
+
+    value = torch.tensor([int(bool(flag))])
+    dist.broadcast(value, 0)
+    return bool(value.item())
 
 
 class NeuralTrainer:
@@ -225,8 +266,17 @@ class NeuralTrainer:
         else:
             vocab = Vocabulary.build(train)
             net = self._network(vocab)
-        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        rank, world = _process_group()
+        device = torch.device(f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
+                              if torch.cuda.is_available() else "cpu")
         net.to(device)
+        step_loss = self.loss
+        if world > 1:
+            from torch.nn.parallel import DistributedDataParallel
+
+            wrapped = DistributedDataParallel(_Loss(self, net), find_unused_parameters=True)
+            step_loss = lambda _, batch: wrapped(batch)  # noqa: E731
+        lead = rank == 0
         optimizer = torch.optim.Adam(net.parameters(), lr=self.learning_rate,
                                      betas=(0.9, 0.9))
         parser = NeuralParser(vocab, net, self.objective, self.decoder, self.single_root)
@@ -244,13 +294,15 @@ class NeuralTrainer:
         self.history_ = state["history"]
         began = time.perf_counter() - (self.history_[-1]["elapsed"] if self.history_ else 0)
         for epoch in range(state["epoch"] + 1, self.epochs + 1):
-            if dev and state["waited"] >= self.patience:
+            if _agree(dev and state["waited"] >= self.patience, world):
                 break
             torch.manual_seed(self.seed * 100003 + epoch)
             net.train()
             start, total_loss, words = time.perf_counter(), 0.0, 0
-            bar = tqdm(self._batches(train, epoch), desc=f"epoch {epoch}/{self.epochs}",
-                       unit="batch", disable=None if self.progress else True, file=sys.stderr,
+            groups = self._batches(train, epoch)
+            groups = groups[rank:len(groups) - len(groups) % world:world]
+            bar = tqdm(groups, desc=f"epoch {epoch}/{self.epochs}", unit="batch",
+                       disable=None if self.progress and lead else True, file=sys.stderr,
                        leave=False)
             for group in bar:
                 batch = Batch.of(vocab, [train[i] for i in group],
@@ -258,7 +310,7 @@ class NeuralTrainer:
                 for g in optimizer.param_groups:
                     g["lr"] = self.learning_rate * 0.75 ** (state["step"] / DECAY_STEPS)
                 optimizer.zero_grad()
-                loss, n = self.loss(net, batch)
+                loss, n = step_loss(net, batch)
                 (loss / n).backward()
                 torch.nn.utils.clip_grad_norm_(net.parameters(), CLIP)
                 optimizer.step()
@@ -272,7 +324,7 @@ class NeuralTrainer:
                       "words_per_second": words / seconds}
             line = f"epoch {epoch}/{self.epochs}  {seconds:.1f}s  loss {record['loss']:.3f}"
             best = not dev
-            if dev:
+            if dev and lead:
                 parsed = parser.parse(dev, retag=True)
                 scores = evaluate(dev, parsed)
                 record.update({k: scores[k] for k in ("UAS", "LAS", "UPOS", "XPOS", "UFeats",
@@ -285,7 +337,7 @@ class NeuralTrainer:
                     line += "  (best)"
                 else:
                     state["waited"] += 1
-            if best:
+            if best and lead:
                 best_weights = {k: v.detach().clone() for k, v in net.state_dict().items()}
                 state["best_epoch"] = self.best_epoch_ = epoch
                 if save_best is not None:
@@ -294,14 +346,14 @@ class NeuralTrainer:
             line += f"  [{record['elapsed'] / 60:.1f} min]"
             self.history_.append(record)
             state["epoch"] = epoch
-            if self.checkpoint is not None:
+            if self.checkpoint is not None and lead:
                 self._save_checkpoint(net, optimizer, vocab, state, best_weights)
-            if self.progress:
+            if self.progress and lead:
                 tqdm.write(line, file=sys.stderr)
         if best_weights is not None:
             net.load_state_dict(best_weights)
         net.eval()
-        if self.checkpoint is not None and os.path.exists(self.checkpoint):
+        if self.checkpoint is not None and lead and os.path.exists(self.checkpoint):
             os.remove(self.checkpoint)
         self.parser_ = parser
         return self

@@ -186,3 +186,27 @@ def test_the_lemma_dictionary_comes_before_the_scripts(memorized):
     assert parser._lemma("sees", "VERB", [0]) == "see"
     assert parser._lemma("sees", "NOUN", [0]) == "sees"  # the identity script
     del parser.vocab.lemmas["sees\tVERB"]
+
+
+def test_two_processes_train_data_parallel(tmp_path):
+    """torchrun with two CPU processes (gloo, DistributedDataParallel): process 0 saves a
+    model that has learned the tiny treebank."""
+    import os
+    import subprocess
+    import sys
+
+    train = tmp_path / "train.conllu"
+    train.write_text(separable_text(2))
+    model = tmp_path / "m.npz"
+    result = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node",
+         "2", "-m", "arborparse", "train", "--model-type", "neural", "--components", "parser",
+         "--train", str(train), "--dev", str(train), "--model", str(model), "--epochs", "20",
+         "--hidden", "32", "--layers", "1", "--batch-size", "2"],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stderr.count("saved ") == 1  # process 0 alone
+    assert result.stderr.count("epoch 1/20") == 1
+    parser = arborparse.load(model)
+    data = read_conllu(train)
+    assert evaluate(data, parser.parse(data))["LAS"] == 100
