@@ -711,6 +711,47 @@ def deprojectivize_cmd(input, output, pseudo, fmt, force):
     write_conllu((lower(s, pseudo) for s in iter_conllu(input, fmt)), output)
 
 
+@cli.command("render")
+@click.argument("input", type=click.Path(allow_dash=True))
+@click.option("-o", "--output", required=True, type=click.Path(allow_dash=True),
+              help="OUT.svg (one sentence's tree) or OUT.html (every sentence, one page).")
+@click.option("--sentence", type=click.IntRange(1), default=1, show_default=True,
+              help="SVG: which sentence of INPUT (1 is the first).")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="With marginals (parse --marginals): arcs below this probability are "
+                   "marked.")
+@FORMAT
+@FORCE
+def render_cmd(input, output, sentence, threshold, fmt, force):
+    """Draw the trees of INPUT (CoNLL-U or CoNLL-X with HEAD and DEPREL): one as SVG, or
+    all as an HTML page with navigation. Arcs with HeadProb in MISC show how sure the
+    parser was."""
+    from arborparse.io.atomic import atomic_open
+    from arborparse.render import page, svg
+
+    suffix = os.path.splitext(str(output))[1].lower()
+    if suffix not in (".svg", ".html", ".htm"):
+        raise click.UsageError("-o: name an .svg or an .html file")
+    _output(output, [input], force=force)
+    sentences = read_conllu(input, fmt)
+    for s in sentences:
+        if not s.has_tree:
+            raise ArborparseError(f"{s.path}:{s.line}: the sentence has no tree (HEAD is "
+                                  "missing): parse it first")
+    if suffix == ".svg":
+        if sentence > len(sentences):
+            raise ArborparseError(f"{input}: --sentence {sentence}, the file has "
+                                  f"{len(sentences)}")
+        text = svg(sentences[sentence - 1], threshold)
+    else:
+        text = page(sentences, os.path.basename(str(input)), threshold)
+    if str(output) == "-":
+        click.echo(text, nl=False)
+        return
+    with atomic_open(output, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(text)
+
+
 def _terminate(signum, frame):
     raise KeyboardInterrupt  # SIGTERM: clean up and stop as Ctrl-C does
 

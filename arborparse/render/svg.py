@@ -1,0 +1,125 @@
+"""One dependency tree as SVG: words in a row (UPOS under each), arcs above them from head to
+dependent with their labels, the root's arc a vertical line.
+
+Layout is deterministic: a word's box is as wide as its longest text at a fixed width per
+character; an arc is lifted one level above every shorter arc whose span overlaps its own,
+so nested and crossing (non-projective) arcs never share a height with a longer one. A
+right-to-left sentence (most strong characters Hebrew, Arabic, ...) is laid out from the
+right. Long sentences keep their size: the SVG is as wide as its words (the page scrolls).
+With marginals (``HeadProb`` in MISC, from ``parse --marginals``), each arc's opacity is its
+probability, and arcs below `threshold` are drawn dashed in another colour and marked
+``unsure``. Every word and arc carries its numbers as ``data-`` attributes.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from html import escape
+
+from arborparse.io.conllu import MISC, Sentence
+
+CHAR = 8.4  # px per character of the 14px font
+GAP = 18  # px between word boxes
+LEVEL = 34  # px per arc level
+WORD_Y = 28  # px from the arcs' feet to the words' baseline
+PAD = 12
+SURE, UNSURE = "#2c3e50", "#c0392b"
+
+
+def right_to_left(words: list[str]) -> bool:
+    """True when most of the strong characters of `words` are right-to-left."""
+    rtl = ltr = 0
+    for word in words:
+        for c in word:
+            kind = unicodedata.bidirectional(c)
+            rtl += kind in ("R", "AL")
+            ltr += kind == "L"
+    return rtl > ltr
+
+
+def head_probabilities(sentence: Sentence) -> list[float | None]:
+    """Each word's ``HeadProb`` from MISC, None where there is none."""
+    out = []
+    for misc in sentence.column(MISC):
+        value = None
+        for item in misc.split("|"):
+            if item.startswith("HeadProb="):
+                try:
+                    value = float(item[9:])
+                except ValueError:
+                    value = None
+        out.append(value)
+    return out
+
+
+def levels(heads) -> dict[int, int]:
+    """Dependent -> the level of its arc (roots excluded): one above every shorter arc
+    whose span overlaps its own."""
+    arcs = sorted(((abs(h - m), min(h, m), max(h, m), m)
+                   for m, h in enumerate(heads) if m > 0 and h > 0))
+    placed: list[tuple[int, int, int]] = []  # (left, right, level)
+    out = {}
+    for _, left, right, m in arcs:
+        level = 1 + max((lv for a, b, lv in placed if a < right and b > left
+                         and b - a < right - left), default=0)
+        placed.append((left, right, level))
+        out[m] = level
+    return out
+
+
+def svg(sentence: Sentence, threshold: float = 0.5, title: str | None = None) -> str:
+    """The tree of `sentence` (it must have HEAD and DEPREL) as an SVG document."""
+    forms, upos, heads = sentence.forms, sentence.upos, sentence.heads
+    labels, probs = sentence.deprels, head_probabilities(sentence)
+    n = len(forms)
+    widths = [CHAR * max(len(f), len(u), 1) + GAP for f, u in zip(forms, upos)]
+    rtl = right_to_left(forms)
+    order = list(range(n))[::-1] if rtl else list(range(n))
+    x, left = [0.0] * (n + 1), PAD
+    for i in order:
+        x[i + 1] = left + widths[i] / 2
+        left += widths[i]
+    level = levels(heads)
+    top = max(level.values(), default=0) + 1
+    foot = PAD + LEVEL * top + 14
+    width, height = left + PAD, foot + WORD_Y + 26
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="arborparse-tree" '
+           f'width="{width:.0f}" height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" '
+           f'direction="{"rtl" if rtl else "ltr"}" font-family="sans-serif" font-size="14">']
+    if title:
+        out.append(f"<title>{escape(title)}</title>")
+    for m in range(1, n + 1):
+        h, p = int(heads[m]), probs[m - 1]
+        unsure = p is not None and p < threshold
+        colour = UNSURE if unsure else SURE
+        opacity = 1.0 if p is None else max(0.15, min(1.0, p))
+        attrs = (f'class="arc{" unsure" if unsure else ""}" data-head="{h}" data-dep="{m}" '
+                 f'data-label="{escape(labels[m - 1])}"'
+                 + ("" if p is None else f' data-prob="{p:.4f}"'))
+        tip = f"{labels[m - 1]}: {forms[m - 1]}" + ("" if p is None else f" ({p:.0%})")
+        dash = ' stroke-dasharray="5 3"' if unsure else ""
+        xm = x[m]
+        if h == 0:
+            y = PAD + 6
+            path = f"M{xm:.1f},{y} L{xm:.1f},{foot}"
+            label_x, label_y = xm, y - 2
+        else:
+            y = foot - LEVEL * level[m]
+            xh = x[h] + (4 if x[m] > x[h] else -4)
+            path = (f"M{xh:.1f},{foot} C{xh:.1f},{y:.1f} {xm:.1f},{y:.1f} "
+                    f"{xm:.1f},{foot}")
+            label_x, label_y = (xh + xm) / 2, foot - 0.75 * LEVEL * level[m] - 4
+        out.append(
+            f'<g {attrs} opacity="{opacity:.3f}"><title>{escape(tip)}</title>'
+            f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="1.6"{dash}/>'
+            f'<path d="M{xm - 4:.1f},{foot - 7} L{xm + 4:.1f},{foot - 7} L{xm:.1f},{foot} Z" '
+            f'fill="{colour}"/>'
+            f'<text x="{label_x:.1f}" y="{label_y:.1f}" text-anchor="middle" font-size="11" '
+            f'fill="{colour}">{escape(labels[m - 1])}</text></g>')
+    for m in range(1, n + 1):
+        out.append(f'<g class="word" data-id="{m}"><text x="{x[m]:.1f}" y="{foot + WORD_Y - 8}" '
+                   f'text-anchor="middle">{escape(forms[m - 1])}</text>'
+                   f'<text x="{x[m]:.1f}" y="{foot + WORD_Y + 10}" text-anchor="middle" '
+                   f'font-size="11" fill="#7f8c8d">{escape(upos[m - 1])}</text></g>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

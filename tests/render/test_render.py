@@ -1,0 +1,110 @@
+"""Rendering: the SVG's structure (one arc per word, labels, UPOS, levels that keep longer
+arcs above the arcs they overlap), marginals shown, right-to-left order, the HTML page,
+and the command."""
+
+import io
+import re
+import xml.etree.ElementTree as ET
+
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from arborparse.cli import cli
+from arborparse.io import read_conllu
+from arborparse.render import page, svg
+from arborparse.render.svg import levels, right_to_left
+
+NS = {"s": "http://www.w3.org/2000/svg"}
+NONPROJECTIVE = """# sent_id = np1
+# text = A hearing is scheduled on the issue today .
+1\tA\ta\tDET\t_\t_\t2\tdet\t_\t_
+2\thearing\thearing\tNOUN\t_\t_\t4\tnsubj\t_\tHeadProb=0.9100
+3\tis\tbe\tAUX\t_\t_\t4\taux\t_\tHeadProb=0.9990
+4\tscheduled\tschedule\tVERB\t_\t_\t0\troot\t_\tHeadProb=0.9700
+5\ton\ton\tADP\t_\t_\t7\tcase\t_\t_
+6\tthe\tthe\tDET\t_\t_\t7\tdet\t_\t_
+7\tissue\tissue\tNOUN\t_\t_\t2\tnmod\t_\tHeadProb=0.3100
+8\ttoday\ttoday\tNOUN\t_\t_\t4\tobl\t_\t_
+9\t.\t.\tPUNCT\t_\t_\t4\tpunct\t_\t_
+
+"""
+HEBREW = """1\tשלום\t_\tINTJ\t_\t_\t0\troot\t_\t_
+2\tלכם\t_\tPRON\t_\t_\t1\tobl\t_\t_
+
+"""
+
+
+def sentence(text=NONPROJECTIVE):
+    return read_conllu(io.StringIO(text))[0]
+
+
+def test_one_arc_per_word_with_labels_and_tags():
+    s = sentence()
+    root = ET.fromstring(svg(s))
+    arcs = root.findall("s:g[@class]", NS)
+    arcs = [g for g in arcs if g.get("class").startswith("arc")]
+    assert [(int(g.get("data-dep")), int(g.get("data-head")), g.get("data-label"))
+            for g in arcs] == [(m, int(s.heads[m]), s.deprels[m - 1]) for m in range(1, 10)]
+    words = root.findall("s:g[@class='word']", NS)
+    assert [[t.text for t in g.findall("s:text", NS)] for g in words] == \
+        [[f, u] for f, u in zip(s.forms, s.upos)]
+    assert svg(s) == svg(s)  # deterministic
+
+
+def test_marginals_set_opacity_and_mark_unsure_arcs():
+    root = ET.fromstring(svg(sentence(), threshold=0.5))
+    by_dep = {int(g.get("data-dep")): g for g in root.findall("s:g", NS)
+              if g.get("class", "").startswith("arc")}
+    assert by_dep[7].get("class") == "arc unsure" and by_dep[7].get("data-prob") == "0.3100"
+    assert float(by_dep[7].get("opacity")) == 0.31
+    assert by_dep[2].get("class") == "arc" and float(by_dep[2].get("opacity")) == 0.91
+    assert by_dep[1].get("opacity") == "1.000" and by_dep[1].get("data-prob") is None
+    assert "stroke-dasharray" in ET.tostring(by_dep[7]).decode()
+
+
+@given(st.lists(st.integers(0, 12), min_size=1, max_size=12))
+def test_a_longer_overlapping_arc_is_always_higher(raw):
+    heads = [-1] + [h % (len(raw) + 1) for h in raw]
+    heads = [h if h != m else 0 for m, h in enumerate(heads)]
+    level = levels(heads)
+    span = {m: (min(h, m), max(h, m)) for m, h in enumerate(heads) if m > 0 and h > 0}
+    for a, (l1, r1) in span.items():
+        for b, (l2, r2) in span.items():
+            if r2 - l2 < r1 - l1 and l2 < r1 and r2 > l1:
+                assert level[a] > level[b]
+
+
+def test_right_to_left_sentences_start_at_the_right():
+    s = sentence(HEBREW)
+    assert right_to_left(s.forms) and not right_to_left(["dogs", "bark"])
+    root = ET.fromstring(svg(s))
+    assert root.get("direction") == "rtl"
+    x = [float(g.find("s:text", NS).get("x")) for g in root.findall("s:g[@class='word']", NS)]
+    assert x[0] > x[1]
+
+
+def test_the_page_has_every_sentence_and_navigation():
+    sentences = read_conllu(io.StringIO(NONPROJECTIVE * 3))
+    html = page(sentences, "test")
+    assert html.count("<svg") == 3 and html.count('<section id="s') == 3
+    assert re.findall(r'href="#s(\d)"', html)[:3] == ["1", "2", "3"]
+    assert "next &rarr;" in html and "overflow-x: auto" in html
+
+
+def test_the_command(tmp_path):
+    path = tmp_path / "in.conllu"
+    path.write_text(NONPROJECTIVE + HEBREW)
+    run = lambda *args: CliRunner().invoke(cli, list(map(str, args)))  # noqa: E731
+    r = run("render", path, "-o", tmp_path / "two.svg", "--sentence", 2)
+    assert r.exit_code == 0, r.output
+    assert 'direction="rtl"' in (tmp_path / "two.svg").read_text()
+    r = run("render", path, "-o", tmp_path / "all.html")
+    assert r.exit_code == 0 and (tmp_path / "all.html").read_text().count("<svg") == 2
+    r = run("render", path, "-o", tmp_path / "x.svg", "--sentence", 3)
+    assert r.exit_code == 1 and "--sentence 3, the file has 2" in r.output
+    r = run("render", path, "-o", tmp_path / "x.png")
+    assert r.exit_code == 2 and "name an .svg or an .html file" in r.output
+    (tmp_path / "untagged.conllu").write_text("1\tdogs\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
+    r = run("render", tmp_path / "untagged.conllu", "-o", tmp_path / "u.svg")
+    assert r.exit_code == 1 and "untagged.conllu:1: the sentence has no tree" in r.output
