@@ -752,6 +752,36 @@ def render_cmd(input, output, sentence, threshold, fmt, force):
         handle.write(text)
 
 
+@cli.command("serve")
+@click.option("--model", "model_path", required=True, type=click.Path(),
+              help="The model file (loaded once).")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--max-body-kb", type=click.IntRange(1), default=256, show_default=True,
+              help="Larger request bodies are refused (413).")
+@click.option("--max-words", type=click.IntRange(1), default=5000, show_default=True,
+              help="Words per request.")
+@click.option("--max-sentence-words", type=click.IntRange(1), default=250, show_default=True,
+              help="Words per sentence.")
+def serve_cmd(model_path, host, port, max_body_kb, max_words, max_sentence_words):
+    """Serve the model over HTTP: POST /parse (raw text, tokenized text or CoNLL-U in,
+    CoNLL-U or JSON out, marginals and k-best trees on request), GET / (a web page that
+    draws the trees), GET /openapi.json (the schema)."""
+    try:
+        import uvicorn
+
+        from arborparse.service.app import Limits, create_app
+    except ImportError:
+        raise ArborparseError("the service needs starlette and uvicorn: pip install "
+                              "'arborparse[service]'") from None
+    from arborparse.pipeline import load
+
+    app = create_app(load(model_path), Limits(max_body_kb * 1024, max_words,
+                                              max_sentence_words))
+    click.echo(f"serving {model_path} on http://{host}:{port}/ (Ctrl-C stops)", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
 def _terminate(signum, frame):
     raise KeyboardInterrupt  # SIGTERM: clean up and stop as Ctrl-C does
 

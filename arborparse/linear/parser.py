@@ -115,6 +115,22 @@ class Parser:
         return trees.marginals(self._scores(Encoded.of(sentence)), projective,
                                self.single_root)
 
+    def head_marginals(self, sentence: Sentence) -> np.ndarray:
+        """P(h -> m) summed over labels: (n+1, n+1), each column m >= 1 sums to 1."""
+        return self.marginals(sentence).sum(axis=2)
+
+    def kbest(self, sentence: Sentence, k: int) -> list[tuple[float, np.ndarray, list[str]]]:
+        """The k most probable labeled trees, best first, as (probability, heads, labels):
+        each arc with its best label, the probability under the model's tree distribution."""
+        S = self._scores(Encoded.of(sentence))
+        projective = self.decoder == "eisner"
+        best, arg = S.max(axis=2), S.argmax(axis=2)
+        log_z = trees.log_partition(S, projective, self.single_root)
+        m = np.arange(1, len(sentence) + 1)
+        return [(float(np.exp(score - log_z)), heads,
+                 [self.model.labels[label] for label in arg[heads[1:], m]])
+                for score, heads in trees.kbest(best, k, projective, self.single_root)]
+
     def parse_one(self, sentence: Sentence, **options) -> Sentence:
         """One sentence parsed; options as in `parse`."""
         return self.parse([sentence], **options)[0]

@@ -18,25 +18,13 @@ from arborparse.cli import cli
 from arborparse.distributed import corpus
 from arborparse.distributed.corpus import Parts, parse_bag, parse_corpus
 from arborparse.io import iter_conllu, read_conllu, write_conllu
-from arborparse.linear.online import OnlineTrainer
-from arborparse.pipeline import Pipeline
-from arborparse.text.tagger import Tagger
-from arborparse.text.tokenizer import Tokenizer
 
 PARTITION = 2000  # bytes: many partitions of a small corpus
 
 
 @pytest.fixture(scope="module")
-def model(ud, tmp_path_factory):
-    """A small English pipeline: tokenizer, tagger, perceptron parser."""
-    train = read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")[:300]
-    tagger = Tagger(epochs=1, bits=18, progress=False).fit(train)
-    parser = OnlineTrainer("perceptron", epochs=1, hash_bits=18, progress=False).fit(train)
-    pipeline = Pipeline(tagger, None, parser.parser_,
-                        tokenizer=Tokenizer(epochs=2, bits=16, progress=False).fit(train))
-    path = tmp_path_factory.mktemp("model") / "en.npz"
-    pipeline.save(path)
-    return path
+def model(english_pipeline):
+    return english_pipeline
 
 
 @pytest.fixture(scope="module")

@@ -156,3 +156,34 @@ def test_calibrated_temperature_is_saved(tmp_path):
     saved = Parser.load(tmp_path / "m.npz")
     assert "temperature" in fitted.history_[0]
     assert saved.temperature == fitted.parser_.temperature == fitted.history_[0]["temperature"]
+
+
+@pytest.mark.parametrize("decoder", ["mst", "eisner"])
+def test_kbest_trees_and_head_marginals_match_enumeration(decoder):
+    """Parser.kbest: every tree, best first, each with its best labels and P(tree with those
+    labels) = exp(Σ max_l s(h, m, l) - log Z); head_marginals: the enumerated ones."""
+    from oracles import brute
+    from scipy.special import logsumexp
+
+    from arborparse.linear.model import Encoded
+
+    data = separable(1)
+    parser = OnlineTrainer("perceptron", epochs=1, decoder=decoder, hash_bits=14,
+                           progress=False).fit(data).parser_
+    parser.temperature = 3.0  # a flatter distribution: every tree has weight
+    sentence = min(data, key=len)
+    S = parser._scores(Encoded.of(sentence))
+    projective = decoder == "eisner"
+    trees, _, _, mu = brute(logsumexp(S, axis=2), projective, True)
+    best = S.max(axis=2)
+    log_z = logsumexp(S, axis=2)
+    _, _, log_z, _ = brute(log_z, projective, True)
+    found = parser.kbest(sentence, len(trees) + 5)
+    assert len(found) == len(trees)
+    m = np.arange(1, len(sentence) + 1)
+    for p, heads, labels in found:
+        assert np.isclose(p, np.exp(best[heads[1:], m].sum() - log_z))
+        assert labels == [parser.model.labels[i] for i in S.argmax(axis=2)[heads[1:], m]]
+    assert [p for p, _, _ in found] == sorted((p for p, _, _ in found), reverse=True)
+    assert list(found[0][1]) == list(parser.parse([sentence])[0].heads)
+    assert np.allclose(parser.head_marginals(sentence)[:, 1:], mu[:, 1:], atol=1e-9)

@@ -210,3 +210,18 @@ def test_two_processes_train_data_parallel(tmp_path):
     parser = arborparse.load(model)
     data = read_conllu(train)
     assert evaluate(data, parser.parse(data))["LAS"] == 100
+
+
+def test_kbest_covers_every_tree_and_the_head_marginals(memorized):
+    """NeuralParser.kbest over all trees of a short sentence: probabilities sum to 1, best
+    first, the first is the parse; head_marginals sum to 1 per word."""
+    data, fitted = memorized
+    parser = fitted.parser_
+    sentence = min(data, key=len)
+    found = parser.kbest(sentence, 500)
+    assert np.isclose(sum(p for p, _, _ in found), 1.0, atol=1e-6)
+    assert [p for p, _, _ in found] == sorted((p for p, _, _ in found), reverse=True)
+    parsed = parser.parse([sentence])[0]
+    assert list(found[0][1]) == list(parsed.heads) and found[0][2] == parsed.deprels
+    mu = parser.head_marginals(sentence)
+    assert np.allclose(mu[:, 1:].sum(axis=0), 1, atol=1e-6)
