@@ -26,7 +26,11 @@ $(VENV)/.installed-all: pyproject.toml $(VENV)/.installed-dev
 demo: $(VENV)/.installed-dev
 	bash scripts/demo.sh "$(UD)"
 
-test: $(VENV)/.installed-dev
+# Debian's Chromium, which the browser tests drive with Playwright (nothing is downloaded)
+/usr/bin/chromium:
+	apt-get install -y -q chromium || (apt-get update -q && apt-get install -y -q chromium)
+
+test: $(VENV)/.installed-dev /usr/bin/chromium
 	$(BIN)/python -m pytest -n 2 -q
 
 bench: $(VENV)/.installed-all

@@ -752,17 +752,25 @@ def render_cmd(input, output, sentence, threshold, fmt, force):
         handle.write(text)
 
 
+SERVICE_LIMITS = (("--max-body-kb", 256, "Larger request bodies are refused (413)."),
+                  ("--max-words", 5000, "Words per request."),
+                  ("--max-sentence-words", 250, "Words per sentence."))
+
+
+def _limits(command):
+    """The service's limits as options."""
+    for flag, default, text in reversed(SERVICE_LIMITS):
+        command = click.option(flag, type=click.IntRange(1), default=default,
+                               show_default=True, help=text)(command)
+    return command
+
+
 @cli.command("serve")
 @click.option("--model", "model_path", required=True, type=click.Path(),
               help="The model file (loaded once).")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
-@click.option("--max-body-kb", type=click.IntRange(1), default=256, show_default=True,
-              help="Larger request bodies are refused (413).")
-@click.option("--max-words", type=click.IntRange(1), default=5000, show_default=True,
-              help="Words per request.")
-@click.option("--max-sentence-words", type=click.IntRange(1), default=250, show_default=True,
-              help="Words per sentence.")
+@_limits
 def serve_cmd(model_path, host, port, max_body_kb, max_words, max_sentence_words):
     """Serve the model over HTTP: POST /parse (raw text, tokenized text or CoNLL-U in,
     CoNLL-U or JSON out, marginals and k-best trees on request), GET / (a web page that

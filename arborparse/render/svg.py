@@ -117,7 +117,10 @@ def svg(sentence: Sentence, threshold: float = 0.5, title: str | None = None) ->
             f'<text x="{label_x:.1f}" y="{label_y:.1f}" text-anchor="middle" font-size="11" '
             f'fill="{colour}">{escape(labels[m - 1])}</text></g>')
     for m in range(1, n + 1):
-        out.append(f'<g class="word" data-id="{m}"><text x="{x[m]:.1f}" y="{foot + WORD_Y - 8}" '
+        w = widths[m - 1] - GAP / 2
+        out.append(f'<g class="word" data-id="{m}"><rect x="{x[m] - w / 2:.1f}" '
+                   f'y="{foot + 4}" width="{w:.1f}" height="{WORD_Y + 12}" fill="transparent"/>'
+                   f'<text x="{x[m]:.1f}" y="{foot + WORD_Y - 8}" '
                    f'text-anchor="middle">{escape(forms[m - 1])}</text>'
                    f'<text x="{x[m]:.1f}" y="{foot + WORD_Y + 10}" text-anchor="middle" '
                    f'font-size="11" fill="#7f8c8d">{escape(upos[m - 1])}</text></g>')
