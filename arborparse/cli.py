@@ -594,7 +594,7 @@ def _jackknife(parts, front, train, folds, seed, quiet):
                    "several files; the output is the same as a serial run's.")
 @click.option("--workers", type=click.IntRange(1),
               help="--scheduler local: worker processes (default: one per core).")
-@click.option("--partition-kb", type=click.IntRange(1), default=1024, show_default=True,
+@click.option("--partition-kb", type=click.IntRange(1), default=256, show_default=True,
               help="--scheduler: the input's partitions, cut at blank lines after this size.")
 @click.option("--resume", is_flag=True,
               help="--scheduler: continue an interrupted job, skipping its finished "

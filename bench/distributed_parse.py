@@ -103,12 +103,15 @@ def main():
     ap.add_argument("model")
     ap.add_argument("--treebank", default="UD_English-EWT")
     ap.add_argument("--sentences", type=int, default=200_000)
+    ap.add_argument("--partition-kb", type=int, default=256)
+    ap.add_argument("--runs", nargs="+", default=["serial", "dask-1", "dask-2", "dask-2-tenth"])
     ap.add_argument("--results", default=str(ROOT / "bench" / "distributed.jsonl"))
     args = ap.parse_args()
     text, count = corpus_text(args.treebank)
     copies = -(-args.sentences // count)
     row = {"benchmark": "distributed parse", "treebank": args.treebank, "model": args.model,
-           "copies": copies, "gold_sentences": copies * count}
+           "copies": copies, "gold_sentences": copies * count,
+           "partition_kb": args.partition_kb}
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         corpus, tenth = folder / "corpus.txt", folder / "tenth.txt"
@@ -116,26 +119,26 @@ def main():
         tenth.write_text(text * max(1, copies // 10))
         row["corpus_mb"] = corpus.stat().st_size / 2**20
         parse = [*COMMAND, "parse", "--model", args.model, "--input-format", "text"]
-        runs = {"serial": (parse, corpus), "dask-1": (parse + ["--scheduler", "local",
-                                                               "--workers", "1"], corpus),
-                "dask-2": (parse + ["--scheduler", "local", "--workers", "2"], corpus),
-                "dask-2-tenth": (parse + ["--scheduler", "local", "--workers", "2"], tenth)}
-        for name, (command, source) in runs.items():
+        dask = parse + ["--partition-kb", args.partition_kb, "--scheduler", "local",
+                        "--workers"]
+        runs = {"serial": (parse, corpus), "dask-1": (dask + [1], corpus),
+                "dask-2": (dask + [2], corpus), "dask-2-tenth": (dask + [2], tenth)}
+        for name in args.runs:
+            command, source = runs[name]
             out = folder / f"{name}.conllu"
             wall, peaks = measured([*command, source, "-o", out])
             sentences = sum(1 for line in open(out) if line.startswith("# sent_id"))
             row[name] = {"seconds": wall, "sentences": sentences,
                          "sentences_per_second": sentences / wall, "peak_rss_mb": peaks}
             print(name, row[name], file=sys.stderr, flush=True)
-            if name.startswith("dask") and source == corpus:
+            if name.startswith("dask") and source == corpus and "serial" in args.runs:
                 row[name]["same_as_serial"] = filecmp.cmp(out, folder / "serial.conllu",
                                                           shallow=False)
             if name != "serial":
                 out.unlink()
-    row["dask-1 / serial"] = row["dask-1"]["sentences_per_second"] / \
-        row["serial"]["sentences_per_second"]
-    row["dask-2 / dask-1"] = row["dask-2"]["sentences_per_second"] / \
-        row["dask-1"]["sentences_per_second"]
+    for a, b in (("dask-1", "serial"), ("dask-2", "dask-1")):
+        if a in row and b in row:
+            row[f"{a} / {b}"] = row[a]["sentences_per_second"] / row[b]["sentences_per_second"]
     row["date"] = datetime.date.today().isoformat()
     row["machine"] = machine()
     append_result(args.results, row)

@@ -38,7 +38,7 @@ from arborparse.io.conllu import COMPRESSED, decoded, iter_conllu, open_lines, s
 from arborparse.io.plain import iter_tokenized
 
 FORMATS = ("auto", "conllu", "conllx", "text", "tokenized")
-PARTITION_BYTES = 1 << 20
+PARTITION_BYTES = 256 << 10  # about 3,000 sentences of raw text: the last round is short
 SENT_ID = re.compile(r"^# sent_id = (\d+)$", re.M)
 
 
