@@ -768,8 +768,10 @@ def _limits(command):
 @cli.command("serve")
 @click.option("--model", "model_path", required=True, type=click.Path(),
               help="The model file (loaded once).")
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="The address to listen on (0.0.0.0: every interface).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="The port to listen on.")
 @_limits
 def serve_cmd(model_path, host, port, max_body_kb, max_words, max_sentence_words):
     """Serve the model over HTTP: POST /parse (raw text, tokenized text or CoNLL-U in,
