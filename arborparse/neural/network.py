@@ -3,10 +3,10 @@
 Each word is the concatenation of its word embedding and a character CNN over its
 characters (max-pooled), the root a learned word of its own; a multi-layer BiLSTM reads the
 sentence; with a pretrained transformer (`transformer`), its frozen word vectors join
-the BiLSTM's input. Arc scores are biaffine (Dozat & Manning 2017): ``S[b, h, m] = d_m W h_h + u h_h``
-with ``h`` and ``d`` two MLPs of the BiLSTM states (head and dependent roles); label scores
-at a given head are bilinear per label over two more MLPs. UPOS, XPOS, FEATS and lemma edit
-scripts are linear heads over the BiLSTM states.
+the BiLSTM's input. Arc scores are biaffine (Dozat & Manning 2017):
+``S[b, h, m] = d_m W h_h + u h_h`` with ``h`` and ``d`` two MLPs of the BiLSTM states
+(head and dependent roles); label scores at a given head are bilinear per label over two
+more MLPs. UPOS, XPOS, FEATS and lemma edit scripts are linear heads over the BiLSTM states.
 """
 
 from __future__ import annotations

@@ -133,8 +133,8 @@ class NeuralTrainer:
                  batch_size: int = 32, learning_rate: float = 2e-3, hidden: int = 200,
                  layers: int = 2, word_dim: int = 100, dropout: float = 0.33,
                  embeddings=None, transformer=None, decoder: str | None = None,
-                 single_root: bool = True, seed: int = 0, progress: bool = True, checkpoint=None, resume: bool = False,
-                 threads: int = 1):
+                 single_root: bool = True, seed: int = 0, progress: bool = True,
+                 checkpoint=None, resume: bool = False, threads: int = 1):
         if objective not in OBJECTIVES:
             raise ArborparseError(f"objective: one of {', '.join(OBJECTIVES)}")
         if min(epochs, patience, batch_size, hidden, layers, word_dim) < 1:

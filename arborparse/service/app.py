@@ -9,9 +9,9 @@ has tab-separated columns, raw text otherwise), ``conllu``, ``conllx``, ``text``
 JSON). ``marginals=true`` adds each word's probability distribution over its heads, ``k=K``
 the K most probable trees with their probabilities (JSON output; models whose parser gives
 them: linear and neural), ``svg=true`` each tree drawn (`arborparse.render.svg`; with
-marginals, arcs as sure as the parser is). Refusals are JSON ``{"error": "..."}`` with a 4xx status: 400 bad
-input, 413 too large (body, words, a sentence's length), 415 wrong content type, 422 an
-option the model does not take. Parsing runs in a worker thread, one request at a time.
+marginals, arcs as sure as the parser is). Refusals are JSON ``{"error": "..."}`` with a
+4xx status: 400 bad input, 413 too large (body, words, a sentence's length), 415 wrong
+content type, 422 an option the model does not take. Parsing runs in a worker thread, one request at a time.
 
 ``GET /``: the web page (`page.html`); ``GET /openapi.json``: the schema; ``GET /health``.
 """
