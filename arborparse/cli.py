@@ -607,9 +607,8 @@ def parse_cmd(ctx, input, model_path, output, fmt, scheduler, workers, partition
     CoNLL-U (CoNLL-X for CoNLL-X input). Of CoNLL input only HEAD and DEPREL change (and
     the tags where the model tags, MISC with --marginals). The options the model does not
     take are refused."""
-    from arborparse.io.plain import iter_tokenized, text_lines
     from arborparse.options import OptionError, check_options
-    from arborparse.pipeline import Pipeline, load
+    from arborparse.pipeline import iter_parse_source, load
 
     if scheduler is None:
         _refuse(ctx, ["workers", "partition_kb", "resume"], "a serial parse (no --scheduler)")
@@ -628,12 +627,7 @@ def parse_cmd(ctx, input, model_path, output, fmt, scheduler, workers, partition
             _parse_on_cluster(input, model_path, output, fmt, scheduler, workers,
                               partition_kb, resume, force, given)
             return
-        if fmt == "text":  # a parser alone refuses raw text as a pipeline without tokenizer
-            pipeline = parser if isinstance(parser, Pipeline) else Pipeline(parser=parser)
-            parsed = pipeline.iter_parse_text(text_lines(input), **given)
-        else:
-            sentences = iter_tokenized(input) if fmt == "tokenized" else iter_conllu(input, fmt)
-            parsed = parser.iter_parse(sentences, **given)
+        parsed = iter_parse_source(parser, input, fmt, **given)
     except OptionError as err:
         takes = ", ".join(_flag(ctx, name) for name in err.takes)
         raise click.UsageError(f"{_flag(ctx, err.name, err.value)} {err.reason}"

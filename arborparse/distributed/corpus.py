@@ -34,8 +34,7 @@ from tqdm import tqdm
 
 from arborparse.errors import ArborparseError, TreebankFormatError
 from arborparse.io.atomic import atomic_open
-from arborparse.io.conllu import COMPRESSED, decoded, iter_conllu, open_lines, sniff
-from arborparse.io.plain import iter_tokenized
+from arborparse.io.conllu import COMPRESSED, decoded, open_lines, sniff
 
 FORMATS = ("auto", "conllu", "conllx", "text", "tokenized")
 PARTITION_BYTES = 256 << 10  # about 3,000 sentences of raw text: the last round is short
@@ -62,22 +61,15 @@ def _parser(digest: str, model: bytes):
 
 
 def parse_partition(digest: str, model: bytes, blob: bytes, name: str, first_line: int,
-                    fmt: str, options: dict, document: str = ""):
+                    fmt: str, options: dict):
     """The parsed sentences of one partition (its bytes `blob`, from line `first_line` of
     file `name`) as (CoNLL text, sentence count), or (None, the error's one line)."""
-    from arborparse.pipeline import Pipeline
+    from arborparse.pipeline import iter_parse_source
 
     try:
-        parser = _parser(digest, model)
         lines = io.BytesIO(blob)
         lines.name = name
-        if fmt == "text":
-            pipeline = parser if isinstance(parser, Pipeline) else Pipeline(parser=parser)
-            text = (line for _, line in decoded(lines, name))
-            parsed = pipeline.iter_parse_text(text, document, **options)
-        else:
-            sentences = iter_tokenized(lines) if fmt == "tokenized" else iter_conllu(lines, fmt)
-            parsed = parser.iter_parse(sentences, **options)
+        parsed = iter_parse_source(_parser(digest, model), lines, fmt, **options)
         out, count = io.StringIO(), 0
         for sentence in parsed:
             out.write(sentence.to_text())

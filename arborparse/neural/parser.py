@@ -126,30 +126,27 @@ class NeuralParser:
             out.append(parsed)
         return out
 
-    def _arc_scores(self, sentence: Sentence):
-        """(S (1, n+1, n+1) as float64, the encoder's states) of one sentence."""
+    def _crf(self, sentence: Sentence):
+        """(the tree CRF of one sentence's arc scores in float64, the encoder's states)."""
         net = self.network
         net.eval()
         with torch.no_grad():
             states = net.encode(Batch.of(self.vocab, [sentence]).to(
                 next(net.parameters()).device))
-            return net.arc_scores(states).double().cpu(), states
+            S = net.arc_scores(states).double().cpu()
+        return tb.TreeCRF(S, torch.tensor([len(sentence)]), self.decoder == "eisner",
+                          self.single_root), states
 
     def head_marginals(self, sentence: Sentence) -> np.ndarray:
         """P(h -> m) under the arc scores' tree CRF: (n+1, n+1), columns m >= 1 sum to 1."""
-        S, _ = self._arc_scores(sentence)
-        crf = tb.TreeCRF(S, torch.tensor([len(sentence)]), self.decoder == "eisner",
-                         self.single_root)
-        return crf.marginals[0].numpy()
+        return self._crf(sentence)[0].marginals[0].numpy()
 
     def kbest(self, sentence: Sentence, k: int) -> list[tuple[float, np.ndarray, list[str]]]:
         """The k most probable trees, best first, as (probability, heads, labels), each
         word with the best label under its head."""
-        S, states = self._arc_scores(sentence)
-        crf = tb.TreeCRF(S, torch.tensor([len(sentence)]), self.decoder == "eisner",
-                         self.single_root)
+        crf, states = self._crf(sentence)
         log_z = float(crf.log_partition[0])
-        words = word_mask(torch.tensor([len(sentence)]), S.shape[1])
+        words = word_mask(torch.tensor([len(sentence)]), states.shape[1])
         out = []
         for score, heads in crf.kbest(k)[0]:
             with torch.no_grad():
