@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 from arborparse.errors import ArborparseError, TreebankFormatError
 from arborparse.io.atomic import atomic_open
-from arborparse.io.conllu import COMPRESSED, decoded, open_lines, sniff
+from arborparse.io.conllu import decoded, open_lines, sniff, uncompressed
 
 FORMATS = ("auto", "conllu", "conllx", "text", "tokenized")
 PARTITION_BYTES = 256 << 10  # about 3,000 sentences of raw text: the last round is short
@@ -112,9 +112,7 @@ def expand(inputs) -> list[tuple[Path, str]]:
 def output_name(relative: str) -> str:
     """The output's name for an input's relative name: compression dropped, ``.conllu``
     (``.conllx`` kept) for the last suffix."""
-    path = Path(relative)
-    if path.suffix.lower() in COMPRESSED:
-        path = path.with_suffix("")
+    path = uncompressed(relative)
     return str(path if path.suffix.lower() in (".conllu", ".conllx")
                else path.with_suffix(".conllu"))
 
@@ -123,7 +121,6 @@ def output_name(relative: str) -> str:
 class Job:
     """One input file: where it goes, its format and what is known of its partitions."""
 
-    source: Path
     target: Path
     fmt: str
     partitions: int | None = None  # known once the file is read to its end
@@ -216,6 +213,11 @@ class Parts:
                          newline="\n") as handle:
             handle.write(text)
 
+    def complete(self, index: int, job: Job) -> None:
+        """Write the job's output once all its partitions are in and none failed."""
+        if job.error is None and job.partitions == len(job.counts):
+            self.assemble(index, job)
+
     def assemble(self, index: int, job: Job) -> None:
         """Write the job's output from its partitions, in order, atomically; drop them."""
         names = [self.name(index, k, job.counts[k]) for k in range(job.partitions)]
@@ -299,8 +301,7 @@ def parse_corpus(inputs, model, output, client=None, fmt: str = "auto",
             return
         parts.write(index, k, count, text)
         job.counts[k] = count
-        if job.partitions == len(job.counts):
-            parts.assemble(index, job)
+        parts.complete(index, job)
 
     def drain(limit):
         while running.count() > limit:
@@ -308,7 +309,7 @@ def parse_corpus(inputs, model, output, client=None, fmt: str = "auto",
 
     try:
         for index, (source, target) in enumerate(pairs):
-            job = Job(source, target, fmt)
+            job = Job(target, fmt)
             jobs.append(job)
             size = max(1, os.path.getsize(source))
             if index in finished:
@@ -335,8 +336,7 @@ def parse_corpus(inputs, model, output, client=None, fmt: str = "auto",
             except TreebankFormatError as err:
                 job.error = (-1, str(err))
                 continue
-            if job.error is None and job.partitions == len(job.counts):
-                parts.assemble(index, job)
+            parts.complete(index, job)
         drain(0)
     finally:
         bar.close()

@@ -191,6 +191,12 @@ class Sentence:
 COMPRESSED = {".gz": gzip.open, ".xz": lzma.open}  # read by suffix
 
 
+def uncompressed(path) -> Path:
+    """The path without a compression suffix (``x.conllu.gz`` -> ``x.conllu``)."""
+    path = Path(path)
+    return path.with_suffix("") if path.suffix.lower() in COMPRESSED else path
+
+
 def open_lines(source) -> tuple[Iterator[bytes], str]:
     """The byte lines of a path (``.gz`` and ``.xz`` decompressed), ``"-"`` (stdin) or an
     open file, and a name for messages."""
@@ -268,10 +274,7 @@ def _check_last_line(name: str, lineno: int, text: str) -> None:
 def sniff(name: str, lines: list[str]) -> str:
     """CoNLL-U or CoNLL-X: by the suffix ``.conllu`` or ``.conllx``, else by the first
     sentence's content (``.conll`` files come in both)."""
-    path = Path(name)
-    if path.suffix.lower() in COMPRESSED:
-        path = path.with_suffix("")
-    suffix = path.suffix.lower()
+    suffix = uncompressed(name).suffix.lower()
     if suffix in _SUFFIX_FORMAT:
         return _SUFFIX_FORMAT[suffix]
     for text in lines:
