@@ -26,7 +26,6 @@ from arborparse.linear.common import Epochs, gold_data
 from arborparse.linear.loglinear import LogLinearTrainer, negative_log_likelihood
 from arborparse.linear.model import FirstOrderModel
 from arborparse.linear.online import OnlineTrainer
-from arborparse.linear.parser import Parser
 from arborparse.training import keeps_best
 
 
@@ -126,15 +125,9 @@ class MixingTrainer:
             w, shard_total, n, errors = client.submit(_mean, *passes, pure=False).result()
             total += shard_total
             steps += n
-            elapsed = time.perf_counter() - start
-            parser = Parser(FirstOrderModel((total / steps).astype(np.float32), labels,
-                                            model.keys, model.label_keys),
-                            t.decoder, t.single_root)
-            rate = len(train) / elapsed
-            log.end(epoch, parser, {"seconds": elapsed, "sentences_per_second": rate,
-                                    "train_errors": errors, "shards": self.shards},
-                    f"{elapsed:.1f}s  {rate:.0f} sent/s  sentences with updates {errors}  "
-                    f"({self.shards} shards mixed)")
+            t.end_epoch(log, epoch, model, labels, total / steps, len(train),
+                        time.perf_counter() - start, errors, {"shards": self.shards},
+                        f"  ({self.shards} shards mixed)")
         return self
 
 

@@ -200,13 +200,19 @@ class OnlineTrainer:
             start = time.perf_counter()
             steps, errors = self.one_pass(model, w, u, steps, encoded, gold_heads, gold_labels,
                                           log.bar(epoch, rng.permutation(len(train))))
-            elapsed = time.perf_counter() - start
-            # float32, as saved: the parser evaluated on dev is exactly the one in the file
-            average = (w - u / steps).astype(np.float32)
-            parser = Parser(FirstOrderModel(average, labels, model.keys, model.label_keys),
-                            self.decoder, self.single_root)
-            rate = len(train) / elapsed
-            log.end(epoch, parser, {"seconds": elapsed, "sentences_per_second": rate,
-                                    "train_errors": errors},
-                    f"{elapsed:.1f}s  {rate:.0f} sent/s  sentences with updates {errors}")
+            self.end_epoch(log, epoch, model, labels, w - u / steps, len(train),
+                           time.perf_counter() - start, errors)
         return self
+
+    def end_epoch(self, log: Epochs, epoch: int, model, labels, average: np.ndarray,
+                  sentences: int, elapsed: float, errors: int, more: dict | None = None,
+                  note: str = "") -> None:
+        """Hand the epoch's parser, from the averaged weights, to `log` (dev scores, the
+        best kept) with the epoch's record (`more` added) and line (`note` added)."""
+        # float32, as saved: the parser evaluated on dev is exactly the one in the file
+        parser = Parser(FirstOrderModel(average.astype(np.float32), labels, model.keys,
+                                        model.label_keys), self.decoder, self.single_root)
+        rate = sentences / elapsed
+        log.end(epoch, parser, {"seconds": elapsed, "sentences_per_second": rate,
+                                "train_errors": errors, **(more or {})},
+                f"{elapsed:.1f}s  {rate:.0f} sent/s  sentences with updates {errors}{note}")
