@@ -21,13 +21,14 @@ import warnings
 
 import click
 
-from arborparse import __version__
+from arborparse import __version__, registry
 from arborparse.baselines import BASELINES
 from arborparse.errors import ArborparseError
 from arborparse.eval import LENGTH_BINS, TAG_MEASURES, compare, evaluate
 from arborparse.io import iter_conllu, read_conllu, write_conllu
 from arborparse.io.atomic import check_writable
 from arborparse.io.model_files import is_model
+from arborparse.options import DIRECTORY, FILE
 from arborparse.training import TrainingInterrupted, is_interrupt
 
 FORMAT = click.option("--format", "fmt", type=click.Choice(["auto", "conllu", "conllx"]),
@@ -216,28 +217,6 @@ def baseline_cmd(input, output, kind, fmt, force):
     write_conllu([parse(s) for s in read_conllu(input, fmt)], output)
 
 
-COMPONENTS = ("tokenizer", "tagger", "lemmatizer", "parser")
-FIRST_ORDER_OPTIONS = ("trainer", "decoder", "train_decoder", "hash_bits",
-                       "exact_features", "k", "C", "clusters", "init_noise", "squeeze")
-ISBN_ONLY = ("features", "latent_links", "approximation", "pseudo", "cutoff", "beam",
-             "branching")
-NETWORK_OPTIONS = ("hidden", "batch_size", "patience")  # isbn and neural
-NEURAL_OPTIONS = ("objective", "layers", "embeddings", "transformer", "resume", "threads")
-DEFAULTS = {"first-order": {"epochs": 10, "components": COMPONENTS},
-            "isbn": {"epochs": 10, "hidden": 80, "components": COMPONENTS},
-            "neural": {"epochs": 40, "hidden": 200, "components": ("tokenizer", "parser")}}
-ONLINE = ("perceptron", "mira", "mira-kbest", "mira-factored")
-LATENT = ("latent", "latent-lbfgs")
-DISTRIBUTED_TRAINERS = ("perceptron", "mira", "mira-kbest", "mira-factored", "loglinear")
-# first-order options that only some trainers take
-TRAINER_OPTIONS = {"k": ("mira-kbest",),
-                   "C": ("mira", "mira-kbest", "mira-factored", "loglinear", "loglinear-sgd",
-                         "eg") + LATENT,
-                   "learning_rate": ("loglinear-sgd", "eg", "latent"),
-                   "exact_features": ONLINE,
-                   "clusters": LATENT, "init_noise": LATENT, "squeeze": LATENT}
-
-
 class _CValue(click.ParamType):
     """A number > 0 or ``auto``."""
 
@@ -270,13 +249,99 @@ def _given(ctx, names) -> list[str]:
             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
 
 
-@cli.command("train")
-@click.option("--model-type", type=click.Choice(list(DEFAULTS)), default="first-order",
+def _tables() -> dict:
+    """Every family's option table, by family name."""
+    return {name: registry.options_table(name) for name in registry.FAMILIES}
+
+
+def _click_type(spec):
+    if spec.auto:
+        return _CValue()
+    if spec.choices is not None:
+        return click.Choice(list(spec.choices))
+    if spec.type is int:
+        return click.IntRange(spec.low, spec.high)
+    if spec.type is float:
+        return click.FloatRange(spec.low, spec.high, min_open=isinstance(spec.low, float))
+    if spec.type == FILE:
+        return click.Path(exists=True, dir_okay=False)
+    if spec.type == DIRECTORY:
+        return click.Path(exists=True, file_okay=False)
+    return str
+
+
+def _spec_flags(spec) -> list[str]:
+    flags = list(spec.flags) or [spec.flag]
+    if spec.type is bool and spec.default is True:
+        flags = [f"{spec.flag}/--no-{spec.flag[2:]}"]
+    return flags
+
+
+def _family_options(command):
+    """The options of every family's table as click options, each once (their defaults
+    are the tables': an option counts only when given on the command line)."""
+    specs = {}
+    for table in _tables().values():
+        for spec in table.specs():
+            specs.setdefault(spec.name, spec)
+    for spec in reversed(list(specs.values())):
+        kind = {"is_flag": True} if spec.type is bool else {"type": _click_type(spec)}
+        command = click.option(*_spec_flags(spec), spec.name, default=None, help=spec.help,
+                               **kind)(command)
+    return command
+
+
+def _metavar(spec) -> str:
+    if spec.type is bool:
+        return ""
+    if spec.auto:
+        return " C|auto"
+    if spec.choices is not None:
+        return f" [{'|'.join(spec.choices)}]"
+    return " " + {int: "INTEGER", float: "FLOAT", str: "TEXT"}.get(spec.type, "PATH")
+
+
+def _default_text(spec) -> str:
+    if spec.default is None:
+        return ""
+    value = spec.default
+    if spec.type is bool:
+        return "on" if value else ""
+    return str(value)
+
+
+class _TrainCommand(click.Command):
+    """``train --help``: the general options, then every family's options in a section of
+    their own, each with the family's default."""
+
+    def format_options(self, ctx, formatter):
+        names = {spec.name for table in _tables().values() for spec in table.specs()}
+        general = [p.get_help_record(ctx) for p in self.get_params(ctx)
+                   if p.name not in names]
+        with formatter.section("Options"):
+            formatter.write_dl([r for r in general if r])
+        for family, table in _tables().items():
+            rows = []
+            for spec in table.specs():
+                extra = []
+                if _default_text(spec):
+                    extra.append(f"default: {_default_text(spec)}")
+                if spec.trainers is not None:
+                    extra.append(f"trainers: {', '.join(spec.trainers)}")
+                text = spec.help + (f"  [{'; '.join(extra)}]" if extra else "")
+                rows.append((", ".join(_spec_flags(spec)) + _metavar(spec), text))
+            with formatter.section(f"{family} options (--model-type {family})"):
+                formatter.write_dl(rows)
+
+
+@cli.command("train", cls=_TrainCommand)
+@click.option("--model-type", "model_type",
+              type=click.Choice([*registry.FAMILIES, *registry.ALIASES]), default="linear",
               show_default=True,
-              help="first-order: the graph-based parser; isbn: the generative Incremental "
-                   "Sigmoid Belief Network parser (Titov & Henderson 2007); neural: a BiLSTM "
-                   "with biaffine scores trained with a tree objective, which also tags and "
-                   "lemmatizes.")
+              help="The parser's family: linear (the graph-based parser; first-order is its "
+                   "older name), isbn (the generative Incremental Sigmoid Belief Network "
+                   "parser, Titov & Henderson 2007) or neural (a BiLSTM with biaffine scores "
+                   "trained with a tree objective, which also tags and lemmatizes).")
 @click.option("--train", "train_path", required=True, type=click.Path(),
               help="Training treebank (CoNLL-U or CoNLL-X).")
 @click.option("--dev", "dev_path", type=click.Path(),
@@ -285,88 +350,6 @@ def _given(ctx, names) -> list[str]:
 @click.option("--model", "model_path", required=True, type=click.Path(),
               help="Where to write the model file; the best epoch is saved there as soon as "
                    "it is best, so an interrupted run keeps it.")
-@click.option("--trainer", type=click.Choice(["perceptron", "mira", "mira-kbest",
-                                              "mira-factored", "loglinear", "loglinear-sgd",
-                                              "eg", "latent", "latent-lbfgs"]),
-              default="mira", show_default=True,
-              help="Online large-margin trainers; conditional log-linear training "
-                   "(loglinear: batch L-BFGS; loglinear-sgd: online); eg: max-margin by "
-                   "exponentiated gradient; latent: log-linear with hidden arc clusters "
-                   "(online; latent-lbfgs: batch).")
-@click.option("--decoder", type=click.Choice(["mst", "eisner"]), default="mst",
-              show_default=True, help="Decoder for parsing (mst: non-projective).")
-@click.option("--train-decoder", type=click.Choice(["mst", "eisner"]),
-              help="Decoder during training (default: --decoder).")
-@click.option("--multi-root", is_flag=True,
-              help="Allow several words attached to the root (default: exactly one).")
-@click.option("--epochs", type=click.IntRange(1),
-              help="Passes over the training data (loglinear, latent-lbfgs: L-BFGS "
-                   "iterations); with --dev the best one is kept. Default 10; neural: 40.")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the shuffling (and of the initial weights where they are random).")
-@click.option("--hash-bits", type=click.IntRange(10, 31), default=23, show_default=True,
-              help="log2 of the hashed weight vector's size.")
-@click.option("--exact-features", is_flag=True,
-              help="Index the gold trees' features exactly instead of hashing.")
-@click.option("-k", "--kbest", "k", type=click.IntRange(1), default=5, show_default=True,
-              help="Constraints of mira-kbest.")
-@click.option("-C", "C", type=_CValue(),
-              help="MIRA: bound on the steps (default: none); log-linear, latent and eg: "
-                   "weight of the loss against ½‖w‖², or 'auto' (the default with --dev): "
-                   "chosen on dev among 0.1, 0.3, 1 (eg: 0.001, 0.003, 0.01); without "
-                   "--dev 0.3 (eg: 0.003), the best of those on three UD treebanks.")
-@click.option("--learning-rate", type=click.FloatRange(min=0, min_open=True),
-              help="Initial learning rate: loglinear-sgd and latent (default 0.1); eg (default "
-                   "1/C, as Koo et al.).")
-@click.option("--clusters", type=click.IntRange(1),
-              help="latent: hidden clusters per arc (default: 2).")
-@click.option("--init-noise", type=click.FloatRange(min=0), default=0.01, show_default=True,
-              help="latent: standard deviation of the initial weights (seeded by --seed).")
-@click.option("--squeeze", is_flag=True,
-              help="latent: drop the arc features pairing both words and the POS four-grams.")
-@click.option("--hidden", type=click.IntRange(1),
-              help="isbn: latent units per state (default 80); neural: BiLSTM units per "
-                   "direction (default 200).")
-@click.option("--features", type=click.Choice(["tuned", "local"]), default="tuned",
-              show_default=True, help="isbn: explicit features (local: stack top and front).")
-@click.option("--latent-links/--no-latent-links", default=True, show_default=True,
-              help="isbn: relation matrices between latent states (off: the TF-NA ablation).")
-@click.option("--approximation", type=click.Choice(["ff", "mf"]), default="ff",
-              show_default=True,
-              help="isbn: feed-forward or mean-field (several times slower) approximation.")
-@click.option("--pseudo", type=click.Choice(["head", "path", "head+path"]), default="head",
-              show_default=True, help="isbn: pseudo-projective encoding of training trees.")
-@click.option("--cutoff", type=click.IntRange(1), default=5, show_default=True,
-              help="isbn: rarer words, bundles and lemmas become #UNKNOWN#.")
-@click.option("--batch-size", type=click.IntRange(1), default=32, show_default=True,
-              help="isbn, neural: sentences per step.")
-@click.option("--patience", type=click.IntRange(1), default=10, show_default=True,
-              help="isbn, neural: stop after this many epochs without a better dev LAS.")
-@click.option("--objective", type=click.Choice(["crf", "crf-projective", "max-margin",
-                                                "local"]), default="crf", show_default=True,
-              help="neural: the arc objective: the tree CRF (Matrix-Tree), the projective "
-                   "tree CRF (inside-outside), structured max-margin (cost-augmented MST), or "
-                   "local head selection (cross-entropy per word).")
-@click.option("--layers", type=click.IntRange(1), default=2, show_default=True,
-              help="neural: BiLSTM layers.")
-@click.option("--embeddings", type=click.Path(exists=True, dir_okay=False),
-              help="neural: word vectors (text format: a word and its numbers per line) to "
-                   "start the word embeddings from.")
-@click.option("--transformer", type=click.Path(exists=True, file_okay=False),
-              help="neural: a pretrained transformer's local directory (save_pretrained's, "
-                   "safetensors weights, a fast tokenizer), frozen, its word vectors added to "
-                   "the encoder's input; the model file names it. Needs "
-                   "arborparse[transformer].")
-@click.option("--threads", type=click.IntRange(1), default=1, show_default=True,
-              help="neural: CPU threads for training (more were slower on this network's "
-                   "small matrices).")
-@click.option("--resume", is_flag=True,
-              help="neural: continue the interrupted training of --model from its checkpoint "
-                   "(MODEL.checkpoint, written after every epoch), with the same options.")
-@click.option("--beam", type=click.IntRange(1), default=5, show_default=True,
-              help="isbn: beam width B when parsing dev (the model keeps it for parsing).")
-@click.option("--branching", type=click.IntRange(1), default=3, show_default=True,
-              help="isbn: labels K expanded per arc in the search.")
 @click.option("--components",
               help="What the model file holds, comma-separated: tokenizer (sentences and "
                    "tokens of raw text), tagger (UPOS, XPOS, FEATS), lemmatizer, parser. With "
@@ -375,186 +358,60 @@ def _given(ctx, names) -> list[str]:
 @click.option("--folds", type=click.IntRange(2), default=10, show_default=True,
               help="Jackknifing: the parser's training tags come from taggers trained on the "
                    "other folds.")
-@click.option("--scheduler",
-              help="Train on a Dask cluster ('local' or tcp://HOST:PORT), the training data cut "
-                   "into --shards: the perceptron and MIRA by iterative parameter mixing, "
-                   "loglinear (L-BFGS) with its gradient summed over the shards.")
-@click.option("--shards", type=click.IntRange(1),
-              help="--scheduler: parts of the training data (default: one per worker).")
-@click.option("--workers", type=click.IntRange(1),
-              help="--scheduler local: worker processes (default: one per core).")
+@click.option("--lang", help="The language the model records (default: the UD file name's "
+                             "prefix, such as en_ewt).")
+@click.option("--resume", is_flag=True,
+              help="Continue the interrupted training of --model from its checkpoint "
+                   "(MODEL.checkpoint, written after every epoch), with the same options.")
 @click.option("--quiet", is_flag=True, help="No progress bar or epoch lines.")
 @FORMAT
 @FORCE
+@_family_options
 @click.pass_context
-def train_cmd(ctx, model_type, train_path, dev_path, model_path, trainer, decoder,
-              train_decoder, multi_root, epochs, seed, hash_bits, exact_features, k, C,
-              learning_rate, clusters, init_noise, squeeze, hidden, features, latent_links,
-              approximation, pseudo, cutoff, batch_size, patience, objective, layers,
-              embeddings, transformer, threads, resume, beam, branching, components, folds,
-              scheduler, shards, workers, quiet, fmt, force):
-    """Train a parser and save the best epoch's model."""
-    what = f"--model-type {model_type}"
-    if scheduler is None:
-        _refuse(ctx, ["shards", "workers"], "training without --scheduler")
-    elif model_type != "first-order" or trainer not in DISTRIBUTED_TRAINERS:
-        raise click.UsageError(f"--scheduler trains --model-type first-order with --trainer "
-                               f"{', '.join(DISTRIBUTED_TRAINERS)}")
-    elif C == "auto" or (C is None and dev_path and trainer == "loglinear"):
-        raise click.UsageError("--scheduler: give -C (choosing it on --dev is serial)")
-    if model_type == "isbn":
-        _refuse(ctx, FIRST_ORDER_OPTIONS + NEURAL_OPTIONS, what)
-    elif model_type == "neural":
-        _refuse(ctx, [o for o in FIRST_ORDER_OPTIONS if o != "decoder"] + list(ISBN_ONLY), what)
-    else:
-        _refuse(ctx, ISBN_ONLY + NETWORK_OPTIONS + NEURAL_OPTIONS, what)
-        _refuse(ctx, [name for name, trainers in TRAINER_OPTIONS.items()
-                      if trainer not in trainers], f"--trainer {trainer}")
-    defaults = DEFAULTS[model_type]
-    epochs = epochs or defaults["epochs"]
-    hidden = hidden or defaults.get("hidden")
-    components = components or ",".join(defaults["components"])
-    parts = [c.strip() for c in components.split(",") if c.strip()]
-    unknown = sorted(set(parts) - set(COMPONENTS))
-    if unknown or not parts:
-        raise click.UsageError(f"--components: choose among {', '.join(COMPONENTS)} "
-                               f"(got {components!r})")
+def train_cmd(ctx, model_type, train_path, dev_path, model_path, components, folds, lang,
+              resume, quiet, fmt, force, **options):
+    """Train a pipeline (a parser, and the tokenizer, tagger and lemmatizer in front of it)
+    and save the best epoch's model: `arborparse.train` with these options."""
+    import arborparse
+
+    table = registry.options_table(model_type)
+    given = {name: options[name] for name in _given(ctx, options)}
+    _refuse(ctx, sorted(set(given) - set(table.names())), f"--model-type {model_type}")
+    trainer = given.get("trainer", getattr(table, "trainer", None))
+    _refuse(ctx, [s.name for s in table.specs() if s.trainers is not None and
+                  trainer not in s.trainers], f"--trainer {trainer}")
     _output(model_path, [train_path, dev_path], model=True, force=force)
-    checkpoint = f"{model_path}.checkpoint"
-    if model_type == "neural" and "parser" in parts:
-        if resume and not os.path.exists(checkpoint):
-            raise ArborparseError(f"--resume: there is no {checkpoint} (a neural training "
-                                  "writes one after every epoch and removes it at its end)")
-        if not resume and not force and os.path.exists(checkpoint):
-            raise ArborparseError(f"{checkpoint} holds an interrupted training of this model: "
-                                  "continue it with --resume, or start again with --force")
-    latent = trainer in LATENT
-    train = read_conllu(train_path, fmt)
-    dev = read_conllu(dev_path, fmt) if dev_path else None
-    front = _train_front_end(parts, train, dev, seed, quiet)
-    if "parser" not in parts:
-        front.save(model_path)
-        if not quiet:
-            click.echo(f"saved {model_path} ({', '.join(parts)})", err=True)
+    arborparse.train(train_path, dev_path, family=model_type, components=components,
+                     progress=not quiet, path=model_path, resume=resume, force=force,
+                     lang=lang, folds=folds, fmt=fmt, **given)
+
+
+@cli.command("info")
+@click.argument("model", type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def info_cmd(model, as_json):
+    """What the model file MODEL says of itself: version, date, family, components,
+    options, the data it was trained on, language, dev scores, training time."""
+    from arborparse.pipeline import info
+
+    found = info(model)
+    if as_json:
+        click.echo(json.dumps(found, indent=1))
         return
-    save_best = model_path
-    if set(parts) - {"parser"}:
-        from arborparse.pipeline import SaveWith
-
-        if front.tagger or front.lemmatizer:
-            train = _jackknife(parts, front, train, folds, seed, quiet)
-            dev = front.parse(dev, retag=True) if dev else None
-        save_best = SaveWith(model_path, front)
-    if model_type == "neural":
-        from arborparse.neural.train import NeuralTrainer
-
-        trainer_ = NeuralTrainer(objective, epochs, patience, batch_size,
-                                 2e-3 if learning_rate is None else learning_rate, hidden,
-                                 layers, embeddings=embeddings, transformer=transformer,
-                                 decoder=decoder if _given(ctx, ["decoder"]) else None,
-                                 single_root=not multi_root, seed=seed, progress=not quiet,
-                                 checkpoint=checkpoint, resume=resume, threads=threads)
-    elif model_type == "isbn":
-        from arborparse.isbn.train import ISBNTrainer
-
-        trainer_ = ISBNTrainer(hidden, features, latent_links, pseudo, cutoff, cutoff, epochs,
-                               patience, batch_size,
-                               0.005 if learning_rate is None else learning_rate, beam=beam,
-                               branching=branching, seed=seed, progress=not quiet,
-                               approximation=approximation, single_root=not multi_root)
-    elif trainer == "eg" or trainer.startswith("loglinear") or latent:
-        from arborparse.linear import eg, loglinear
-        from arborparse.linear.common import ChooseC
-
-        def make(C_value):
-            if trainer == "eg":
-                return eg.EGTrainer(C_value, epochs, decoder=decoder,
-                                    train_decoder=train_decoder, single_root=not multi_root,
-                                    hash_bits=hash_bits, progress=not quiet,
-                                    learning_rate=learning_rate)
-            optimizer = "sgd" if trainer in ("loglinear-sgd", "latent") else "lbfgs"
-            return loglinear.LogLinearTrainer(
-                optimizer, C_value, epochs, 0.1 if learning_rate is None else learning_rate,
-                decoder, train_decoder, not multi_root, seed, hash_bits, progress=not quiet,
-                clusters=(clusters or 2) if latent else 1,
-                init_noise=init_noise if latent else 0.0, squeeze=squeeze)
-
-        family = eg if trainer == "eg" else loglinear
-        if C == "auto" or (C is None and dev):
-            trainer_ = ChooseC(make, family.GRID, progress=not quiet)
-        else:
-            if C is None:
-                C = family.DEFAULT_C
-                if not quiet:
-                    click.echo(f"no --dev: C = {C:g}, the default (give --dev to choose it)",
-                               err=True)
-            trainer_ = make(C)
-    else:
-        from arborparse.linear.online import OnlineTrainer
-
-        if C == "auto":
-            raise click.UsageError(f"-C auto does not apply to --trainer {trainer}")
-        trainer_ = OnlineTrainer(trainer, epochs, decoder, train_decoder, not multi_root, seed,
-                                 hash_bits, exact_features, k,
-                                 float("inf") if C is None else C, progress=not quiet)
-    if scheduler is not None:
-        fitted = _fit_on_cluster(trainer_, scheduler, workers, shards, train, dev, save_best)
-    else:
-        fitted = trainer_.fit(train, dev, save_best=save_best)
-    if not quiet and os.environ.get("RANK", "0") == "0":  # torchrun: process 0 saved it
-        click.echo(f"saved {model_path} (epoch {fitted.best_epoch_})", err=True)
-
-
-def _fit_on_cluster(trainer, scheduler, workers, shards, train, dev, save_best):
-    """`trainer` (online or log-linear L-BFGS) fitted on a Dask cluster, its data in
-    `shards` (default: one per worker)."""
-    from arborparse.distributed import connect
-    from arborparse.distributed.training import MixingTrainer, ShardedLogLinearTrainer
-    from arborparse.linear.loglinear import LogLinearTrainer
-
-    with connect(scheduler, workers) as client:
-        shards = shards or len(client.scheduler_info()["workers"])
-        if isinstance(trainer, LogLinearTrainer):
-            settings = {k: getattr(trainer, k) for k in (
-                "C", "epochs", "learning_rate", "decoder", "train_decoder", "single_root",
-                "seed", "hash_bits", "progress")}
-            sharded = ShardedLogLinearTrainer(shards, client, **settings)
-        else:
-            sharded = MixingTrainer(trainer, shards, client)
-        return sharded.fit(train, dev, save_best=save_best)
-
-
-def _train_front_end(parts, train, dev, seed, quiet, epochs=(10, 10)):
-    """A pipeline of the tokenizer, tagger and lemmatizer among `parts`, trained on the
-    gold annotation, the tagger and lemmatizer for `epochs`, each keeping its best epoch
-    on `dev`."""
-    from arborparse.pipeline import Pipeline
-    from arborparse.text.lemmatizer import Lemmatizer
-    from arborparse.text.tagger import Tagger
-    from arborparse.text.tokenizer import Tokenizer
-
-    return Pipeline(
-        Tagger(epochs[0], seed=seed, progress=not quiet).fit(train, dev)
-        if "tagger" in parts else None,
-        Lemmatizer(epochs[1], seed=seed).fit(train, dev) if "lemmatizer" in parts else None,
-        tokenizer=Tokenizer(seed=seed, progress=not quiet).fit(train, dev)
-        if "tokenizer" in parts else None)
-
-
-def _jackknife(parts, front, train, folds, seed, quiet):
-    """The training sentences with tags (and lemmas) predicted by models that did not see
-    them (`arborparse.text.jackknife`), each trained for as many epochs as the `front`
-    end kept."""
-    from arborparse.text.jackknife import jackknife
-
-    epochs = tuple(1 if c is None else c.best_epoch_ for c in (front.tagger, front.lemmatizer))
-    taggers = [p for p in parts if p in ("tagger", "lemmatizer")]
-
-    def annotate(others, fold):
-        return _train_front_end(taggers, others, None, seed, True, epochs) \
-            .parse(fold, retag=True)
-
-    return jackknife(train, folds, annotate, progress=not quiet)
+    for key, value in found.items():
+        if isinstance(value, dict) and value:
+            click.echo(f"{key}:")
+            for name, item in value.items():
+                if isinstance(item, dict):
+                    item = "  ".join(f"{k} {v}" for k, v in item.items())
+                click.echo(f"  {name:<16}{item}")
+        elif value is not None:
+            shown = ", ".join(value) if isinstance(value, list) else value
+            click.echo(f"{key:<18}{shown}")
+    lacking = [key for key, value in found.items() if value is None]
+    if lacking:
+        click.echo(f"this file lacks: {', '.join(lacking)} (written by an earlier version, "
+                   "or not by arborparse train)")
 
 
 @cli.command("parse")
@@ -564,14 +421,15 @@ def _jackknife(parts, front, train, folds, seed, quiet):
 @click.option("-o", "--output", type=click.Path(allow_dash=True), default="-",
               help="Where to write the parsed file (default: stdout).")
 @click.option("--decoder", type=click.Choice(["mst", "eisner"]),
-              help="First-order models: override the model's decoder.")
+              help="Linear and neural models: override the model's decoder.")
 @click.option("--decode", "decode_as", type=click.Choice(["map", "mbr", "max-z"]),
-              help="First-order models: map (default): the best tree; mbr: the tree with the "
-                   "most expected correct attachments under the model's tree distribution; "
-                   "max-z: the best tree with each arc scored by its best hidden cluster "
-                   "(models with clusters).")
+              help="Linear and neural models: map (default): the best tree; mbr: the tree "
+                   "with the most expected correct attachments under the model's tree "
+                   "distribution; max-z: the best tree with each arc scored by its best hidden "
+                   "cluster (models with clusters).")
 @click.option("--marginals", is_flag=True,
-              help="First-order models: add HeadProb and LabelProb of each word's arc to MISC.")
+              help="Linear and neural models: add HeadProb and LabelProb of each word's arc "
+                   "to MISC.")
 @click.option("--retag", is_flag=True,
               help="Models with a tagger: tag (and lemmatize) every sentence (default: only "
                    "those with words without UPOS).")

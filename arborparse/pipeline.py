@@ -1,9 +1,10 @@
 """`load(path)`: any model file, the right parser; `Pipeline`: a tagger, a lemmatizer and a
 parser in one model file.
 
-The model kind written in the file's header picks the family; each family's parser, and a
-pipeline, have the same face (`load`, `save`, `parse`, `iter_parse`, `options`, `kind`;
-see `arborparse.options`).
+The model kind written in the file's header picks the family (`arborparse.registry`);
+each family's parser, and a pipeline, have the same face (`load`, `save`, `parse`,
+`iter_parse`, `capabilities`, `kind`; see `arborparse.options`). A pipeline also says what
+it is (`info`; `arborparse.train` records it).
 
 A pipeline with a tokenizer also takes raw text (`parse_text`, `iter_parse_text`). It tags
 the sentences that need it before parsing: by default those with a word
@@ -17,13 +18,17 @@ from __future__ import annotations
 from importlib import import_module
 from itertools import islice
 
+from arborparse import registry
+from arborparse.errors import ArborparseError
 from arborparse.io import model_files
 from arborparse.io.conllu import LEMMA
 from arborparse.io.model_files import ModelFileError, kind_of
-from arborparse.options import TAGGING, check_options, tagging
+from arborparse.options import Capabilities, check_options, tagging
 
 KIND = "pipeline"
 VERSION = 1
+
+
 def iter_parse_source(parser, source, fmt: str, **options):
     """The parsed sentences, lazily, of `source` (a path, ``"-"`` or an open file) read as
     `fmt` says (``parse --input-format``): ``text`` through the model's tokenizer (a parser
@@ -39,20 +44,28 @@ def iter_parse_source(parser, source, fmt: str, **options):
     return parser.iter_parse(sentences, **options)
 
 
-# model kind -> (module, class); imported on demand, so loading one family never pays
-# for another's dependencies
-FAMILIES = {"first-order": ("arborparse.linear.parser", "Parser"),
-            "isbn": ("arborparse.isbn.parser", "ISBNParser"),
-            "neural": ("arborparse.neural.parser", "NeuralParser")}
 TEXT = {"tokenizer": ("arborparse.text.tokenizer", "Tokenizer"),
         "tagger": ("arborparse.text.tagger", "Tagger"),
         "lemmatizer": ("arborparse.text.lemmatizer", "Lemmatizer")}
+COMPONENTS = ("tokenizer", "tagger", "lemmatizer", "parser")
 CHUNK = 256  # sentences tagged at once in a stream
+# what a model file says of itself (`Pipeline.info`, ``arborparse info``)
+INFO = ("arborparse_version", "created", "family", "components", "options", "data",
+        "language", "scores", "training_seconds")
 
 
 def _class(home):
     module, name = home
     return getattr(import_module(module), name)
+
+
+def _family_of(kind: str, path) -> str:
+    try:
+        return registry.canonical(kind)
+    except ArborparseError:
+        raise ModelFileError(f"{path}: a model of kind {kind!r}, which this arborparse does "
+                             f"not read (it reads {', '.join([KIND, *registry.FAMILIES])})"
+                             ) from None
 
 
 def load(path):
@@ -64,23 +77,28 @@ def load(path):
     kind = kind_of(path)
     if kind == KIND:
         return Pipeline.load(path)
-    if kind not in FAMILIES:
-        raise ModelFileError(f"{path}: a model of kind {kind!r}, which this arborparse does "
-                             f"not read (it reads {', '.join([KIND, *FAMILIES])})")
-    return _class(FAMILIES[kind]).load(path)
+    return registry.parser_class(_family_of(kind, path)).load(path)
 
 
-class SaveWith:
-    """Saves a parser in training as a pipeline with a trained front end, at `path` (for
-    a trainer's `save_best`)."""
+def info(path) -> dict:
+    """What the model file at `path` says of itself (`INFO`'s keys, None where a file
+    written by an earlier version lacks one), from its header alone."""
+    header = model_files.header(path)
+    kind = str(header.get("kind"))
+    if kind != KIND:
+        return describe({}, _family_of(kind, path), ["parser"])
+    components = header.get("components") or {}
+    parser = components.get("parser") or {}
+    family = _family_of(parser["kind"], path) if parser.get("kind") else None
+    return describe(header.get("info") or {}, family,
+                    [c for c in COMPONENTS if c in components])
 
-    def __init__(self, path, front: Pipeline):
-        self.path = path
-        self.front = front
 
-    def __call__(self, parser) -> None:
-        Pipeline(self.front.tagger, self.front.lemmatizer, parser,
-                 self.front.tokenizer).save(self.path)
+def describe(stored: dict, family: str | None, components: list[str]) -> dict:
+    """`INFO`'s keys in order: what `stored` holds, the family and components as found."""
+    found = {key: stored.get(key) for key in INFO}
+    found.update(family=family, components=components)
+    return found
 
 
 class Pipeline:
@@ -89,18 +107,30 @@ class Pipeline:
 
     kind = KIND
 
-    def __init__(self, tagger=None, lemmatizer=None, parser=None, tokenizer=None):
+    def __init__(self, tagger=None, lemmatizer=None, parser=None, tokenizer=None,
+                 info: dict | None = None):
         self.tokenizer = tokenizer
         self.tagger = tagger
         self.lemmatizer = lemmatizer
         self.parser = parser
+        self._info = info or {}
 
     @property
-    def options(self) -> dict:
-        options = dict(self.parser.options) if self.parser is not None else {}
-        if self.tagger is not None:
-            options.update(TAGGING)
-        return options
+    def capabilities(self) -> Capabilities:
+        """The parser's, and tags where there is a tagger."""
+        own = self.parser.capabilities if self.parser is not None else Capabilities()
+        return own | Capabilities(tags=self.tagger is not None)
+
+    @property
+    def components(self) -> list[str]:
+        return [name for name in COMPONENTS if getattr(self, name) is not None]
+
+    @property
+    def info(self) -> dict:
+        """What the model says of itself: `INFO`'s keys (None where unknown: a model file
+        of an earlier version, or a pipeline put together by hand)."""
+        family = registry.canonical(self.parser.kind) if self.parser is not None else None
+        return describe(self._info, family, self.components)
 
     def _annotate(self, sentences, retag: bool):
         """The sentences with tags and lemmas predicted where they are needed."""
@@ -130,7 +160,7 @@ class Pipeline:
                 yield from (chunk if keep_tags else self._annotate(chunk, retag))
         if self.parser is None:
             return tagged()
-        if TAGGING.keys() <= self.parser.options.keys():  # a parser that tags (neural)
+        if self.parser.capabilities.tags:  # a parser that tags (neural)
             options.update(retag=retag, keep_tags=keep_tags)
         return self.parser.iter_parse(tagged(), **options)
 
@@ -144,8 +174,6 @@ class Pipeline:
         one chunk of sentences in memory at a time. Options as in `iter_parse`; `document`
         prefixes the ``# sent_id`` numbers."""
         if self.tokenizer is None:
-            from arborparse.errors import ArborparseError
-
             raise ArborparseError("this model has no tokenizer, so it cannot read raw text: "
                                   "give tokenized input (arborparse parse --input-format "
                                   "tokenized), or train a model with one (arborparse train, "
@@ -169,7 +197,10 @@ class Pipeline:
             version = import_module(type(component).__module__).VERSION
             components[name] = {"kind": component.kind, "version": version, "header": header}
             arrays.update({f"{name}.{key}": value for key, value in parts.items()})
-        return {"components": components}, arrays
+        header = {"components": components}
+        if self._info:
+            header["info"] = self._info
+        return header, arrays
 
     def save(self, path) -> None:
         """Write the pipeline as one model file, atomically."""
@@ -187,8 +218,11 @@ class Pipeline:
                 kind, part = entry["kind"], entry["header"]
             except (KeyError, TypeError):
                 raise ModelFileError(f"{path}: the pipeline's {name!r} is invalid") from None
-            home = TEXT.get(name) if name in TEXT else FAMILIES.get(kind)
-            if home is None or (name == "parser") != (kind in FAMILIES):
+            family = registry.ALIASES.get(kind, kind)
+            home = TEXT.get(name) if name in TEXT else \
+                registry.FAMILIES[family].parser.split(":") \
+                if family in registry.FAMILIES else None
+            if home is None or (name == "parser") != (family in registry.FAMILIES):
                 raise ModelFileError(f"{path}: the pipeline's {name!r} is of kind {kind!r}, "
                                      "which this arborparse does not read")
             version = import_module(home[0]).VERSION
@@ -200,4 +234,4 @@ class Pipeline:
             own = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
             found[name] = _class(home).from_parts(part, own, path)
         return cls(found.get("tagger"), found.get("lemmatizer"), found.get("parser"),
-                   found.get("tokenizer"))
+                   found.get("tokenizer"), header.get("info"))

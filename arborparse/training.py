@@ -1,20 +1,40 @@
-"""What every family's trainer shares: the best model is kept as soon as it is best, and an
-interrupted training (Ctrl-C, SIGTERM) says what it kept.
+"""The one epoch loop every trainer runs (`Loop`), and what an interrupted training says.
 
-A trainer's ``fit(train, dev=None, save_best=None)`` updates ``best_epoch_`` whenever an
-epoch is the best so far and, given `save_best` (a path, or a callable with a ``path``
-that saves a parser its own way: inside a pipeline, say), saves that epoch's parser at
-once (atomically; `save_parser`). Decorated with `keeps_best`, an interrupt becomes
-`TrainingInterrupted`, which names the epoch kept and the file (and a trainer's
-``checkpoint``, when it wrote one, to resume from).
+A trainer's ``fit(train, dev=None, save_best=None)`` supplies "one epoch" and the parser it
+gives; `Loop` supplies the rest: the progress bar of each epoch, the dev scores after it and
+one line on stderr, the trainer's ``history_`` and ``best_epoch_`` (best dev score, or the
+last epoch without dev), early stopping after `patience` epochs without a better score,
+the best parser kept as the trainer's ``parser_`` and saved to `save_best` as soon as it is
+best (a path, or a callable taking
+the parser and the epoch's record: inside a pipeline, say), and, with a `checkpoint` path,
+the trainer's state written after every epoch so that ``resume`` continues where it
+stopped (refusing other options, naming them). Decorated with `keeps_best`, an interrupt
+(Ctrl-C, SIGTERM) becomes `TrainingInterrupted`, which names the epoch the file holds (and
+the checkpoint to resume from).
+
+    loop = Loop(self, dev, save_best, checkpoint=..., settings=options.to_dict())
+    state = loop.resume()          # the trainer's saved (header, arrays), or None
+    for epoch in loop:             # from the first unfinished epoch; stops early on patience
+        for item in loop.bar(epoch, items):
+            ...                    # one epoch of training
+        loop.end(epoch, record, "12.3s  loss 0.41", parser, state=self._state)
+    loop.finish()                  # the checkpoint is removed
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import sys
+from collections.abc import Callable, Iterable
+
+from tqdm import tqdm
 
 from arborparse.errors import ArborparseError
+
+CHECKPOINT = "checkpoint"
+CHECKPOINT_VERSION = 1
+WHY_NOTHING = "a model is written when an epoch ends with the best score so far"
 
 
 class TrainingInterrupted(ArborparseError):
@@ -25,7 +45,8 @@ class TrainingInterrupted(ArborparseError):
         self.epoch = epoch
         self.path = path
         if epoch is None:
-            message = "training interrupted before the first epoch ended: no model was saved"
+            message = ("training interrupted before the first epoch ended: nothing was "
+                       f"written ({WHY_NOTHING})")
         elif path is None:
             message = f"training interrupted; the best epoch so far was {epoch}"
         else:
@@ -35,10 +56,11 @@ class TrainingInterrupted(ArborparseError):
         super().__init__(message)
 
 
-def save_parser(parser, save_best) -> None:
-    """Save `parser` to `save_best`: a path, or a callable taking the parser."""
+def save_parser(parser, save_best, record: dict | None = None) -> None:
+    """Save `parser` to `save_best`: a path, or a callable taking the parser and the
+    record of the epoch it comes from."""
     if callable(save_best):
-        save_best(parser)
+        save_best(parser, record or {})
     else:
         parser.save(save_best)
 
@@ -71,3 +93,181 @@ def keeps_best(fit):
             raise
 
     return wrapper
+
+
+class Loop:
+    """The epoch loop's bookkeeping for `trainer` (see the module docstring).
+
+    Parameters
+    ----------
+    trainer : has ``epochs`` and ``progress``; gets ``history_`` and ``best_epoch_``
+    dev : development sentences (None or False: the last epoch is kept; True: the caller
+        gives each epoch's `scores` itself)
+    save_best : a path or a callable (see `save_parser`)
+    metric : the dev score that picks the best epoch; `report`: the scores in the line
+    evaluate : the dev scores of a parser (default: `arborparse.eval.evaluate` of its parse)
+    patience : stop after this many epochs without a better score (None: never)
+    on_best : called with a new best parser; returns entries for the record (a
+        temperature fitted on dev, say)
+    checkpoint, settings : where the trainer's state goes after every epoch, and the
+        options a resumed run must share (`FamilyOptions.to_dict`); `may_change` names
+        those it may change
+    resume : continue from `checkpoint`
+    name : prefixes the lines (``upos epoch 3/10 ...``); `unit`: what the bar counts
+    lead : False in the other processes of a data-parallel run: they neither evaluate,
+        print, save nor checkpoint, and `agree` (process 0's decision to stop) is asked
+    """
+
+    def __init__(self, trainer, dev=None, save_best=None, *, metric: str = "LAS",
+                 report: tuple[str, ...] = ("UAS", "LAS"), evaluate: Callable | None = None,
+                 patience: int | None = None, on_best: Callable | None = None,
+                 checkpoint=None, settings: dict | None = None, may_change=(),
+                 resume: bool = False, name: str = "", unit: str = "sent", lead: bool = True,
+                 agree: Callable[[bool], bool] = bool):
+        self.trainer = trainer
+        self.epochs = trainer.epochs
+        self.progress = trainer.progress and lead
+        self.dev = dev
+        self.save_best = save_best
+        self.metric, self.report = metric, report
+        self._evaluate = evaluate
+        self.patience = patience
+        self.on_best = on_best
+        self.checkpoint = checkpoint
+        self.settings = settings or {}
+        self.may_change = set(may_change)
+        self.resuming = resume
+        self.name = f"{name} " if name else ""
+        self.unit = unit
+        self.lead, self.agree = lead, agree
+        self.first, self.best_score, self.waited = 1, -float("inf"), 0
+        trainer.history_, trainer.best_epoch_ = [], None
+        if resume and checkpoint is None:
+            raise ArborparseError("resume needs a checkpoint path")
+
+    @property
+    def history(self) -> list[dict]:
+        return self.trainer.history_
+
+    # ------------------------------------------------------------------ the loop
+
+    def __iter__(self):
+        for epoch in range(self.first, self.epochs + 1):
+            stop = self.dev is not None and self.patience is not None and \
+                self.waited >= self.patience
+            if self.agree(stop):
+                return
+            yield epoch
+
+    def bar(self, epoch: int, items: Iterable) -> Iterable:
+        """`items` with a progress bar (on a terminal, when progress is on)."""
+        bar = tqdm(items, desc=f"{self.name}epoch {epoch}/{self.epochs}", unit=self.unit,
+                   disable=None if self.progress else True, file=sys.stderr, leave=False)
+        if self.history and self.metric in self.history[-1]:
+            last = self.history[-1]
+            bar.set_postfix_str("dev " + "  ".join(f"{k} {last[k]:.2f}" for k in self.report
+                                                   if k in last))
+        return bar
+
+    def scores(self, parser) -> dict:
+        """The dev scores of `parser`."""
+        if self._evaluate is not None:
+            return self._evaluate(parser)
+        from arborparse.eval import evaluate
+
+        return evaluate(self.dev, parser.parse(self.dev))
+
+    def end(self, epoch: int, record: dict, summary: str, parser=None, scores=None,
+            keep: Callable[[], None] | None = None,
+            state: Callable[[], tuple[dict, dict]] | None = None) -> bool:
+        """The epoch is over: score `parser` on dev (or take `scores`); if it is the best
+        so far, call `keep` (the trainer keeps what it needs of this epoch) and save the
+        parser; append the record to the history, write the checkpoint (`state` gives the
+        trainer's (header, arrays)), print one line. True when this epoch is best."""
+        best = False
+        if self.lead:
+            score = epoch
+            if self.dev:
+                scores = self.scores(parser) if scores is None else scores
+                record.update({k: scores[k] for k in self.report if k in scores})
+                score = scores[self.metric]
+            best = score > self.best_score
+            if best:
+                self.best_score, self.waited = score, 0
+                if self.on_best is not None and self.dev:
+                    record.update(self.on_best(parser))
+            else:
+                self.waited += 1
+        self.history.append({"epoch": epoch, **record})
+        if best:
+            self.trainer.best_epoch_ = epoch
+            if keep is not None:
+                keep()
+            if parser is not None:
+                self.trainer.parser_ = parser
+            if self.save_best is not None:
+                save_parser(parser, self.save_best, self.history[-1])
+        if self.checkpoint is not None and state is not None and self.lead:
+            self._save_checkpoint(epoch, *state())
+        if self.progress:
+            line = f"{self.name}epoch {epoch}/{self.epochs}  {summary}"
+            if self.dev:
+                line += "  dev " + "  ".join(f"{k} {record[k]:.2f}" for k in self.report
+                                             if k in record)
+                line += "  (best)" if best else ""
+                if best and "temperature" in record:
+                    line += f"  T {record['temperature']:.3g}"
+            tqdm.write(line, file=sys.stderr)
+        return best
+
+    def finish(self) -> None:
+        """Training is over: the checkpoint goes."""
+        if self.checkpoint is not None and self.lead and os.path.exists(self.checkpoint):
+            os.remove(self.checkpoint)
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def _save_checkpoint(self, epoch: int, header: dict, arrays: dict) -> None:
+        from arborparse.io import model_files
+
+        loop = {"epoch": epoch, "best_score": self.best_score, "waited": self.waited,
+                "best_epoch": self.trainer.best_epoch_, "history": self.history}
+        model_files.save(self.checkpoint, CHECKPOINT, CHECKPOINT_VERSION,
+                         {"settings": self.settings, "loop": loop, "trainer": header},
+                         arrays, compress=False)
+
+    def resume(self):
+        """With ``resume``: the trainer's (header, arrays) from the checkpoint, the loop
+        set to go on after its last epoch; refuses a checkpoint of other settings, naming
+        them. Without: None."""
+        if not self.resuming:
+            return None
+        from arborparse.io import model_files
+
+        if not os.path.exists(self.checkpoint):
+            raise ArborparseError(f"{self.checkpoint}: no checkpoint to resume from (one is "
+                                  "written after every epoch and removed when training "
+                                  "ends)")
+        header, arrays = model_files.load(self.checkpoint, CHECKPOINT, CHECKPOINT_VERSION)
+        theirs = header.get("settings") or {}
+        differ = sorted(k for k in set(theirs) | set(self.settings)
+                        if k not in self.may_change and theirs.get(k) != self.settings.get(k))
+        if differ:
+            shown = ", ".join(f"{k} {theirs.get(k)!r} (now {self.settings.get(k)!r})"
+                              for k in differ)
+            raise ArborparseError(f"{self.checkpoint}: the checkpoint was trained with other "
+                                  f"options: {shown}; resume with the same ones")
+        try:
+            loop = header["loop"]
+            self.first = int(loop["epoch"]) + 1
+            self.best_score, self.waited = float(loop["best_score"]), int(loop["waited"])
+            self.trainer.history_[:] = loop["history"]
+            self.trainer.best_epoch_ = loop["best_epoch"]
+            trainer = header["trainer"]
+        except (KeyError, TypeError, ValueError) as err:
+            raise ArborparseError(f"{self.checkpoint}: a damaged checkpoint ({err}); start "
+                                  "again without resuming") from None
+        if self.lead:
+            tqdm.write(f"{self.name}resuming after epoch {self.first - 1} (the best so far: "
+                       f"epoch {self.trainer.best_epoch_})", file=sys.stderr)
+        return trainer, arrays

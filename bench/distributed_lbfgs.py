@@ -15,10 +15,10 @@ import numpy as np
 from common import ROOT, append_result, files, machine
 from distributed import Client, LocalCluster
 
-from arborparse.distributed.training import ShardedLogLinearTrainer
+from arborparse.linear.cluster import ShardedLogLinearTrainer
 from arborparse.io import read_conllu
 from arborparse.linear.loglinear import LogLinearTrainer
-from arborparse.linear.model import FirstOrderModel
+from arborparse.linear.model import LinearModel
 
 
 def main():
@@ -37,7 +37,7 @@ def main():
         sharded = ShardedLogLinearTrainer(args.shards, client, **settings)
         labels, data = serial._data(train)
         _, shards = sharded._data(train)
-        model = FirstOrderModel.hashing(20, labels)
+        model = LinearModel.hashing(20, labels)
         w = 0.01 * np.random.default_rng(0).standard_normal(len(model.weights))
         start = time.perf_counter()
         value, grad = serial.objective(model, data, w)

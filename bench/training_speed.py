@@ -24,7 +24,7 @@ from arborparse.io import read_conllu  # noqa: E402
 from arborparse.linear.online import OnlineTrainer  # noqa: E402
 from arborparse.linear.eg import EGTrainer  # noqa: E402
 from arborparse.linear.loglinear import LogLinearTrainer  # noqa: E402
-from arborparse.linear.model import FirstOrderModel  # noqa: E402
+from arborparse.linear.model import LinearModel  # noqa: E402
 
 TRAINERS = {
     "perceptron": lambda: OnlineTrainer("perceptron", 1, progress=False),
@@ -44,7 +44,7 @@ def lbfgs_pass(train):
     """Seconds of one full objective and gradient of the batch log-linear trainer."""
     trainer = LogLinearTrainer("lbfgs", progress=False)
     labels, data = trainer._data(train)
-    model = FirstOrderModel.hashing(trainer.hash_bits, labels)
+    model = LinearModel.hashing(trainer.hash_bits, labels)
     start = time.perf_counter()
     trainer.objective(model, data, model.weights)
     return time.perf_counter() - start

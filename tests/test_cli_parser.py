@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 from treebanks import separable_text
 
+import arborparse
 from arborparse.cli import cli
 from arborparse.io import read_conllu
 
@@ -95,10 +96,8 @@ def test_mbr_and_marginals(trained):
 
 
 def test_parser_marginals(trained):
-    from arborparse.linear.parser import Parser
-
     _, train, model = trained
-    parser = Parser.load(model)
+    parser = arborparse.load(model).parser
     sentence = read_conllu(train)[1]
     for decoder in ("mst", "eisner"):
         mu = parser.marginals(sentence, decoder)

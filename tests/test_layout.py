@@ -1,5 +1,7 @@
 """The rules of the house: the ground floor imports no family, families never import each
-other, and `trees/` takes arrays only."""
+other, `trees/` takes arrays only, the command line, the service, the cluster code and the
+renderer talk to the two doors (`train`, `load`) and never import a family, and no part of
+the package imports, even at call time, a part that imports it back."""
 
 import ast
 from pathlib import Path
@@ -9,6 +11,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "arborparse"
 GROUND = ("io", "trees", "transforms", "eval", "errors", "options", "training")
 FAMILIES = ("linear", "isbn", "neural")
+# above the families: they reach a family through `arborparse.registry` only
+DOORS_ONLY = ("cli", "service", "distributed", "render")
 
 
 def imports_of(path: Path) -> set[str]:
@@ -16,6 +20,8 @@ def imports_of(path: Path) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [f"arborparse.{a.name}" for a in node.names] \
+            if isinstance(node, ast.ImportFrom) and node.module == "arborparse" else \
             [node.module or ""] if isinstance(node, ast.ImportFrom) else []
         for name in names:
             parts = name.split(".")
@@ -39,3 +45,20 @@ def test_layering(path):
         assert not used & (set(FAMILIES) - {part}), f"{path} imports another family"
     if part == "trees":
         assert used <= {"trees"}, f"{path}: trees/ imports {used - {'trees'}}"
+    if part in DOORS_ONLY:
+        assert not used & set(FAMILIES), f"{path} imports a family (use train/load/registry)"
+
+
+def test_no_part_imports_a_part_that_imports_it_back():
+    graph = {}
+    for path in PACKAGE.rglob("*.py"):
+        graph.setdefault(part_of(path), set()).update(imports_of(path))
+    for part in graph:
+        graph[part].discard(part)
+
+    def reaches(start, goal, seen=()):
+        return any(nxt == goal or (nxt not in seen and reaches(nxt, goal, (*seen, nxt)))
+                   for nxt in graph.get(start, ()))
+
+    circles = sorted(part for part in graph if reaches(part, part))
+    assert not circles, f"parts in an import circle: {circles}"

@@ -96,7 +96,7 @@ def test_models_and_other_files_are_not_swapped_by_surprise(treebank, tmp_path):
     assert notes.read_text() == "my notes"
     r = run("train", "--train", treebank, "--model", notes, "--epochs", "1", "--quiet", "--force",
             "--components", "parser")
-    assert r.exit_code == 0 and arborparse.load(notes).kind == "first-order"
+    assert r.exit_code == 0 and arborparse.load(notes).parser.kind == "linear"
     model = tmp_path / "m.npz"
     model.write_bytes(MODEL.read_bytes())
     r = run("parse", "--model", MODEL, treebank, "-o", model)
@@ -125,7 +125,7 @@ def test_interrupt_keeps_the_best_epoch(tmp_path, monkeypatch):
     with pytest.raises(TrainingInterrupted, match=f"{path} holds epoch 2, the best so far") as e:
         OnlineTrainer("perceptron", epochs=5, hash_bits=12, progress=False).fit(
             data, save_best=path)  # without dev data, the last epoch is the best
-    assert e.value.epoch == 2 and arborparse.load(path).kind == "first-order"
+    assert e.value.epoch == 2 and arborparse.load(path).kind == "linear"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
 
 
@@ -144,8 +144,10 @@ def test_sigterm_keeps_the_best_epoch_and_no_temporary_file(tmp_path):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "Interrupted: training interrupted;" in err and "the best so far" in err
-    assert arborparse.load(model).kind == "first-order"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.conllu", "m.npz"]
+    assert arborparse.load(model).parser.kind == "linear"
+    left = sorted(p.name for p in tmp_path.iterdir())  # the checkpoint, once one is written
+    assert left in (["big.conllu", "m.npz"], ["big.conllu", "m.npz", "m.npz.checkpoint"])
+    assert ("continue with --resume" in err) == ("m.npz.checkpoint" in left)
 
 
 # 5, 6: what parse writes --------------------------------------------------------------------

@@ -10,18 +10,19 @@ from click.testing import CliRunner
 from treebanks import separable, separable_text
 
 import arborparse
+from arborparse import registry
 from arborparse.cli import cli
 from arborparse.eval import evaluate
 from arborparse.io import model_files
 from arborparse.io.model_files import ModelFileError
 from arborparse.isbn.parser import ISBNParser
-from arborparse.linear.parser import Parser
+from arborparse.linear.parser import LinearParser
 from arborparse.options import OptionError
 
 MODELS = Path(__file__).parent / "data" / "models"
 # (file, class, parse options) of the model files saved by arborparse before the layout
 # of families (commit 6044a03): a perceptron, a latent-cluster log-linear and an ISBN model
-SAVED = [("perceptron-v2", Parser, {}), ("latent-v2", Parser, {"decode_as": "max-z"}),
+SAVED = [("perceptron-v2", LinearParser, {}), ("latent-v2", LinearParser, {"decode_as": "max-z"}),
          ("isbn-v2", ISBNParser, {})]
 
 
@@ -39,9 +40,9 @@ def test_files_saved_before_load_and_parse_the_same(name, cls, options, tmp_path
 def test_every_parser_has_the_same_face():
     for name, _, _ in SAVED:
         parser = arborparse.load(MODELS / f"{name}.npz")
-        for attribute in ("load", "save", "parse", "iter_parse", "options", "kind"):
+        for attribute in ("load", "save", "parse", "iter_parse", "capabilities", "kind"):
             assert hasattr(parser, attribute), (name, attribute)
-        assert parser.kind == model_files.kind_of(MODELS / f"{name}.npz")
+        assert parser.kind == registry.canonical(model_files.kind_of(MODELS / f"{name}.npz"))
 
 
 def test_options_a_model_does_not_take_are_refused():
@@ -49,9 +50,9 @@ def test_options_a_model_does_not_take_are_refused():
     latent = arborparse.load(MODELS / "latent-v2.npz")
     isbn = arborparse.load(MODELS / "isbn-v2.npz")
     data = separable(1)
-    assert "max-z" in latent.options["decode_as"] and "max-z" not in linear.options["decode_as"]
+    assert "max-z" in latent.capabilities.parse_options()["decode_as"] and "max-z" not in linear.capabilities.parse_options()["decode_as"]
     with pytest.raises(OptionError, match=r"decode_as='max-z' does not apply to this "
-                                          r"first-order model \(choose one of map, mbr\)"):
+                                          r"linear model \(choose one of map, mbr\)"):
         linear.parse(data, decode_as="max-z")
     with pytest.raises(OptionError, match=r"beam=5 does not apply.*its options: decoder"):
         linear.parse(data, beam=5)
@@ -75,11 +76,11 @@ def test_cli_refuses_options_by_the_model(tmp_path):
     run = CliRunner().invoke
     r = run(cli, ["parse", "--model", str(MODELS / "perceptron-v2.npz"), str(text),
                   "--decode", "max-z"])
-    assert r.exit_code == 2 and "--decode max-z does not apply to this first-order model " \
+    assert r.exit_code == 2 and "--decode max-z does not apply to this linear model " \
                                 "(choose one of map, mbr)" in r.output
     r = run(cli, ["parse", "--model", str(MODELS / "perceptron-v2.npz"), str(text),
                   "--beam", "3"])
-    assert r.exit_code == 2 and "--beam 3 does not apply to this first-order model " \
+    assert r.exit_code == 2 and "--beam 3 does not apply to this linear model " \
                                 "(it takes --decoder, --decode, --marginals)" in r.output
     r = run(cli, ["parse", "--model", str(MODELS / "latent-v2.npz"), str(text),
                   "--decode", "max-z"])

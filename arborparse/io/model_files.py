@@ -73,14 +73,22 @@ def is_model(path) -> bool:
 
 def kind_of(path) -> str:
     """The kind of model a file holds (raises ModelFileError for anything else)."""
-    return str(_read(Path(path), arrays=False)[0].get("kind"))
+    return str(header(path).get("kind"))
 
 
-def load(path, kind: str, version: int) -> tuple[dict, dict[str, np.ndarray]]:
-    """Read a model file: (header, arrays). Raises ModelFileError with what is wrong."""
+def header(path) -> dict:
+    """The JSON header of a model file, its arrays left unread (ModelFileError for
+    anything that is not a model file of ours)."""
+    return _read(Path(path), arrays=False)[0]
+
+
+def load(path, kind: str, version: int, old_kinds: tuple[str, ...] = ()
+         ) -> tuple[dict, dict[str, np.ndarray]]:
+    """Read a model file: (header, arrays); `old_kinds` are earlier names of `kind`.
+    Raises ModelFileError with what is wrong."""
     path = Path(path)
     meta, arrays = _read(path, arrays=True)
-    if meta.get("kind") != kind:
+    if meta.get("kind") != kind and meta.get("kind") not in old_kinds:
         raise ModelFileError(f"{path}: a model of kind {meta.get('kind')!r}, "
                              f"expected {kind!r}")
     found = meta.get("version")

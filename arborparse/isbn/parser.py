@@ -25,7 +25,7 @@ from arborparse.isbn.history import FEATURE_SETS, Derivation, Inputs, Tokens, de
 from arborparse.isbn.network import Batch, Network
 from arborparse.isbn.search import Scorer, beam_search
 from arborparse.isbn.vocab import Vocabulary
-from arborparse.options import check_options
+from arborparse.options import Capabilities, check_options
 from arborparse.transforms import lift, lower
 
 KIND = "isbn"
@@ -54,7 +54,7 @@ class ISBNParser:
     """
 
     kind = KIND
-    options = {"beam": int, "branching": int}
+    capabilities = Capabilities(beam=True)
 
     def __init__(self, vocab: Vocabulary, network: Network, features: str = "tuned",
                  encoding: str = "head", beam: int = 10, branching: int = 5,

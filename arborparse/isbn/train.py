@@ -11,12 +11,10 @@ step together (`Network.log_likelihood`). IDP updates every 10 sentences,
 
 from __future__ import annotations
 
-import sys
 import time
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
@@ -24,14 +22,21 @@ from arborparse.io.conllu import Sentence
 from arborparse.io.validate import check_tree
 from arborparse.isbn.history import FEATURE_SETS, Derivation, Inputs, Tokens, decisions_of
 from arborparse.isbn.network import APPROXIMATIONS, Batch, Network
+from arborparse.isbn.options import ISBNOptions
 from arborparse.isbn.parser import ISBNParser
 from arborparse.isbn.vocab import Vocabulary
-from arborparse.training import keeps_best, save_parser
+from arborparse.training import Loop, keeps_best
 from arborparse.transforms import ENCODINGS, lift
 
 
+D = ISBNOptions()  # the defaults
+
+
 class ISBNTrainer:
-    """Parameters
+    """The defaults are `ISBNOptions`' (the family's option table); `checkpoint` and
+    `resume` as `NeuralTrainer`'s.
+
+    Parameters
     ----------
     hidden : latent units H (80 in the paper)
     features : ``"tuned"`` or ``"local"`` explicit features
@@ -48,12 +53,15 @@ class ISBNTrainer:
     beam, branching : search during development parsing (B, K)
     """
 
-    def __init__(self, hidden: int = 80, features: str = "tuned", latent_links: bool = True,
-                 encoding: str = "head", cutoff: int = 5, unknown_cutoff: int = 5,
-                 epochs: int = 20, patience: int = 10, batch_size: int = 32,
-                 learning_rate: float = 0.005, decay: float = 0.08, momentum: float = 0.99,
-                 beam: int = 5, branching: int = 3, seed: int = 1, progress: bool = True,
-                 approximation: str = "ff", single_root: bool = True):
+    def __init__(self, hidden: int = D.hidden, features: str = D.features,
+                 latent_links: bool = D.latent_links, encoding: str = D.pseudo,
+                 cutoff: int = D.cutoff, unknown_cutoff: int = D.cutoff,
+                 epochs: int = D.epochs, patience: int = D.patience,
+                 batch_size: int = D.batch_size, learning_rate: float = D.learning_rate,
+                 decay: float = D.decay, momentum: float = D.momentum, beam: int = D.beam,
+                 branching: int = D.branching, seed: int = D.seed, progress: bool = True,
+                 approximation: str = D.approximation, single_root: bool = not D.multi_root,
+                 checkpoint=None, resume: bool = False):
         if features not in FEATURE_SETS or encoding not in ENCODINGS or \
                 approximation not in APPROXIMATIONS:
             raise ArborparseError(f"features: one of {tuple(FEATURE_SETS)}; encoding: one of "
@@ -68,6 +76,25 @@ class ISBNTrainer:
         self.beam, self.branching, self.seed, self.progress = beam, branching, seed, progress
         self.approximation = approximation
         self.single_root = single_root
+        self.checkpoint, self.resume = checkpoint, resume
+
+    @classmethod
+    def from_options(cls, options: ISBNOptions, progress: bool = True, checkpoint=None,
+                     resume: bool = False) -> ISBNTrainer:
+        """The trainer an option table describes."""
+        o = options
+        return cls(o.hidden, o.features, o.latent_links, o.pseudo, o.cutoff, o.cutoff,
+                   o.epochs, o.patience, o.batch_size, o.learning_rate, o.decay, o.momentum,
+                   o.beam, o.branching, o.seed, progress, o.approximation, not o.multi_root,
+                   checkpoint, resume)
+
+    @property
+    def settings(self) -> dict:
+        """What a resumed training must share with the checkpoint."""
+        return {k: getattr(self, k) for k in (
+            "hidden", "features", "latent_links", "encoding", "cutoff", "unknown_cutoff",
+            "batch_size", "learning_rate", "decay", "momentum", "beam", "branching", "seed",
+            "approximation", "single_root")}
 
     def _batches(self, derivations: list[Derivation]) -> list[Batch]:
         order = sorted(range(len(derivations)), key=lambda i: len(derivations[i].action))
@@ -96,16 +123,38 @@ class ISBNTrainer:
                             self.single_root)
         params = list(net.parameters())
         delta = [torch.zeros_like(p) for p in params]
-        eta, lam = self.learning_rate, self.decay
         rng = np.random.default_rng(self.seed)
-        self.history_ = []
-        best_score, best_state, previous_score, previous_nll, waited = -1.0, None, None, None, 0
-        for epoch in range(1, self.epochs + 1):
-            start, nll = time.perf_counter(), 0.0
-            bar = tqdm(rng.permutation(len(batches)), desc=f"epoch {epoch}/{self.epochs}",
-                       unit="batch", disable=None if self.progress else True, file=sys.stderr,
-                       leave=False)
-            for k in bar:
+        # the rates, cut as training goes, and what they are cut against
+        run = {"eta": self.learning_rate, "lam": self.decay, "previous_score": None,
+               "previous_nll": None}
+        best_state = None
+        log = Loop(self, dev, save_best, patience=self.patience, checkpoint=self.checkpoint,
+                   settings=self.settings, resume=self.resume, unit="batch")
+        saved = log.resume()
+        if saved is not None:
+            header, arrays = saved
+            net.load_state_dict({k[6:]: torch.from_numpy(v) for k, v in arrays.items()
+                                 if k.startswith("param.")})
+            best_state = {k[5:]: torch.from_numpy(v) for k, v in arrays.items()
+                          if k.startswith("best.")} or None
+            for i, d in enumerate(delta):
+                d.copy_(torch.from_numpy(arrays[f"delta.{i}"]))
+            run.update(header["run"])
+            rng.bit_generator.state = header["rng"]
+
+        def state():
+            arrays = {f"param.{k}": v.cpu().numpy() for k, v in net.state_dict().items()}
+            arrays.update({f"best.{k}": v.cpu().numpy() for k, v in (best_state or {}).items()})
+            arrays.update({f"delta.{i}": d.cpu().numpy() for i, d in enumerate(delta)})
+            return {"run": run, "rng": rng.bit_generator.state}, arrays
+
+        def keep():
+            nonlocal best_state
+            best_state = {k: v.clone() for k, v in net.state_dict().items()}
+
+        for epoch in log:
+            start, nll, eta = time.perf_counter(), 0.0, run["eta"]
+            for k in log.bar(epoch, rng.permutation(len(batches))):
                 batch = batches[k]
                 net.zero_grad()
                 loglik = net.log_likelihood(batch)
@@ -113,46 +162,35 @@ class ISBNTrainer:
                 nll -= float(loglik.detach())
                 size = int(batch.parents.shape[0])
                 with torch.no_grad():
-                    shrink = (1.0 - lam * eta) ** (size / 10)
+                    shrink = (1.0 - run["lam"] * eta) ** (size / 10)
                     for p, d in zip(params, delta):
                         d.mul_(self.momentum ** size)
                         if p.grad is not None:  # layers this batch does not use
                             d.add_(p.grad)
                         p.add_(eta * d).mul_(shrink)
-            record = {"epoch": epoch, "seconds": time.perf_counter() - start,
+            record = {"seconds": time.perf_counter() - start,
                       "negative_log_likelihood": nll, "learning_rate": eta}
-            if previous_nll is not None and nll > previous_nll:
-                eta = max(eta * 0.3, 1e-5 * self.learning_rate)
-            previous_nll = nll
+            if run["previous_nll"] is not None and nll > run["previous_nll"]:
+                run["eta"] = max(run["eta"] * 0.3, 1e-5 * self.learning_rate)
+            run["previous_nll"] = nll
             parser.refresh()  # the search reads a numpy copy of the weights
-            line = f"epoch {epoch}/{self.epochs}  {record['seconds']:.1f}s  NLL {nll:.1f}"
-            best = not dev
-            if dev:
-                scores = evaluate(dev, parser.parse(dev))
-                record.update(UAS=scores["UAS"], LAS=scores["LAS"])
-                line += f"  dev UAS {scores['UAS']:.2f}  LAS {scores['LAS']:.2f}"
-                best = scores["LAS"] >= best_score
-                if best:
-                    best_score, waited = scores["LAS"], 0
-                    best_state = {k: v.clone() for k, v in net.state_dict().items()}
-                    line += "  (best)"
-                else:
-                    waited += 1
-                if previous_score is not None and scores["LAS"] < previous_score:
-                    eta = max(eta * 0.3, 1e-5 * self.learning_rate)
-                    lam = max(lam * 0.5, 1e-5 * self.decay)
-                previous_score = scores["LAS"]
-            if best:
-                if save_best is not None:
-                    save_parser(parser, save_best)
-                self.best_epoch_ = epoch
-            self.history_.append(record)
-            if self.progress:
-                tqdm.write(line, file=sys.stderr)
-            if dev and waited >= self.patience:
-                break
+            scores = evaluate(dev, parser.parse(dev)) if dev else None
+            if scores is not None:
+                if run["previous_score"] is not None and scores["LAS"] < run["previous_score"]:
+                    run["eta"] = max(run["eta"] * 0.3, 1e-5 * self.learning_rate)
+                    run["lam"] = max(run["lam"] * 0.5, 1e-5 * self.decay)
+                run["previous_score"] = scores["LAS"]
+            log.end(epoch, record, f"{record['seconds']:.1f}s  NLL {nll:.1f}", parser, scores,
+                    keep=keep, state=state)
         if best_state is not None:
             net.load_state_dict(best_state)
         parser.refresh()
+        log.finish()
         self.parser_ = parser
         return self
+
+
+def trainer(options: ISBNOptions, *, dev: bool, progress: bool = True, checkpoint=None,
+            resume: bool = False, client=None) -> ISBNTrainer:
+    """The family's trainer for `options` (see `arborparse.registry`)."""
+    return ISBNTrainer.from_options(options, progress, checkpoint, resume)

@@ -1,21 +1,19 @@
-"""What every trainer of the first-order model shares: checking options, preparing the
-gold data, and the epoch bookkeeping (progress bar, dev evaluation, best epoch)."""
+"""What every trainer of the linear model shares: checking options, preparing the gold
+data, its epoch loop (calibrated on dev where the model is not a distribution), and
+choosing C on dev."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
 
 import numpy as np
 from tqdm import tqdm
 
 from arborparse.errors import ArborparseError
-from arborparse.eval import evaluate
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import check_tree
 from arborparse.linear.model import DECODERS, Encoded
-from arborparse.linear.parser import Parser
-from arborparse.training import keeps_best, save_parser
+from arborparse.training import Loop, keeps_best, save_parser
 from arborparse.transforms import projectivize
 
 
@@ -48,61 +46,13 @@ def gold_data(train: list[Sentence], single_root: bool, projective: bool = False
     return labels, encoded, heads, ids
 
 
-class Epochs:
-    """The epoch loop's bookkeeping for `trainer`: a progress bar per epoch, the dev scores
-    after it, and the trainer's ``history_``, ``best_epoch_`` and ``parser_`` (best dev LAS,
-    or the last epoch without dev), kept up to date after every epoch; the best parser is
-    saved to `save_best` (a path) as soon as it is best (see `arborparse.training`). With
-    `calibrate` (models not trained as distributions: perceptron, MIRA, EG) each best
-    parser's temperature is first fitted on dev (`Parser.calibrate`)."""
-
-    def __init__(self, trainer, dev: list[Sentence] | None, save_best=None,
-                 calibrate: bool = False):
-        self.trainer = trainer
-        self.calibrate = calibrate
-        self.epochs = trainer.epochs
-        self.dev = dev
-        self.progress = trainer.progress
-        self.save_best = save_best
-        trainer.history_, trainer.best_epoch_, trainer.parser_ = [], None, None
-        self._best_score = -1.0
-
-    @property
-    def history(self) -> list[dict]:
-        return self.trainer.history_
-
-    def bar(self, epoch: int, items: Iterable) -> Iterable:
-        bar = tqdm(items, desc=f"epoch {epoch}/{self.epochs}", unit="sent",
-                   disable=None if self.progress else True, file=sys.stderr, leave=False)
-        if self.history and "UAS" in self.history[-1]:
-            last = self.history[-1]
-            bar.set_postfix_str(f"dev UAS {last['UAS']:.2f} LAS {last['LAS']:.2f}")
-        return bar
-
-    def end(self, epoch: int, parser: Parser, record: dict, summary: str) -> None:
-        """Evaluate the epoch's parser on dev, keep (and save) it if best, print one line."""
-        score = epoch
-        if self.dev:
-            scores = evaluate(self.dev, parser.parse(self.dev))
-            record.update(UAS=scores["UAS"], LAS=scores["LAS"])
-            score = scores["LAS"]
-        self.history.append({"epoch": epoch, **record})
-        best = score > self._best_score
-        if best:
-            if self.calibrate and self.dev:
-                self.history[-1]["temperature"] = parser.calibrate(self.dev)
-            if self.save_best is not None:
-                save_parser(parser, self.save_best)
-            self._best_score = score
-            self.trainer.best_epoch_, self.trainer.parser_ = epoch, parser
-        if self.progress:
-            line = f"epoch {epoch}/{self.epochs}  {summary}"
-            if self.dev:
-                line += f"  dev UAS {record['UAS']:.2f}  LAS {record['LAS']:.2f}"
-                line += "  (best)" if best else ""
-                if "temperature" in self.history[-1]:
-                    line += f"  T {self.history[-1]['temperature']:.3g}"
-            tqdm.write(line, file=sys.stderr)
+def loop(trainer, dev: list[Sentence] | None, save_best=None, calibrate: bool = False,
+         **settings) -> Loop:
+    """The epoch loop (`arborparse.training.Loop`) of a linear trainer. With `calibrate`
+    (models not trained as distributions: perceptron, MIRA, EG) each best parser's
+    temperature is first fitted on dev (`LinearParser.calibrate`)."""
+    on_best = (lambda parser: {"temperature": parser.calibrate(dev)}) if calibrate else None
+    return Loop(trainer, dev, save_best, on_best=on_best, **settings)
 
 
 class ChooseC:
@@ -132,13 +82,14 @@ class ChooseC:
             if self.progress:
                 tqdm.write(f"C = {C:g}", file=sys.stderr)
             trainer.fit(train, dev)
-            las = max(record["LAS"] for record in trainer.history_)
+            record = next(r for r in trainer.history_ if r["epoch"] == trainer.best_epoch_)
+            las = record["LAS"]
             self.history_.append({"C": C, "LAS": las, "epoch": trainer.best_epoch_})
             if las > best:
                 best, self.C_, self.trainer_ = las, C, trainer
                 self.best_epoch_, self.parser_ = trainer.best_epoch_, trainer.parser_
                 if save_best is not None:
-                    save_parser(self.parser_, save_best)
+                    save_parser(self.parser_, save_best, {**record, "C": C})
         if self.progress:
             tried = ", ".join(f"{r['C']:g}: {r['LAS']:.2f}" for r in self.history_)
             tqdm.write(f"chose C = {self.C_:g} (dev LAS by C: {tried})", file=sys.stderr)

@@ -29,9 +29,9 @@ import numpy as np
 from arborparse import trees
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
-from arborparse.linear.common import Epochs, check_decoders, gold_data
-from arborparse.linear.model import FirstOrderModel
-from arborparse.linear.parser import Parser
+from arborparse.linear.common import check_decoders, gold_data, loop
+from arborparse.linear.model import LinearModel
+from arborparse.linear.parser import LinearParser
 from arborparse.training import keeps_best
 
 
@@ -87,7 +87,7 @@ class EGTrainer:
     def _marginals(self, theta: np.ndarray) -> np.ndarray:
         return trees.marginals(theta.astype(np.float64), self.projective, self.single_root)
 
-    def primal_objective(self, model: FirstOrderModel, w: np.ndarray, encoded, heads, ids,
+    def primal_objective(self, model: LinearModel, w: np.ndarray, encoded, heads, ids,
                          losses) -> float:
         """L(w) = C Σ_i max_y (E_{i,y} - m_{i,y}(w)) + ½‖w‖², the max by loss-augmented
         decoding over the training class of trees."""
@@ -108,7 +108,7 @@ class EGTrainer:
         """Train on `train`, select the best pass on `dev`; return self.
         `save_best`: a path where the best parser is saved as soon as it is best."""
         labels, encoded, heads, ids = gold_data(train, self.single_root, self.projective)
-        model = FirstOrderModel.hashing(self.hash_bits, labels)
+        model = LinearModel.hashing(self.hash_bits, labels)
         w = model.weights
         L = len(labels)
         thetas, losses = [], []
@@ -129,8 +129,8 @@ class EGTrainer:
         self.dual_bytes_ = sum(t.nbytes for t in thetas)
         eta = self.learning_rate
         previous = -np.inf
-        log = Epochs(self, dev, save_best, calibrate=True)
-        for epoch in range(1, self.epochs + 1):
+        log = loop(self, dev, save_best, calibrate=True)
+        for epoch in log:
             start, obj = time.perf_counter(), 0.0
             for i in log.bar(epoch, range(len(encoded))):
                 x, theta, loss = encoded[i], thetas[i], losses[i]
@@ -152,8 +152,8 @@ class EGTrainer:
             if obj < previous:
                 eta /= 2.0
             previous = obj
-            parser = Parser(FirstOrderModel(w.astype(np.float32), labels), self.decoder,
+            parser = LinearParser(LinearModel(w.astype(np.float32), labels), self.decoder,
                             self.single_root)
-            log.end(epoch, parser, record,
-                    f"{record['seconds']:.1f}s  dual objective {obj:.2f}  eta {eta:.3g}")
+            log.end(epoch, record,
+                    f"{record['seconds']:.1f}s  dual objective {obj:.2f}  eta {eta:.3g}", parser)
         return self

@@ -5,7 +5,7 @@
 over non-projective trees (Matrix-Tree Theorem) or projective trees (inside-outside),
 single- or multi-root, labels summed out (§3.4). The gradient of -log P(y | x) is
 E[f] - f(y): the arc and label marginals minus the gold tree's indicator, scattered onto
-the features (`FirstOrderModel.add_expectations`). Projective training projectivizes
+the features (`LinearModel.add_expectations`). Projective training projectivizes
 the gold trees first (footnote 4), since a non-projective tree has probability 0 there.
 
 Optimizers: ``lbfgs``, batch L-BFGS from scipy (Sha & Pereira 2003), one full pass per
@@ -14,7 +14,7 @@ learning rate η_t = η / (1 + t / N) and the regularizer spread over the N exam
 kept cheap by storing w = a·v (the decay multiplies the scalar a).
 
 Hidden-variable training (Smith & Smith 2007, §5): with K > 1 clusters the model sums a
-hidden cluster out of every arc (`FirstOrderModel`), the objective becomes the marginal
+hidden cluster out of every arc (`LinearModel`), the objective becomes the marginal
 likelihood Σ_i log Σ_z P(y_i, z | x_i) (Eq. 17), non-convex, and its gradient the same
 expectations with each arc's features of cluster z weighted by P(z | arc) (the gold
 tree's arcs by the same posterior). The weights start as seeded Gaussian noise
@@ -31,15 +31,16 @@ from scipy.optimize import minimize
 from arborparse import trees
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
-from arborparse.linear.common import Epochs, check_decoders, gold_data
-from arborparse.linear.model import Encoded, FirstOrderModel
-from arborparse.linear.parser import Parser
-from arborparse.training import keeps_best
+from arborparse.linear.common import check_decoders, gold_data, loop
+from arborparse.linear.model import Encoded, LinearModel
+from arborparse.linear.options import LinearOptions
+from arborparse.linear.parser import LinearParser
+from arborparse.training import Loop, keeps_best
 
 OPTIMIZERS = ("sgd", "lbfgs")
 
 
-def negative_log_likelihood(model: FirstOrderModel, x: Encoded, heads: np.ndarray,
+def negative_log_likelihood(model: LinearModel, x: Encoded, heads: np.ndarray,
                             labels: np.ndarray, weights: np.ndarray, projective: bool,
                             single_root: bool, grad: np.ndarray, factor: float = 1.0,
                             scale: float = 1.0) -> float:
@@ -56,6 +57,8 @@ def negative_log_likelihood(model: FirstOrderModel, x: Encoded, heads: np.ndarra
 
 GRID = (0.1, 0.3, 1.0)  # of C, for `ChooseC`
 DEFAULT_C = 0.3  # the best of GRID on three UD treebanks' dev sets
+LEARNING_RATE = 0.1  # η of sgd
+D = LinearOptions()  # the defaults
 
 
 class LogLinearTrainer:
@@ -70,7 +73,8 @@ class LogLinearTrainer:
     epochs : passes over the data (sgd) or L-BFGS iterations (lbfgs)
     learning_rate : η of sgd
     decoder, train_decoder, single_root, seed, hash_bits, progress : as in `OnlineTrainer`;
-        ``train_decoder="eisner"`` trains the projective distribution
+        ``train_decoder="eisner"`` trains the projective distribution; checkpoint, resume:
+        as in `OnlineTrainer`, for sgd
     clusters : hidden clusters per arc (1: the plain log-linear model)
     init_noise : standard deviation of the initial weights (0: all zero); needed, with
         clusters, to break their symmetry
@@ -81,11 +85,13 @@ class LogLinearTrainer:
     iteration (lbfgs) with the best development LAS, or the last one without dev data.
     """
 
-    def __init__(self, optimizer: str = "sgd", C: float = DEFAULT_C, epochs: int = 10,
-                 learning_rate: float = 0.1, decoder: str = "mst",
-                 train_decoder: str | None = None, single_root: bool = True, seed: int = 0,
-                 hash_bits: int = 23, progress: bool = True, clusters: int = 1,
-                 init_noise: float = 0.0, squeeze: bool = False):
+    def __init__(self, optimizer: str = "lbfgs", C: float = DEFAULT_C, epochs: int = D.epochs,
+                 learning_rate: float = LEARNING_RATE, decoder: str = D.decoder,
+                 train_decoder: str | None = D.train_decoder,
+                 single_root: bool = not D.multi_root, seed: int = D.seed,
+                 hash_bits: int = D.hash_bits, progress: bool = True, clusters: int = 1,
+                 init_noise: float = 0.0, squeeze: bool = D.squeeze, checkpoint=None,
+                 resume: bool = False):
         if optimizer not in OPTIMIZERS:
             raise ArborparseError(f"unknown optimizer {optimizer!r}; choose one of {OPTIMIZERS}")
         self.train_decoder = check_decoders(decoder, train_decoder)
@@ -105,6 +111,14 @@ class LogLinearTrainer:
         self.clusters = clusters
         self.init_noise = init_noise
         self.squeeze = squeeze
+        self.checkpoint, self.resume = checkpoint, resume
+
+    @property
+    def settings(self) -> dict:
+        """What a resumed training must share with the checkpoint."""
+        return {k: getattr(self, k) for k in (
+            "optimizer", "C", "learning_rate", "decoder", "train_decoder", "single_root",
+            "seed", "hash_bits", "clusters", "init_noise", "squeeze")}
 
     @property
     def projective(self) -> bool:
@@ -114,7 +128,7 @@ class LogLinearTrainer:
         labels, encoded, heads, ids = gold_data(train, self.single_root, self.projective)
         return labels, list(zip(encoded, heads, ids))
 
-    def objective(self, model: FirstOrderModel, data, weights: np.ndarray):
+    def objective(self, model: LinearModel, data, weights: np.ndarray):
         """L(w) and its gradient over the whole training data (any iterable of prepared
         sentences)."""
         grad = weights.copy()
@@ -125,7 +139,7 @@ class LogLinearTrainer:
                                                       self.C)
         return total, grad
 
-    def _lbfgs(self, model: FirstOrderModel, data, w0: np.ndarray, log: Epochs, parser):
+    def _lbfgs(self, model: LinearModel, data, w0: np.ndarray, log: Loop, parser):
         """Batch training: each L-BFGS iteration is an "epoch" of `log` (its parser is
         evaluated on dev and kept if best); the bar counts the sentences of the function
         and gradient evaluations."""
@@ -137,16 +151,15 @@ class LogLinearTrainer:
         def end_of_iteration(intermediate_result):
             nonlocal iteration, start
             elapsed, value = time.perf_counter() - start, float(intermediate_result.fun)
-            log.end(iteration, parser(intermediate_result.x),
-                    {"seconds": elapsed, "objective": value},
-                    f"{elapsed:.1f}s  objective {value:.2f}")
+            log.end(iteration, {"seconds": elapsed, "objective": value},
+                    f"{elapsed:.1f}s  objective {value:.2f}", parser(intermediate_result.x))
             iteration, start = iteration + 1, time.perf_counter()
 
         minimize(objective, w0, jac=True, method="L-BFGS-B", callback=end_of_iteration,
                  options={"maxiter": self.epochs})
-        if log.trainer.parser_ is None:  # converged before a first iteration ended
-            log.end(1, parser(w0), {"seconds": 0.0, "objective": objective(w0)[0]},
-                    "converged at the start")
+        if self.best_epoch_ is None:  # converged before a first iteration ended
+            log.end(1, {"seconds": 0.0, "objective": objective(w0)[0]},
+                    "converged at the start", parser(w0))
 
     @keeps_best
     def fit(self, train: list[Sentence], dev: list[Sentence] | None = None,
@@ -154,25 +167,40 @@ class LogLinearTrainer:
         """Train on `train`, select the best epoch (or iteration) on `dev`; return self.
         `save_best`: a path where the best parser is saved as soon as it is best."""
         labels, data = self._data(train)
-        model = FirstOrderModel.hashing(self.hash_bits, labels, self.clusters, self.squeeze)
+        model = LinearModel.hashing(self.hash_bits, labels, self.clusters, self.squeeze)
         w0 = model.weights
         if self.init_noise > 0:
             w0 = self.init_noise * np.random.default_rng([self.seed, 1]).standard_normal(
                 w0.shape[0])
 
         def parser(weights):
-            return Parser(FirstOrderModel(weights.astype(np.float32), labels,
+            return LinearParser(LinearModel(weights.astype(np.float32), labels,
                                           clusters=self.clusters, squeeze=self.squeeze),
                           self.decoder, self.single_root)
 
-        log = Epochs(self, dev, save_best)
         if self.optimizer == "lbfgs":
-            self._lbfgs(model, data, w0, log, parser)
+            if self.resume:
+                raise ArborparseError("L-BFGS training cannot resume (its state is "
+                                      "scipy's); start it again")
+            self._lbfgs(model, data, w0, loop(self, dev, save_best), parser)
             return self
+        log = loop(self, dev, save_best, checkpoint=self.checkpoint, resume=self.resume,
+                   settings=self.settings, may_change=("epochs", "progress"))
         scale, v = 1.0, w0
         rng = np.random.default_rng(self.seed)
         N, step = len(data), 0
-        for epoch in range(1, self.epochs + 1):
+        saved = log.resume()
+        if saved is not None:
+            header, arrays = saved
+            scale, v, step = float(header["scale"]), arrays["v"].copy(), int(header["step"])
+            rng.bit_generator.state = header["rng"]
+            self.parser_ = parser(arrays["best"])
+
+        def state():
+            return ({"scale": scale, "step": step, "rng": rng.bit_generator.state},
+                    {"v": v, "best": self.parser_.model.weights})
+
+        for epoch in log:
             start, loss = time.perf_counter(), 0.0
             for i in log.bar(epoch, rng.permutation(N)):
                 x, heads, gold_labels = data[i]
@@ -189,7 +217,7 @@ class LogLinearTrainer:
                     scale = 1.0
                 step += 1
             elapsed = time.perf_counter() - start
-            log.end(epoch, parser(scale * v),
-                    {"seconds": elapsed, "negative_log_likelihood": loss},
-                    f"{elapsed:.1f}s  NLL {loss:.1f}")
+            log.end(epoch, {"seconds": elapsed, "negative_log_likelihood": loss},
+                    f"{elapsed:.1f}s  NLL {loss:.1f}", parser(scale * v), state=state)
+        log.finish()
         return self

@@ -38,7 +38,8 @@ from arborparse.linear.tokens import TokenTable, encode
 from arborparse.trees.decode import best_tree
 from arborparse.trees.scores import arc_labels
 
-KIND = "first-order"
+KIND = "linear"
+OLD_KINDS = ("first-order",)  # the kind's name in files of arborparse 0.1
 VERSION = 2
 DECODERS = ("mst", "eisner")
 COMBINES = ("sum", "max")
@@ -72,7 +73,7 @@ class Scores:
 
 
 @dataclass
-class FirstOrderModel:
+class LinearModel:
     """Weights, the label set, the feature dictionary (empty keys: hashing) and the number
     of hidden arc clusters.
 
@@ -100,11 +101,11 @@ class FirstOrderModel:
 
     @classmethod
     def hashing(cls, bits: int, labels: list[str], clusters: int = 1,
-                squeeze: bool = False) -> FirstOrderModel:
+                squeeze: bool = False) -> LinearModel:
         return cls(np.zeros(1 << bits), labels, clusters=clusters, squeeze=squeeze)
 
     @classmethod
-    def dictionary(cls, keys, label_keys, labels: list[str]) -> FirstOrderModel:
+    def dictionary(cls, keys, label_keys, labels: list[str]) -> LinearModel:
         return cls(np.zeros(len(keys) + len(label_keys) * len(labels)), labels, keys, label_keys)
 
     def cluster_scores(self, x: Encoded, weights: np.ndarray | None = None) -> np.ndarray:
@@ -194,7 +195,7 @@ class FirstOrderModel:
                         "label_keys": self.label_keys}
 
     @classmethod
-    def from_parts(cls, header: dict, arrays: dict, path) -> FirstOrderModel:
+    def from_parts(cls, header: dict, arrays: dict, path) -> LinearModel:
         """The model of a file's header and arrays (it sets ``temperature`` in the header,
         1 for files written before it existed); weights stay float32 (half the memory
         traffic when scoring). Raises ModelFileError, naming `path`, for what is wrong."""

@@ -23,15 +23,17 @@ import scipy.sparse as sp
 
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
-from arborparse.linear.common import Epochs, check_decoders, gold_data
+from arborparse.linear.common import check_decoders, gold_data, loop
 from arborparse.linear.hildreth import hildreth
-from arborparse.linear.model import FirstOrderModel, Scores, decode, gold_feature_keys
-from arborparse.linear.parser import Parser
+from arborparse.linear.model import LinearModel, Scores, decode, gold_feature_keys
+from arborparse.linear.options import ONLINE as TRAINERS
+from arborparse.linear.options import LinearOptions
+from arborparse.linear.parser import LinearParser
 from arborparse.trees import kbest
 from arborparse.trees.scores import arc_labels
-from arborparse.training import keeps_best
+from arborparse.training import Loop, keeps_best
 
-TRAINERS = ("perceptron", "mira", "mira-kbest", "mira-factored")
+D = LinearOptions()  # the defaults
 
 
 def _sparse_rows(idx: np.ndarray, ptr: np.ndarray, signs: np.ndarray, size: int):
@@ -59,15 +61,20 @@ class OnlineTrainer:
     k : constraints of ``mira-kbest``
     C : bound on the MIRA step sizes (``inf``: hard constraints, as McDonald et al.)
     progress : show a progress bar on stderr
+    checkpoint : where the weights are written after every epoch (None: nowhere)
+    resume : continue from `checkpoint`
 
-    After `fit`: ``parser_`` (the best epoch's `Parser`), ``history_`` (one dict per
+    The defaults are `LinearOptions`' (the family's option table). After `fit`:
+    ``parser_`` (the best epoch's `LinearParser`), ``history_`` (one dict per
     epoch) and ``best_epoch_``.
     """
 
-    def __init__(self, trainer: str = "perceptron", epochs: int = 10, decoder: str = "mst",
-                 train_decoder: str | None = None, single_root: bool = True, seed: int = 0,
-                 hash_bits: int = 23, exact_features: bool = False, k: int = 5,
-                 C: float = math.inf, progress: bool = True):
+    def __init__(self, trainer: str = D.trainer, epochs: int = D.epochs,
+                 decoder: str = D.decoder, train_decoder: str | None = D.train_decoder,
+                 single_root: bool = not D.multi_root, seed: int = D.seed,
+                 hash_bits: int = D.hash_bits, exact_features: bool = D.exact_features,
+                 k: int = D.k, C: float = math.inf, progress: bool = True, checkpoint=None,
+                 resume: bool = False):
         if trainer not in TRAINERS:
             raise ArborparseError(f"unknown trainer {trainer!r}; choose one of {TRAINERS}")
         self.train_decoder = check_decoders(decoder, train_decoder)
@@ -83,13 +90,22 @@ class OnlineTrainer:
         self.k = k
         self.C = C
         self.progress = progress
+        self.checkpoint, self.resume = checkpoint, resume
+
+    @property
+    def settings(self) -> dict:
+        """What a resumed training must share with the checkpoint."""
+        return {"trainer": self.trainer, "decoder": self.decoder,
+                "train_decoder": self.train_decoder, "single_root": self.single_root,
+                "seed": self.seed, "hash_bits": self.hash_bits,
+                "exact_features": self.exact_features, "k": self.k, "C": self.C}
 
     # ------------------------------------------------------------------ set-up
 
-    def _model(self, encoded, heads, labels) -> FirstOrderModel:
+    def _model(self, encoded, heads, labels) -> LinearModel:
         if not self.exact_features:
-            return FirstOrderModel.hashing(self.hash_bits, labels)
-        return FirstOrderModel.dictionary(*gold_feature_keys(encoded, heads), labels)
+            return LinearModel.hashing(self.hash_bits, labels)
+        return LinearModel.dictionary(*gold_feature_keys(encoded, heads), labels)
 
     # ----------------------------------------------------------------- updates
 
@@ -188,31 +204,57 @@ class OnlineTrainer:
     def fit(self, train: list[Sentence], dev: list[Sentence] | None = None,
             save_best=None) -> OnlineTrainer:
         """Train on `train`, select the best epoch on `dev` (or keep the last); return self.
-        `save_best`: a path where the best parser is saved as soon as it is best."""
+        `save_best`: a path where the best parser is saved as soon as it is best. With
+        ``checkpoint``, the weights are written there after every epoch, and ``resume``
+        continues from them."""
         labels, encoded, gold_heads, gold_labels = gold_data(train, self.single_root)
         model = self._model(encoded, gold_heads, labels)
         w = model.weights
         u = np.zeros_like(w)
         steps = 1
         rng = np.random.default_rng(self.seed)
-        log = Epochs(self, dev, save_best, calibrate=True)
-        for epoch in range(1, self.epochs + 1):
+        log = self.loop(dev, save_best)
+        saved = log.resume()
+        if saved is not None:
+            header, arrays = saved
+            w[:], u[:], steps = arrays["w"], arrays["u"], int(header["steps"])
+            rng.bit_generator.state = header["rng"]
+            self.parser_ = self._parser(model, labels, arrays["best"], header["temperature"])
+
+        def state():
+            return ({"steps": steps, "rng": rng.bit_generator.state,
+                     "temperature": self.parser_.temperature},
+                    {"w": w, "u": u, "best": self.parser_.model.weights})
+
+        for epoch in log:
             start = time.perf_counter()
             steps, errors = self.one_pass(model, w, u, steps, encoded, gold_heads, gold_labels,
                                           log.bar(epoch, rng.permutation(len(train))))
             self.end_epoch(log, epoch, model, labels, w - u / steps, len(train),
-                           time.perf_counter() - start, errors)
+                           time.perf_counter() - start, errors, state=state)
+        log.finish()
         return self
 
-    def end_epoch(self, log: Epochs, epoch: int, model, labels, average: np.ndarray,
+    def loop(self, dev, save_best) -> Loop:
+        """The epoch loop, calibrated on dev, with the checkpoint if one was asked for."""
+        return loop(self, dev, save_best, calibrate=True, checkpoint=self.checkpoint,
+                    settings=self.settings, may_change=("epochs", "progress"),
+                    resume=self.resume)
+
+    def _parser(self, model, labels, weights, temperature: float = 1.0) -> LinearParser:
+        # float32, as saved: the parser evaluated on dev is exactly the one in the file
+        return LinearParser(LinearModel(weights.astype(np.float32), labels, model.keys,
+                                        model.label_keys), self.decoder, self.single_root,
+                            temperature)
+
+    def end_epoch(self, log: Loop, epoch: int, model, labels, average: np.ndarray,
                   sentences: int, elapsed: float, errors: int, more: dict | None = None,
-                  note: str = "") -> None:
+                  note: str = "", state=None) -> None:
         """Hand the epoch's parser, from the averaged weights, to `log` (dev scores, the
         best kept) with the epoch's record (`more` added) and line (`note` added)."""
-        # float32, as saved: the parser evaluated on dev is exactly the one in the file
-        parser = Parser(FirstOrderModel(average.astype(np.float32), labels, model.keys,
-                                        model.label_keys), self.decoder, self.single_root)
+        parser = self._parser(model, labels, average)
         rate = sentences / elapsed
-        log.end(epoch, parser, {"seconds": elapsed, "sentences_per_second": rate,
-                                "train_errors": errors, **(more or {})},
-                f"{elapsed:.1f}s  {rate:.0f} sent/s  sentences with updates {errors}{note}")
+        log.end(epoch, {"seconds": elapsed, "sentences_per_second": rate,
+                       "train_errors": errors, **(more or {})},
+                f"{elapsed:.1f}s  {rate:.0f} sent/s  sentences with updates {errors}{note}",
+                parser, state=state)

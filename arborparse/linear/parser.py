@@ -1,5 +1,5 @@
-"""`Parser`: a trained first-order model with its decoder; parses sentences, saves, loads
-(model kind ``first-order``)."""
+"""`LinearParser`: a trained first-order model with its decoder; parses sentences, saves, loads
+(model kind ``linear``; ``first-order`` in files of 0.1)."""
 
 from __future__ import annotations
 
@@ -12,19 +12,17 @@ from arborparse.errors import ArborparseError
 from arborparse.io import model_files as files
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import require_tags
-from arborparse.linear.model import DECODERS, KIND, VERSION, Encoded, FirstOrderModel, decode
-from arborparse.options import check_options
+from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, VERSION, Encoded, LinearModel,
+                                     decode)
+from arborparse.options import Capabilities, check_options
 from arborparse.trees.structure import is_projective
 
-DECODES = ("map", "mbr", "max-z")
-
-
-class Parser:
+class LinearParser:
     """A first-order graph-based parser.
 
     Parameters
     ----------
-    model : the trained `FirstOrderModel`
+    model : the trained `LinearModel`
     decoder : ``"mst"`` (non-projective) or ``"eisner"`` (projective)
     single_root : exactly one word attached to the root
     temperature : T of the tree distribution P(tree) ∝ exp(Σ s(h, m, l) / T) behind the
@@ -33,7 +31,7 @@ class Parser:
 
     kind = KIND
 
-    def __init__(self, model: FirstOrderModel, decoder: str = "mst", single_root: bool = True,
+    def __init__(self, model: LinearModel, decoder: str = "mst", single_root: bool = True,
                  temperature: float = 1.0):
         if decoder not in DECODERS:
             raise ArborparseError(f"unknown decoder {decoder!r}; choose one of {DECODERS}")
@@ -43,9 +41,9 @@ class Parser:
         self.temperature = temperature
 
     @classmethod
-    def load(cls, path) -> Parser:
+    def load(cls, path) -> LinearParser:
         """Read a model file written by `save` (refuses other kinds and versions)."""
-        return cls.from_parts(*files.load(path, KIND, VERSION), path)
+        return cls.from_parts(*files.load(path, KIND, VERSION, OLD_KINDS), path)
 
     def save(self, path) -> None:
         """Write the model atomically (see `arborparse.io.model_files`)."""
@@ -56,8 +54,8 @@ class Parser:
         return self.model.parts(self.decoder, self.single_root, self.temperature)
 
     @classmethod
-    def from_parts(cls, header: dict, arrays: dict, path) -> Parser:
-        model = FirstOrderModel.from_parts(header, arrays, path)
+    def from_parts(cls, header: dict, arrays: dict, path) -> LinearParser:
+        model = LinearModel.from_parts(header, arrays, path)
         return cls(model, header["decoder"], header["single_root"], header["temperature"])
 
     def _scores(self, x: Encoded) -> np.ndarray:
@@ -103,10 +101,10 @@ class Parser:
         return self.temperature
 
     @property
-    def options(self) -> dict:
-        """The keywords of `parse` and their values; ``max-z`` needs hidden clusters."""
-        decodes = DECODES if self.model.clusters > 1 else ("map", "mbr")
-        return {"decoder": DECODERS, "decode_as": decodes, "marginals": (False, True)}
+    def capabilities(self) -> Capabilities:
+        """Marginals, MBR and k-best trees, either decoder; max-z with hidden clusters."""
+        return Capabilities(marginals=True, mbr=True, kbest=True,
+                            max_z=self.model.clusters > 1, decoders=DECODERS)
 
     def marginals(self, sentence: Sentence, decoder: str | None = None) -> np.ndarray:
         """P(h -> m with label l) under P(tree) ∝ exp(Σ s(h, m, l) / T), over the trees of the

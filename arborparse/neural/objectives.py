@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import torch
 
+from arborparse.neural.options import OBJECTIVES
 from arborparse.trees import batch as tb
 
-OBJECTIVES = ("crf", "crf-projective", "max-margin", "local")
 
 
 def word_mask(lengths: torch.Tensor, N1: int) -> torch.Tensor:

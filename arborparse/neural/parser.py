@@ -20,7 +20,7 @@ from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS, Sentence
 from arborparse.neural.network import Batch, Network
 from arborparse.neural.objectives import decode, word_mask
 from arborparse.neural.vocab import Vocabulary
-from arborparse.options import TAGGING, check_options, tagging
+from arborparse.options import Capabilities, check_options, tagging
 from arborparse.text.lemmatizer import applies, apply_script
 from arborparse.trees import batch as tb
 
@@ -54,8 +54,8 @@ class NeuralParser:
     """
 
     kind = KIND
-    options = {"decoder": ("mst", "eisner"), "decode_as": ("map", "mbr"),
-               "marginals": (False, True), **TAGGING}
+    capabilities = Capabilities(tags=True, marginals=True, mbr=True, kbest=True,
+                                decoders=("mst", "eisner"))
 
     def __init__(self, vocab: Vocabulary, network: Network, objective: str = "crf",
                  decoder: str = "mst", single_root: bool = True):

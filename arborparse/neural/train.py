@@ -29,20 +29,19 @@ from tqdm import tqdm
 
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
-from arborparse.io import model_files as files
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import check_tree
 from arborparse.neural.network import HEADS, Batch, Network
 from arborparse.neural.objectives import OBJECTIVES, arc_loss, word_mask
+from arborparse.neural.options import NeuralOptions
 from arborparse.neural.parser import NeuralParser
 from arborparse.neural.vocab import Vocabulary
-from arborparse.training import keeps_best, save_parser
+from arborparse.training import Loop, keeps_best
 from arborparse.transforms import projectivize
 
-CHECKPOINT = "neural-checkpoint"
-CHECKPOINT_VERSION = 1
 CLIP = 5.0
 DECAY_STEPS = 5000
+D = NeuralOptions()  # the defaults
 
 
 def read_vectors(path, vocab: Vocabulary) -> tuple[int, dict[int, np.ndarray]]:
@@ -109,7 +108,9 @@ def _agree(flag: bool, world: int) -> bool:
 
 
 class NeuralTrainer:
-    """Parameters
+    """The defaults are `NeuralOptions`' (the family's option table).
+
+    Parameters
     ----------
     objective : one of `objectives.OBJECTIVES`
     epochs : at most this many passes; patience: stop after this many without a better
@@ -129,12 +130,15 @@ class NeuralTrainer:
         2-core machine (bench/RESULTS.md)
     """
 
-    def __init__(self, objective: str = "crf", epochs: int = 30, patience: int = 5,
-                 batch_size: int = 32, learning_rate: float = 2e-3, hidden: int = 200,
-                 layers: int = 2, word_dim: int = 100, dropout: float = 0.33,
-                 embeddings=None, transformer=None, decoder: str | None = None,
-                 single_root: bool = True, seed: int = 0, progress: bool = True,
-                 checkpoint=None, resume: bool = False, threads: int = 1):
+    def __init__(self, objective: str = D.objective, epochs: int = D.epochs,
+                 patience: int = D.patience, batch_size: int = D.batch_size,
+                 learning_rate: float = D.learning_rate, hidden: int = D.hidden,
+                 layers: int = D.layers, word_dim: int = D.word_dim,
+                 dropout: float = D.dropout, embeddings=D.embeddings,
+                 transformer=D.transformer, decoder: str | None = D.decoder,
+                 single_root: bool = not D.multi_root, seed: int = D.seed,
+                 progress: bool = True, checkpoint=None, resume: bool = False,
+                 threads: int = D.threads):
         if objective not in OBJECTIVES:
             raise ArborparseError(f"objective: one of {', '.join(OBJECTIVES)}")
         if min(epochs, patience, batch_size, hidden, layers, word_dim) < 1:
@@ -153,6 +157,14 @@ class NeuralTrainer:
         self.decoder = decoder or ("eisner" if objective == "crf-projective" else "mst")
         self.single_root, self.seed, self.progress = single_root, seed, progress
         self.checkpoint, self.resume, self.threads = checkpoint, resume, threads
+
+    @classmethod
+    def from_options(cls, options: NeuralOptions, progress: bool = True, checkpoint=None,
+                     resume: bool = False) -> NeuralTrainer:
+        """The trainer an option table describes."""
+        given = options.to_dict()
+        return cls(single_root=not given.pop("multi_root"), progress=progress,
+                   checkpoint=checkpoint, resume=resume, **given)
 
     def settings(self) -> dict:
         """What a checkpoint must agree on to be resumed."""
@@ -203,7 +215,10 @@ class NeuralTrainer:
 
     # ------------------------------------------------------------------ checkpoints
 
-    def _save_checkpoint(self, net, optimizer, vocab, state: dict, best_weights) -> None:
+    @staticmethod
+    def _state(net, optimizer, vocab, step: int, best_weights) -> tuple[dict, dict]:
+        """(header, arrays) of a checkpoint: weights, Adam's state, the step, the best
+        epoch's weights."""
         opt = optimizer.state_dict()
         cpu = lambda t: t.detach().cpu().numpy()  # noqa: E731
         arrays = {f"param.{k}": cpu(v) for k, v in net.state_dict().items()}
@@ -211,37 +226,27 @@ class NeuralTrainer:
             arrays.update({f"best.{k}": cpu(v) for k, v in best_weights.items()})
         for i, entry in opt["state"].items():
             arrays.update({f"adam.{i}.{k}": cpu(v) for k, v in entry.items()})
-        header = {"settings": self.settings(), "vocabulary": vocab.to_json(),
-                  "network": net.config, "param_groups": opt["param_groups"], **state}
-        files.save(self.checkpoint, CHECKPOINT, CHECKPOINT_VERSION, header, arrays,
-                   compress=False)
-
-    def _load_checkpoint(self):
-        if not os.path.exists(self.checkpoint):
-            raise ArborparseError(f"{self.checkpoint}: no checkpoint to resume from (one is "
-                                  "written after every epoch of a neural training)")
-        header, arrays = files.load(self.checkpoint, CHECKPOINT, CHECKPOINT_VERSION)
-        if header.get("settings") != self.settings():
-            theirs = header.get("settings") or {}
-            differ = sorted(k for k in self.settings() if theirs.get(k) != self.settings()[k])
-            raise ArborparseError(f"{self.checkpoint}: the checkpoint was trained with other "
-                                  f"settings ({', '.join(differ)}); resume with the same ones")
+        header = {"vocabulary": vocab.to_json(), "network": net.config,
+                  "param_groups": opt["param_groups"], "step": step}
         return header, arrays
 
-    @staticmethod
-    def _restore(net, optimizer, header: dict, arrays: dict, state: dict):
-        """Put a checkpoint's weights and Adam's state in place: (state, best weights)."""
-        net.load_state_dict({k[6:]: torch.from_numpy(v) for k, v in arrays.items()
-                             if k.startswith("param.")})
-        names = {k[5:] for k in arrays if k.startswith("best.")}
-        best_weights = {k: torch.from_numpy(arrays[f"best.{k}"]) for k in names} or None
-        adam = {}
-        for key, value in arrays.items():
-            if key.startswith("adam."):
-                _, i, name = key.split(".", 2)
-                adam.setdefault(int(i), {})[name] = torch.from_numpy(value)
-        optimizer.load_state_dict({"state": adam, "param_groups": header["param_groups"]})
-        return {k: header[k] for k in state}, best_weights
+    def _restore(self, net, optimizer, header: dict, arrays: dict):
+        """Put a checkpoint's weights and Adam's state in place: (step, best weights)."""
+        try:
+            net.load_state_dict({k[6:]: torch.from_numpy(v) for k, v in arrays.items()
+                                 if k.startswith("param.")})
+            names = {k[5:] for k in arrays if k.startswith("best.")}
+            best_weights = {k: torch.from_numpy(arrays[f"best.{k}"]) for k in names} or None
+            adam = {}
+            for key, value in arrays.items():
+                if key.startswith("adam."):
+                    _, i, name = key.split(".", 2)
+                    adam.setdefault(int(i), {})[name] = torch.from_numpy(value)
+            optimizer.load_state_dict({"state": adam, "param_groups": header["param_groups"]})
+            return int(header["step"]), best_weights
+        except (KeyError, TypeError, ValueError, RuntimeError) as err:
+            raise ArborparseError(f"{self.checkpoint}: a damaged checkpoint ({err}); start "
+                                  "again without resuming") from None
 
     # ------------------------------------------------------------------ training
 
@@ -258,15 +263,24 @@ class NeuralTrainer:
         if self.objective == "crf-projective":
             train = [projectivize(s, self.single_root) for s in train]
         torch.set_num_threads(self.threads)
-        header = arrays = None
-        if self.resume:
-            header, arrays = self._load_checkpoint()
-            vocab = Vocabulary.from_json(header["vocabulary"])
-            net = Network(vocab.sizes(), **header["network"])
+        rank, world = _process_group()
+        lead = rank == 0
+
+        def tags_and_tree(parser):
+            scores = evaluate(dev, parser.parse(dev, retag=True))
+            return {k: scores[k] for k in ("UAS", "LAS", "UPOS", "XPOS", "UFeats", "Lemmas")}
+
+        loop = Loop(self, dev, save_best, report=("UPOS", "UFeats", "Lemmas", "UAS", "LAS"),
+                    evaluate=tags_and_tree, patience=self.patience,
+                    checkpoint=self.checkpoint, settings=self.settings(), resume=self.resume,
+                    unit="batch", lead=lead, agree=lambda stop: _agree(stop, world))
+        saved = loop.resume()
+        if saved is not None:
+            vocab = Vocabulary.from_json(saved[0]["vocabulary"])
+            net = Network(vocab.sizes(), **saved[0]["network"])
         else:
             vocab = Vocabulary.build(train)
             net = self._network(vocab)
-        rank, world = _process_group()
         device = torch.device(f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
                               if torch.cuda.is_available() else "cpu")
         net.to(device)
@@ -276,84 +290,56 @@ class NeuralTrainer:
 
             wrapped = DistributedDataParallel(_Loss(self, net), find_unused_parameters=True)
             step_loss = lambda _, batch: wrapped(batch)  # noqa: E731
-        lead = rank == 0
         optimizer = torch.optim.Adam(net.parameters(), lr=self.learning_rate,
                                      betas=(0.9, 0.9))
         parser = NeuralParser(vocab, net, self.objective, self.decoder, self.single_root)
-        state = {"epoch": 0, "step": 0, "best_score": -1.0, "best_epoch": None, "waited": 0,
-                 "history": []}
-        best_weights = None
-        if header is not None:
-            try:
-                state, best_weights = self._restore(net, optimizer, header, arrays, state)
-            except (KeyError, TypeError, ValueError, RuntimeError) as err:
-                raise ArborparseError(f"{self.checkpoint}: a damaged checkpoint ({err}); start "
-                                      "again without resuming") from None
-            self.best_epoch_ = state["best_epoch"]
+        step, best_weights = 0, None
+        if saved is not None:
+            step, best_weights = self._restore(net, optimizer, *saved)
         targets = [vocab.targets(s) for s in train]  # edit scripts are slow to find
-        self.history_ = state["history"]
         began = time.perf_counter() - (self.history_[-1]["elapsed"] if self.history_ else 0)
-        for epoch in range(state["epoch"] + 1, self.epochs + 1):
-            if _agree(dev and state["waited"] >= self.patience, world):
-                break
+        for epoch in loop:
             torch.manual_seed(self.seed * 100003 + epoch)
             net.train()
             start, total_loss, words = time.perf_counter(), 0.0, 0
             groups = self._batches(train, epoch)
-            groups = groups[rank:len(groups) - len(groups) % world:world]
-            bar = tqdm(groups, desc=f"epoch {epoch}/{self.epochs}", unit="batch",
-                       disable=None if self.progress and lead else True, file=sys.stderr,
-                       leave=False)
+            bar = loop.bar(epoch, groups[rank:len(groups) - len(groups) % world:world])
             for group in bar:
                 batch = Batch.of(vocab, [train[i] for i in group],
                                  [targets[i] for i in group]).to(device)
                 for g in optimizer.param_groups:
-                    g["lr"] = self.learning_rate * 0.75 ** (state["step"] / DECAY_STEPS)
+                    g["lr"] = self.learning_rate * 0.75 ** (step / DECAY_STEPS)
                 optimizer.zero_grad()
                 loss, n = step_loss(net, batch)
                 (loss / n).backward()
                 torch.nn.utils.clip_grad_norm_(net.parameters(), CLIP)
                 optimizer.step()
-                state["step"] += 1
+                step += 1
                 total_loss += float(loss.detach())
                 words += n
                 bar.set_postfix(loss=f"{total_loss / words:.3f}",
                                 words_per_s=f"{words / (time.perf_counter() - start):.0f}")
             seconds = time.perf_counter() - start
-            record = {"epoch": epoch, "seconds": seconds, "loss": total_loss / words,
-                      "words_per_second": words / seconds}
-            line = f"epoch {epoch}/{self.epochs}  {seconds:.1f}s  loss {record['loss']:.3f}"
-            best = not dev
-            if dev and lead:
-                parsed = parser.parse(dev, retag=True)
-                scores = evaluate(dev, parsed)
-                record.update({k: scores[k] for k in ("UAS", "LAS", "UPOS", "XPOS", "UFeats",
-                                                      "Lemmas")})
-                line += "  dev " + "  ".join(f"{k} {record[k]:.2f}" for k in (
-                    "UPOS", "UFeats", "Lemmas", "UAS", "LAS"))
-                best = scores["LAS"] > state["best_score"]
-                if best:
-                    state["best_score"], state["waited"] = scores["LAS"], 0
-                    line += "  (best)"
-                else:
-                    state["waited"] += 1
-            if best and lead:
+            record = {"seconds": seconds, "loss": total_loss / words,
+                      "words_per_second": words / seconds,
+                      "elapsed": time.perf_counter() - began}
+
+            def keep():
+                nonlocal best_weights
                 best_weights = {k: v.detach().clone() for k, v in net.state_dict().items()}
-                state["best_epoch"] = self.best_epoch_ = epoch
-                if save_best is not None:
-                    save_parser(parser, save_best)
-            record["elapsed"] = time.perf_counter() - began
-            line += f"  [{record['elapsed'] / 60:.1f} min]"
-            self.history_.append(record)
-            state["epoch"] = epoch
-            if self.checkpoint is not None and lead:
-                self._save_checkpoint(net, optimizer, vocab, state, best_weights)
-            if self.progress and lead:
-                tqdm.write(line, file=sys.stderr)
+
+            loop.end(epoch, record, f"{seconds:.1f}s  loss {record['loss']:.3f}  "
+                     f"[{record['elapsed'] / 60:.1f} min]", parser, keep=keep,
+                     state=lambda: self._state(net, optimizer, vocab, step, best_weights))
         if best_weights is not None:
             net.load_state_dict(best_weights)
         net.eval()
-        if self.checkpoint is not None and lead and os.path.exists(self.checkpoint):
-            os.remove(self.checkpoint)
+        loop.finish()
         self.parser_ = parser
         return self
+
+
+def trainer(options: NeuralOptions, *, dev: bool, progress: bool = True, checkpoint=None,
+            resume: bool = False, client=None) -> NeuralTrainer:
+    """The family's trainer for `options` (see `arborparse.registry`)."""
+    return NeuralTrainer.from_options(options, progress, checkpoint, resume)

@@ -141,10 +141,12 @@ class Service:
             if not 0 <= settings["k"] <= limits.k:
                 raise Refused(400, f"k: between 0 and {limits.k}")
             parser = self.model.parser if isinstance(self.model, Pipeline) else self.model
-            wants = settings["marginals"] or settings["k"]
-            if wants and not hasattr(parser, "kbest"):
-                raise Refused(422, f"this {parser.kind} model gives no marginals or k-best "
-                                   "trees (linear and neural models do)")
+            can = parser.capabilities
+            for wanted, offered, what in ((settings["marginals"], can.marginals, "marginals"),
+                                          (settings["k"], can.kbest, "k-best trees")):
+                if wanted and not offered:
+                    raise Refused(422, f"this {parser.kind} model gives no {what} (it offers: "
+                                       f"{', '.join(can.names()) or 'trees only'})")
             try:
                 parsed = self.model.parse(sentences)
             except OptionError as err:

@@ -14,15 +14,12 @@ dynamic features pair with are the taggers' (`WORD_PAIRS`) unless a user names o
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 from numba import njit
-from tqdm import tqdm
 
 from arborparse.errors import ArborparseError
-
 from arborparse.text.features import WORD
+from arborparse.training import Loop
 
 DYNAMIC = 11
 _PRIME = np.uint64(0x100000001B3)
@@ -164,36 +161,39 @@ class Classifier:
         return predict(self.weights, X, bounds, given, cptr, cand, len(self.classes),
                        self.pairs)
 
-    def fit(self, data, epochs: int, seed: int = 0, choose=None, progress=None) -> list[dict]:
-        """Train on ``data = (X, bounds, gold, given, cptr, cand)``; returns one record per
-        epoch (training errors and the `choose` score)."""
+    def fit(self, data, epochs: int, seed: int = 0, choose=None, progress: bool = False,
+            name: str = "", metric: str = "accuracy") -> list[dict]:
+        """Train on ``data = (X, bounds, gold, given, cptr, cand)`` in the shared epoch loop
+        (`arborparse.training.Loop`; a line per epoch on stderr with `progress`, prefixed
+        by `name`, the `choose` score shown as `metric`); returns one record per epoch
+        (training errors and the score)."""
         X, bounds, gold, given, cptr, cand = data
         W = np.zeros(1 << self.bits)
         U = np.zeros(1 << self.bits)
         rng = np.random.default_rng(seed)
-        step, best, history = 1, -np.inf, []
-        for epoch in range(1, epochs + 1):
+        self.epochs, self.progress, step, kept = epochs, progress, 1, None
+        log = Loop(self, choose is not None, metric=metric, report=(metric,), name=name,
+                   unit="sentence")
+        for epoch in log:
             order = rng.permutation(len(bounds) - 1)
             step, errors = train_epoch(W, U, step, X, bounds, gold, given, cptr, cand,
                                        len(self.classes), self.pairs, order)
-            averaged = (W - U / step).astype(np.float32)
-            record = {"epoch": epoch, "train_errors": int(errors)}
-            score = epoch
-            if choose is not None:
-                self.weights = averaged
-                score = record["score"] = choose(self)
-            if score > best:
-                best, kept, self.best_epoch_ = score, averaged, epoch
-            history.append(record)
-            if progress is not None:
-                progress(record)
+            self.weights = (W - U / step).astype(np.float32)
+
+            def keep():
+                nonlocal kept
+                kept = self.weights
+
+            scores = None if choose is None else {metric: choose(self)}
+            log.end(epoch, {"train_errors": int(errors)}, f"errors {errors}", scores=scores,
+                    keep=keep)
         self.weights = kept
-        return history
+        return self.history_
 
 
 class Trained:
     """What the front end's models built on `Classifier` share: the sizes of training, and
-    one line on stderr per epoch (with ``progress``)."""
+    one line on stderr per epoch (with ``progress``, passed to `Classifier.fit`)."""
 
     def __init__(self, epochs: int = 10, bits: int = 22, seed: int = 0, progress: bool = True):
         if epochs < 1 or not 10 <= bits <= 30:
@@ -202,16 +202,3 @@ class Trained:
         self.bits = bits
         self.seed = seed
         self.progress = progress
-
-    def _report(self, name: str, score: str):
-        """A `Classifier.fit` progress callback: "NAME epoch e/E  errors k  dev SCORE s"."""
-        if not self.progress:
-            return None
-
-        def line(record):
-            text = f"{name} epoch {record['epoch']}/{self.epochs}  errors " \
-                   f"{record['train_errors']}"
-            if "score" in record:
-                text += f"  dev {score} {record['score']:.2f}"
-            tqdm.write(text, file=sys.stderr)
-        return line

@@ -143,7 +143,7 @@ class Tagger(Trained):
             choose = None if dev_data is None else self._dev_accuracy(column, dev_data)
             self.history_[column] = classifier.fit(
                 (X, bounds, gold, given, cptr, cand), self.epochs, self.seed, choose,
-                self._report(column, "accuracy"))
+                self.progress, column)
         return self
 
     @property

@@ -195,7 +195,7 @@ class Tokenizer(Trained):
         score = self._dev_score(dev) if dev else None
         self.history_ = self.classifier.fit((X, bounds, gold, np.full(len(gold), -1), cptr,
                                              cand), self.epochs, self.seed, score,
-                                            self._report("tokenizer", "boundary F1"))
+                                            self.progress, "tokenizer", "boundary F1")
         if dev:
             self._tune_sentence_bias(X[0, 0], lambda: score(self.classifier, SENTENCE))
         return self

@@ -8,7 +8,7 @@ from treebanks import separable
 from arborparse.linear.online import OnlineTrainer
 from arborparse.io import model_files as files
 from arborparse.io.model_files import ModelFileError
-from arborparse.linear.parser import Parser
+from arborparse.linear.parser import LinearParser
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def parser():
 def test_round_trip(parser, tmp_path):
     path = tmp_path / "m.npz"
     parser.save(path)
-    loaded = Parser.load(path)
+    loaded = LinearParser.load(path)
     data = separable(1)
     assert [s.to_text() for s in loaded.parse(data)] == [s.to_text() for s in parser.parse(data)]
     assert loaded.decoder == parser.decoder and loaded.single_root == parser.single_root
@@ -34,28 +34,28 @@ def test_wrong_version_and_kind(parser, tmp_path):
     path = tmp_path / "m.npz"
     files.save(path, "first-order", 999, {}, {"weights": np.zeros(4)})
     with pytest.raises(ModelFileError, match="version 999.*reads version 2"):
-        Parser.load(path)
+        LinearParser.load(path)
     files.save(path, "isbn", 1, {}, {"weights": np.zeros(4)})
     with pytest.raises(ModelFileError, match="kind 'isbn'"):
-        Parser.load(path)
+        LinearParser.load(path)
     header = {"labels": ["root"], "decoder": "mst", "single_root": True}
     files.save(path, "first-order", 2, header, {"weights": np.zeros(4)})
     with pytest.raises(ModelFileError, match="no 'keys' array"):
-        Parser.load(path)
+        LinearParser.load(path)
     empty = np.zeros(0, dtype=np.uint64)
     arrays = {"weights": np.zeros(4), "keys": empty, "label_keys": empty}
     files.save(path, "first-order", 2, header, arrays)
     with pytest.raises(ModelFileError, match="header is invalid.*clusters"):
-        Parser.load(path)
+        LinearParser.load(path)
     files.save(path, "first-order", 2, {**header, "clusters": 0}, arrays)
     with pytest.raises(ModelFileError, match="header is invalid"):
-        Parser.load(path)
+        LinearParser.load(path)
 
 
 def test_hand_edited_headers_are_refused(parser, tmp_path):
     path = tmp_path / "m.npz"
     parser.save(path)
-    header, arrays = files.load(path, "first-order", 2)
+    header, arrays = files.load(path, "linear", 2)
     for change, message in (({"labels": []}, "non-empty list of labels"),
                             ({"labels": "nsubj"}, "non-empty list of labels"),
                             ({"labels": [1, 2]}, "non-empty list of labels"),
@@ -64,11 +64,11 @@ def test_hand_edited_headers_are_refused(parser, tmp_path):
         version = edited.pop("version")
         files.save(path, "first-order", version, edited, arrays)
         with pytest.raises(ModelFileError, match=message):
-            Parser.load(path)
+            LinearParser.load(path)
     meta = {k: v for k, v in header.items() if k not in ("format", "kind", "version")}
     files.save(path, "first-order", 2, meta, {**arrays, "weights": arrays["weights"][:1000]})
     with pytest.raises(ModelFileError, match=r"weights have shape \(1000,\), expected a power"):
-        Parser.load(path)
+        LinearParser.load(path)
 
 
 def test_damaged_files(tmp_path):
@@ -77,21 +77,21 @@ def test_damaged_files(tmp_path):
     for content in (b"not a zip at all", bytes(range(256)) * 4, b"\x80\x04K\x01."):
         garbage.write_bytes(content)  # the last one is a pickle
         with pytest.raises(ModelFileError, match="not an arborparse model file") as err:
-            Parser.load(garbage)
+            LinearParser.load(garbage)
         assert "pickle" not in str(err.value)
     garbage.write_bytes(b"PK\x03\x04" + bytes(100))
     with pytest.raises(ModelFileError, match="a damaged model file"):
-        Parser.load(garbage)
+        LinearParser.load(garbage)
     with pytest.raises(ModelFileError, match="no such model file"):
-        Parser.load(tmp_path / "missing.npz")
+        LinearParser.load(tmp_path / "missing.npz")
     other = tmp_path / "o.npz"
     np.savez(other, header=np.frombuffer(json.dumps({"format": "x"}).encode(), dtype=np.uint8))
     with pytest.raises(ModelFileError, match="not an arborparse model file"):
-        Parser.load(other)
+        LinearParser.load(other)
     plain = tmp_path / "p.npz"
     np.savez(plain, a=np.zeros(3))
     with pytest.raises(ModelFileError, match="no header"):
-        Parser.load(plain)
+        LinearParser.load(plain)
 
 
 def test_save_is_atomic(parser, tmp_path, monkeypatch):

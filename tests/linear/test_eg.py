@@ -56,10 +56,10 @@ def test_primal_objective_and_duality_gap(decoder):
         fitted.history_[-1]["primal_objective"] - fitted.history_[-1]["dual_objective"])
 
     from arborparse.linear.common import gold_data
-    from arborparse.linear.model import FirstOrderModel
+    from arborparse.linear.model import LinearModel
 
     labels, encoded, heads, ids = gold_data(data, True, decoder == "eisner")
-    model = FirstOrderModel.hashing(12, labels)
+    model = LinearModel.hashing(12, labels)
     w = np.random.default_rng(0).normal(scale=0.5, size=1 << 12)
     L = len(labels)
     losses, hinge = [], 0.0

@@ -9,12 +9,13 @@ from oracles import all_trees
 from scipy.special import logsumexp
 from treebanks import separable, separable_text
 
+import arborparse
 from arborparse.cli import cli
 from arborparse.eval import evaluate
 from arborparse.linear.templates import arc_features, cluster_index
 from arborparse.linear.loglinear import LogLinearTrainer, negative_log_likelihood
-from arborparse.linear.model import Encoded, FirstOrderModel, gold_feature_keys
-from arborparse.linear.parser import Parser
+from arborparse.linear.model import Encoded, LinearModel, gold_feature_keys
+from arborparse.linear.parser import LinearParser
 
 BITS = 10
 
@@ -22,7 +23,7 @@ BITS = 10
 def _model(clusters, seed=0, scale=0.3):
     data = separable(1)
     labels = sorted({d for s in data for d in s.deprels})
-    model = FirstOrderModel.hashing(BITS, labels, clusters)
+    model = LinearModel.hashing(BITS, labels, clusters)
     model.weights = np.random.default_rng(seed).normal(scale=scale, size=1 << BITS)
     return data, model
 
@@ -44,7 +45,7 @@ def _cluster_arc_scores(model, x):
 
 def _label_scores(model, x):
     """The label part of s(h, m, l): the plain model's scores less its arc scores."""
-    plain = FirstOrderModel(model.weights, model.labels)
+    plain = LinearModel(model.weights, model.labels)
     with np.errstate(invalid="ignore"):
         return plain.labeled_scores(x) - plain.scores(x).arc[:, :, None]
 
@@ -68,7 +69,7 @@ def test_scores_sum_the_clusters_out():
 
 def test_one_cluster_is_the_plain_model():
     data, model = _model(1)
-    plain = FirstOrderModel(model.weights, model.labels)
+    plain = LinearModel(model.weights, model.labels)
     x = Encoded.of(data[2])
     assert np.array_equal(model.labeled_scores(x), plain.labeled_scores(x))
     fits = [LogLinearTrainer("sgd", C=10.0, epochs=3, learning_rate=0.5, hash_bits=12,
@@ -129,7 +130,7 @@ def test_initial_noise_is_seeded():
 
 def test_max_z_decodes_the_best_tree_of_best_clusters():
     data, model = _model(3)
-    parser = Parser(model, "mst")
+    parser = LinearParser(model, "mst")
     sentence = data[5]
     x = Encoded.of(sentence)
     best = model.scores(x, combine="max")
@@ -149,7 +150,7 @@ def test_model_file_and_command_line(tmp_path):
                                  "-C", "10", "--learning-rate", "0.5", "--hash-bits", "14",
                                  "--quiet", "--components", "parser"])
     assert r.exit_code == 0, r.output
-    assert Parser.load(model).model.clusters == 3
+    assert arborparse.load(model).parser.model.clusters == 3
     for decode_as in ("map", "mbr", "max-z"):
         r = CliRunner().invoke(cli, ["parse", "--model", str(model), str(train), "--decode",
                                      decode_as])
@@ -161,7 +162,7 @@ def test_model_file_and_command_line(tmp_path):
 
 def test_clusters_need_hashing():
     with pytest.raises(ValueError, match="hashed"):
-        FirstOrderModel(np.zeros(4), ["a"], np.arange(2, dtype=np.uint64),
+        LinearModel(np.zeros(4), ["a"], np.arange(2, dtype=np.uint64),
                         np.arange(1, dtype=np.uint64), clusters=2)
 
 
@@ -190,7 +191,7 @@ def test_squeezed_latent_model_trains_and_saves(tmp_path):
                               squeeze=True).fit(data, data)
     path = tmp_path / "squeezed.npz"
     fitted.parser_.save(path)
-    loaded = Parser.load(path)
+    loaded = LinearParser.load(path)
     assert loaded.model.squeeze and loaded.model.clusters == 2
     assert [s.to_text() for s in loaded.parse(data)] == \
         [s.to_text() for s in fitted.parser_.parse(data)]

@@ -16,9 +16,9 @@ def test_gradient_against_finite_differences(train_decoder, single_root, cluster
     trainer = LogLinearTrainer(C=0.7, train_decoder=train_decoder, single_root=single_root,
                                hash_bits=10, progress=False, clusters=clusters)
     labels, prepared = trainer._data(data)
-    from arborparse.linear.model import FirstOrderModel
+    from arborparse.linear.model import LinearModel
 
-    model = FirstOrderModel.hashing(10, labels, clusters)
+    model = LinearModel.hashing(10, labels, clusters)
     rng = np.random.default_rng(0)
     w = rng.normal(scale=0.3, size=len(model.weights))
     value, grad = trainer.objective(model, prepared, w)

@@ -9,7 +9,7 @@ from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
 from arborparse.linear.hildreth import hildreth
 from arborparse.linear.online import TRAINERS, OnlineTrainer
-from arborparse.linear.parser import Parser
+from arborparse.linear.parser import LinearParser
 
 
 @pytest.mark.parametrize("decoder", ["mst", "eisner"])
@@ -101,7 +101,7 @@ def test_choose_C_keeps_the_best_on_dev(tmp_path):
     chosen = ChooseC(make, (1e-9, 10.0), progress=False).fit(data, data, save_best=path)
     assert chosen.C_ == 10.0 and [r["C"] for r in chosen.history_] == [1e-9, 10.0]
     assert chosen.history_[1]["LAS"] == 100.0 > chosen.history_[0]["LAS"]
-    assert evaluate(data, Parser.load(path).parse(data))["LAS"] == 100.0
+    assert evaluate(data, LinearParser.load(path).parse(data))["LAS"] == 100.0
     with pytest.raises(ArborparseError, match="choosing C needs development data"):
         ChooseC(make, (1.0,), progress=False).fit(data)
 
@@ -120,11 +120,11 @@ def test_C_auto_is_the_default_with_dev(tmp_path):
     r = CliRunner().invoke(cli, base + ["--dev", str(train)])
     assert r.exit_code == 0 and "chose C = " in r.output, r.output
     r = CliRunner().invoke(cli, base)
-    assert r.exit_code == 0 and "no --dev: C = 0.3, the default" in r.output
+    assert r.exit_code == 0 and "no dev data: C = 0.3, the default" in r.output
     r = CliRunner().invoke(cli, base + ["-C", "auto"])
     assert r.exit_code == 1 and "choosing C needs development data" in r.output
     r = CliRunner().invoke(cli, base + ["--trainer", "mira", "-C", "auto"])
-    assert r.exit_code == 2 and "-C auto does not apply to --trainer mira" in r.output
+    assert r.exit_code == 1 and "C 'auto' does not apply to the trainer mira" in r.output
 
 
 def test_calibration_recovers_a_known_temperature():
@@ -153,14 +153,14 @@ def test_calibrated_temperature_is_saved(tmp_path):
     data = separable()
     fitted = OnlineTrainer("perceptron", epochs=2, hash_bits=12, progress=False).fit(
         data, data, save_best=tmp_path / "m.npz")
-    saved = Parser.load(tmp_path / "m.npz")
+    saved = LinearParser.load(tmp_path / "m.npz")
     assert "temperature" in fitted.history_[0]
     assert saved.temperature == fitted.parser_.temperature == fitted.history_[0]["temperature"]
 
 
 @pytest.mark.parametrize("decoder", ["mst", "eisner"])
 def test_kbest_trees_and_head_marginals_match_enumeration(decoder):
-    """Parser.kbest: every tree, best first, each with its best labels and P(tree with those
+    """LinearParser.kbest: every tree, best first, each with its best labels and P(tree with those
     labels) = exp(Σ max_l s(h, m, l) - log Z); head_marginals: the enumerated ones."""
     from oracles import brute
     from scipy.special import logsumexp

@@ -16,7 +16,7 @@ from arborparse.io import model_files, read_conllu
 from arborparse.io.model_files import ModelFileError
 from arborparse.neural.parser import VERSION, NeuralParser
 from arborparse.neural.train import NeuralTrainer
-from arborparse.training import TrainingInterrupted
+from arborparse.training import Loop, TrainingInterrupted
 
 TINY = dict(hidden=32, layers=1, word_dim=16, batch_size=4, dropout=0.0, learning_rate=1e-2,
             progress=False)
@@ -98,7 +98,7 @@ def test_resume_continues_bit_for_bit(tmp_path, monkeypatch):
     data, dev = separable(2), separable(1)
     straight = NeuralTrainer(epochs=3, **TINY).fit(data, dev)
     checkpoint = tmp_path / "m.npz.checkpoint"
-    save = NeuralTrainer._save_checkpoint
+    save = Loop._save_checkpoint
     calls = []
 
     def interrupted(self, *args):
@@ -107,16 +107,16 @@ def test_resume_continues_bit_for_bit(tmp_path, monkeypatch):
         if len(calls) == 2:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(NeuralTrainer, "_save_checkpoint", interrupted)
+    monkeypatch.setattr(Loop, "_save_checkpoint", interrupted)
     with pytest.raises(TrainingInterrupted, match="continue with --resume"):
         NeuralTrainer(epochs=3, checkpoint=checkpoint, **TINY).fit(data, dev, tmp_path / "m.npz")
-    monkeypatch.setattr(NeuralTrainer, "_save_checkpoint", save)
-    with pytest.raises(ArborparseError, match="other settings \\(hidden\\)"):
+    monkeypatch.setattr(Loop, "_save_checkpoint", save)
+    with pytest.raises(ArborparseError, match="other options: hidden 32 \\(now 8\\)"):
         NeuralTrainer(epochs=3, checkpoint=checkpoint, resume=True,
                       **{**TINY, "hidden": 8}).fit(data, dev)
-    header, arrays = model_files.load(checkpoint, "neural-checkpoint", 1)
+    header, arrays = model_files.load(checkpoint, "checkpoint", 1)
     damaged = tmp_path / "damaged.checkpoint"
-    model_files.save(damaged, "neural-checkpoint", 1, header,
+    model_files.save(damaged, "checkpoint", 1, header,
                      {k: v for k, v in arrays.items() if k != "param.arc_weight"})
     with pytest.raises(ArborparseError, match="a damaged checkpoint"):
         NeuralTrainer(epochs=3, checkpoint=damaged, resume=True, **TINY).fit(data, dev)

@@ -55,10 +55,10 @@ def test_dev_data_picks_an_epoch(capsys):
     data = separable()
     tagger = Tagger(epochs=3, bits=16).fit(data, data)
     assert [r["epoch"] for r in tagger.history_["upos"]] == [1, 2, 3]
-    assert all("score" in r for r in tagger.history_["feats"])
+    assert all("accuracy" in r for r in tagger.history_["feats"])
     assert "upos epoch 1/3" in capsys.readouterr().err
     # the kept epoch of each tagger is its first best; jackknifing trains for the latest
-    kept = [max(tagger.history_[c], key=lambda r: (r["score"], -r["epoch"]))["epoch"]
+    kept = [max(tagger.history_[c], key=lambda r: (r["accuracy"], -r["epoch"]))["epoch"]
             for c in ("upos", "xpos", "feats")]
     assert tagger.best_epoch_ == max(kept)
 

@@ -22,9 +22,9 @@ import numpy as np
 
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
-from arborparse.linear.common import Epochs, gold_data
+from arborparse.linear.common import gold_data, loop
 from arborparse.linear.loglinear import LogLinearTrainer, negative_log_likelihood
-from arborparse.linear.model import FirstOrderModel
+from arborparse.linear.model import LinearModel
 from arborparse.linear.online import OnlineTrainer
 from arborparse.training import keeps_best
 
@@ -115,8 +115,8 @@ class MixingTrainer:
         model_ref, trainer_ref = client.scatter([model, t], broadcast=True)
         w = model.weights.astype(np.float64)
         total, steps = np.zeros_like(w), 0.0
-        log = Epochs(self, dev, save_best, calibrate=True)
-        for epoch in range(1, self.epochs + 1):
+        log = loop(self, dev, save_best, calibrate=True)
+        for epoch in log:
             start = time.perf_counter()
             w_ref = client.scatter(w, broadcast=True)
             passes = [client.submit(_shard_pass, trainer_ref, model_ref, shard, w_ref,
@@ -151,7 +151,7 @@ class ShardedLogLinearTrainer(LogLinearTrainer):
         return labels, self.client.scatter([[data[i] for i in r]
                                             for r in shard_ranges(len(data), self.shards)])
 
-    def objective(self, model: FirstOrderModel, data, weights: np.ndarray):
+    def objective(self, model: LinearModel, data, weights: np.ndarray):
         """L(w) and its gradient, `data` the shards (scattered)."""
         client = self.client
         if self._model_ref is None:

@@ -8,13 +8,13 @@ from click.testing import CliRunner
 from treebanks import separable, separable_text
 
 from arborparse.cli import cli
-from arborparse.distributed.training import (MixingTrainer, ShardedLogLinearTrainer,
+from arborparse.linear.cluster import (MixingTrainer, ShardedLogLinearTrainer,
                                              _shard_pass, shard_ranges)
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
 from arborparse.linear.common import gold_data
 from arborparse.linear.loglinear import LogLinearTrainer
-from arborparse.linear.model import FirstOrderModel
+from arborparse.linear.model import LinearModel
 from arborparse.linear.online import OnlineTrainer
 
 
@@ -69,7 +69,7 @@ def test_the_sharded_log_linear_objective_is_the_serial_one(client):
     sharded = ShardedLogLinearTrainer(3, client, **settings)
     labels, prepared = serial._data(data)
     _, shards = sharded._data(data)
-    model = FirstOrderModel.hashing(14, labels)
+    model = LinearModel.hashing(14, labels)
     w = np.random.default_rng(1).standard_normal(len(model.weights))
     value, grad = serial.objective(model, prepared, w)
     value_s, grad_s = sharded.objective(model, shards, w)
@@ -91,6 +91,6 @@ def test_the_command_line(tmp_path):
             "--workers", 1, "--shards", 2)
     assert r.exit_code == 0, r.output
     r = run(*base, "--trainer", "eg", "--scheduler", "local")
-    assert r.exit_code == 2 and "--scheduler trains --model-type first-order" in r.output
+    assert r.exit_code == 2 and "--scheduler does not apply to --trainer eg" in r.output
     r = run(*base, "--shards", 2)
-    assert r.exit_code == 2 and "--shards does not apply to training without" in r.output
+    assert r.exit_code == 1 and "shards and workers apply to training on a cluster" in r.output

@@ -1,0 +1,85 @@
+"""The linear family's training options: one table (`LinearOptions`), read by
+`arborparse.train`, the trainers' defaults and the command line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from arborparse.options import FamilyOptions, option
+
+ONLINE = ("perceptron", "mira", "mira-kbest", "mira-factored")
+LATENT = ("latent", "latent-lbfgs")
+TRAINERS = ONLINE + ("loglinear", "loglinear-sgd", "eg") + LATENT
+DISTRIBUTED = ONLINE + ("loglinear",)
+DECODERS = ("mst", "eisner")
+
+
+@dataclass(frozen=True)
+class LinearOptions(FamilyOptions):
+    """The edge-factored linear model (McDonald et al. 2005; Koo et al. 2007; Smith & Smith
+    2007) and its trainers."""
+
+    family = "linear"
+    components = ("tokenizer", "tagger", "lemmatizer", "parser")
+
+    trainer: str = option(
+        "mira", str, "Online large-margin trainers; conditional log-linear training "
+        "(loglinear: batch L-BFGS; loglinear-sgd: online); eg: max-margin by exponentiated "
+        "gradient; latent: log-linear with hidden arc clusters (online; latent-lbfgs: batch).",
+        choices=TRAINERS)
+    decoder: str = option("mst", str, "Decoder for parsing (mst: non-projective; eisner: "
+                          "projective).", choices=DECODERS)
+    train_decoder: str | None = option(None, str, "Decoder during training (default: "
+                                       "--decoder).", choices=DECODERS)
+    multi_root: bool = option(False, bool, "Allow several words attached to the root "
+                              "(default: exactly one).")
+    epochs: int = option(10, int, "Passes over the training data (loglinear, latent-lbfgs: "
+                         "L-BFGS iterations); with --dev the best one is kept.", low=1,
+                         may_change=True)
+    seed: int = option(0, int, "Seed of the shuffling (and of the initial weights where "
+                       "they are random).")
+    hash_bits: int = option(23, int, "log2 of the hashed weight vector's size.", low=10,
+                            high=31)
+    exact_features: bool = option(False, bool, "Index the gold trees' features exactly "
+                                  "instead of hashing.", trainers=ONLINE)
+    k: int = option(5, int, "Constraints of mira-kbest.", low=1, trainers=("mira-kbest",),
+                    flags=("-k", "--kbest"))
+    C: float | str | None = option(
+        None, float, "MIRA: bound on the steps (default: none); log-linear, latent and eg: "
+        "weight of the loss against ½‖w‖², or 'auto' (the default with --dev): chosen on dev "
+        "among 0.1, 0.3, 1 (eg: 0.001, 0.003, 0.01); without --dev 0.3 (eg: 0.003), the "
+        "best of those on three UD treebanks.", low=0.0, auto=True,
+        trainers=("mira", "mira-kbest", "mira-factored", "loglinear", "loglinear-sgd", "eg")
+        + LATENT, flags=("-C",))
+    learning_rate: float | None = option(
+        None, float, "Initial learning rate: loglinear-sgd and latent (default 0.1); eg "
+        "(default 1/C, as Koo et al.).", low=0.0, trainers=("loglinear-sgd", "eg", "latent"))
+    clusters: int = option(2, int, "Hidden clusters per arc.", low=1, trainers=LATENT)
+    init_noise: float = option(0.01, float, "Standard deviation of the initial weights "
+                               "(seeded by --seed).", low=0, trainers=LATENT)
+    squeeze: bool = option(False, bool, "Drop the arc features pairing both words and the "
+                           "POS four-grams.", trainers=LATENT)
+    scheduler: str | None = option(
+        None, str, "Train on a Dask cluster ('local' or tcp://HOST:PORT), the training data "
+        "cut into --shards: the perceptron and MIRA by iterative parameter mixing, loglinear "
+        "(L-BFGS) with its gradient summed over the shards.", trainers=DISTRIBUTED,
+        may_change=True)
+    shards: int | None = option(None, int, "With --scheduler: parts of the training data "
+                                "(default: one per worker).", low=1, trainers=DISTRIBUTED)
+    workers: int | None = option(None, int, "With --scheduler local: worker processes "
+                                 "(default: one per core).", low=1, trainers=DISTRIBUTED,
+                                 may_change=True)
+
+    def __post_init__(self):
+        super().__post_init__()
+        from arborparse.errors import ArborparseError
+
+        if self.scheduler is None and (self.shards or self.workers):
+            raise ArborparseError("shards and workers apply to training on a cluster: give "
+                                  "scheduler too")
+        if self.workers and self.scheduler not in (None, "local"):
+            raise ArborparseError("workers applies to scheduler 'local' only (a running "
+                                  "scheduler has its own workers)")
+        if self.C == "auto" and self.trainer in ONLINE:
+            raise ArborparseError(f"C 'auto' does not apply to the trainer {self.trainer} "
+                                  "(give a number, or nothing for no bound)")

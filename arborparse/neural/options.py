@@ -1,0 +1,50 @@
+"""The neural family's training options: one table (`NeuralOptions`), read by
+`arborparse.train`, `NeuralTrainer`'s defaults and the command line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from arborparse.options import DIRECTORY, FILE, FamilyOptions, option
+
+OBJECTIVES = ("crf", "crf-projective", "max-margin", "local")
+
+
+@dataclass(frozen=True)
+class NeuralOptions(FamilyOptions):
+    """A BiLSTM over words and characters with biaffine scores, trained with a tree
+    objective; it also tags and lemmatizes."""
+
+    family = "neural"
+    components = ("tokenizer", "parser")
+
+    objective: str = option(
+        "crf", str, "The arc objective: the tree CRF (Matrix-Tree), the projective tree CRF "
+        "(inside-outside), structured max-margin (cost-augmented MST), or local head "
+        "selection (cross-entropy per word).", choices=OBJECTIVES)
+    hidden: int = option(200, int, "BiLSTM units per direction.", low=1)
+    layers: int = option(2, int, "BiLSTM layers.", low=1)
+    word_dim: int = option(100, int, "Word embedding size (given by --embeddings when "
+                           "those are given).", low=1)
+    dropout: float = option(0.33, float, "Dropout of the embeddings and the BiLSTM.", low=0,
+                            high=0.95)
+    embeddings: str | None = option(
+        None, FILE, "Word vectors (text format: a word and its numbers per line) to start "
+        "the word embeddings from.")
+    transformer: str | None = option(
+        None, DIRECTORY, "A pretrained transformer's local directory (save_pretrained's, "
+        "safetensors weights, a fast tokenizer), frozen, its word vectors added to the "
+        "encoder's input; the model file names it. Needs arborparse[transformer].")
+    batch_size: int = option(32, int, "Sentences per step.", low=1)
+    learning_rate: float = option(0.002, float, "Adam's initial rate.", low=0.0)
+    epochs: int = option(40, int, "At most this many passes over the training data.", low=1,
+                         may_change=True)
+    patience: int = option(10, int, "Stop after this many epochs without a better dev LAS.",
+                           low=1, may_change=True)
+    decoder: str | None = option(None, str, "Decoder for parsing (default: eisner for "
+                                 "crf-projective, else mst).", choices=("mst", "eisner"))
+    multi_root: bool = option(False, bool, "Allow several words attached to the root "
+                              "(default: exactly one).")
+    seed: int = option(0, int, "Seed of the initial weights, the shuffling and dropout.")
+    threads: int = option(1, int, "CPU threads for training (more were slower on this "
+                          "network's small matrices).", low=1, may_change=True)

@@ -1,0 +1,68 @@
+"""The families by name: where each keeps its option table, its parser and its trainer.
+
+Everything above the families (the pipeline, `train`, the command line, the service) finds
+a family here, by name, and imports its modules on demand, so that loading one family never
+pays for another's dependencies and adding a family means adding one line below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import import_module
+
+from arborparse.errors import ArborparseError
+
+
+@dataclass(frozen=True)
+class Family:
+    """Where a family keeps its pieces, as ``"module:attribute"``: `options` (its
+    `FamilyOptions` table), `parser` (the class that loads its model files), `trainer` (a
+    callable ``(options, *, dev, progress, checkpoint, resume, client) -> trainer``)."""
+
+    options: str
+    parser: str
+    trainer: str
+
+
+FAMILIES = {
+    "linear": Family("arborparse.linear.options:LinearOptions",
+                     "arborparse.linear.parser:LinearParser",
+                     "arborparse.linear.train:trainer"),
+    "isbn": Family("arborparse.isbn.options:ISBNOptions",
+                   "arborparse.isbn.parser:ISBNParser",
+                   "arborparse.isbn.train:trainer"),
+    "neural": Family("arborparse.neural.options:NeuralOptions",
+                     "arborparse.neural.parser:NeuralParser",
+                     "arborparse.neural.train:trainer"),
+}
+# older names, still read in scripts and model files
+ALIASES = {"first-order": "linear"}
+
+
+def canonical(name: str) -> str:
+    """The family's name (an alias resolved); ArborparseError for an unknown one."""
+    name = ALIASES.get(name, name)
+    if name not in FAMILIES:
+        raise ArborparseError(f"unknown family {name!r}; choose one of "
+                              f"{', '.join(FAMILIES)}")
+    return name
+
+
+def resolve(where: str):
+    module, attribute = where.split(":")
+    return getattr(import_module(module), attribute)
+
+
+def options_table(name: str):
+    """The `FamilyOptions` class of the family `name`."""
+    return resolve(FAMILIES[canonical(name)].options)
+
+
+def parser_class(name: str):
+    """The parser class of the family `name` (a model kind)."""
+    return resolve(FAMILIES[canonical(name)].parser)
+
+
+def trainer(name: str, options, **context):
+    """The trainer of the family `name` for `options` (see `Family`)."""
+    return resolve(FAMILIES[canonical(name)].trainer)(options, **context)

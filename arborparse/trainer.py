@@ -1,0 +1,228 @@
+"""`train(...)`: a pipeline trained from a treebank, the one way to train, from Python and
+from the command line alike (``arborparse train`` only parses its arguments and calls it).
+
+    nlp = arborparse.train("en_ewt-ud-train.conllu", "en_ewt-ud-dev.conllu",
+                           family="linear", trainer="mira", epochs=10)
+    nlp.save("en.npz")
+
+The front end (tokenizer, tagger, lemmatizer) is trained on the gold annotation; with a
+tagger or lemmatizer the parser trains on jackknifed tags (`arborparse.text.jackknife`) and
+is chosen on a retagged dev set. The family's options are its table's
+(`arborparse.registry`, `arborparse.options.FamilyOptions`); the model records them, with
+the data, language, dev scores and training time (`Pipeline.info`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+import time
+from collections.abc import Iterable
+from datetime import datetime, timezone
+
+from tqdm import tqdm
+
+from arborparse import registry
+from arborparse.errors import ArborparseError
+from arborparse.io import read_conllu
+from arborparse.io.conllu import Sentence
+from arborparse.pipeline import COMPONENTS, Pipeline
+
+FRONT_EPOCHS = 10  # of the tagger and the lemmatizer, each keeping its best on dev
+SCORES = ("UAS", "LAS", "UPOS", "XPOS", "UFeats", "Lemmas")
+UD_NAME = re.compile(r"^([a-z]{2,3}(?:_[a-z0-9]+)?)-ud-(?:train|dev|test)", re.IGNORECASE)
+
+
+def train(train, dev=None, *, family: str = "linear", components=None,
+          progress: bool = True, path=None, resume: bool = False, force: bool = False,
+          lang: str | None = None, folds: int = 10, fmt: str = "auto", **options) -> Pipeline:
+    """Train a pipeline: the components asked for, the parser of `family` with `options`.
+
+    Parameters
+    ----------
+    train, dev : paths of treebanks (CoNLL-U or CoNLL-X, as `fmt` says), or iterables of
+        `Sentence`; without dev the last epoch is kept (and C is not chosen)
+    family : ``"linear"`` (``"first-order"`` is its older name), ``"isbn"`` or ``"neural"``
+    components : names among tokenizer, tagger, lemmatizer, parser (a list, or a
+        comma-separated string); default: the family's (`FamilyOptions.components`)
+    progress : progress bars and a line per epoch on stderr
+    path : where the model is saved as soon as an epoch is the best so far (so that an
+        interrupted run keeps it), with the checkpoint ``PATH.checkpoint`` beside it
+    resume : continue the interrupted training of `path` from its checkpoint (the same
+        options; epochs and patience may change)
+    force : start again although `path` has a checkpoint
+    lang : the language recorded in the model (default: the UD file name's prefix, such as
+        ``en_ewt``)
+    folds : jackknifing folds
+    **options : the family's options (`arborparse train --help` lists them by family);
+        anything else raises `ArborparseError`
+
+    Returns the trained `Pipeline` (its ``info`` says what it is; ``save(path)`` writes it).
+    """
+    began = time.perf_counter()
+    family = registry.canonical(family)
+    table = registry.options_table(family).of(options)
+    parts = _components(components, table.components)
+    if not isinstance(folds, int) or isinstance(folds, bool) or folds < 2:
+        raise ArborparseError(f"folds={folds!r}: give an integer >= 2")
+    checkpoint = None if path is None else f"{path}.checkpoint"
+    if resume and path is None:
+        raise ArborparseError("resume needs the path of the interrupted training's model")
+    if "parser" in parts and checkpoint is not None:
+        if resume and not os.path.exists(checkpoint):
+            raise ArborparseError(f"resume: there is no {checkpoint} (a training writes one "
+                                  "after every epoch and removes it at its end)")
+        if not resume and not force and os.path.exists(checkpoint):
+            raise ArborparseError(f"{checkpoint} holds an interrupted training of this model: "
+                                  "continue it with --resume, or start again with --force")
+    data = {"train": None, "dev": None}
+    train, data["train"] = _sentences(train, fmt, "train")
+    dev, data["dev"] = _sentences(dev, fmt, "dev") if dev is not None else (None, None)
+    info = {"arborparse_version": _version(), "family": family, "components": parts,
+            "options": {**table.to_dict(), "folds": folds},
+            "data": data, "language": lang or _language(data), "scores": {}}
+
+    def described(front: Pipeline, parser, record: dict) -> Pipeline:
+        scores = {**_front_scores(front), **{k: record[k] for k in SCORES if k in record}}
+        now = {**info, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+               "scores": scores, "training_seconds": round(time.perf_counter() - began, 1)}
+        return Pipeline(front.tagger, front.lemmatizer, parser, front.tokenizer, now)
+
+    front = front_end(parts, train, dev, table.seed, progress)
+    if "parser" not in parts:
+        pipeline = described(front, None, {})
+        if path is not None:
+            pipeline.save(path)
+        return pipeline
+    if front.tagger or front.lemmatizer:
+        train = _jackknife(parts, front, train, folds, table.seed, progress)
+        dev = front.parse(dev, retag=True) if dev else None
+    kept = {}
+
+    def save_best(parser, record):
+        kept["record"] = record
+        if path is not None:
+            described(front, parser, record).save(path)
+    save_best.path = path  # what an interrupted training names
+
+    context = dict(dev=bool(dev), progress=progress, checkpoint=checkpoint, resume=resume)
+    scheduler = getattr(table, "scheduler", None)
+    if scheduler is None:
+        fitted = registry.trainer(family, table, **context).fit(train, dev, save_best)
+    else:
+        from arborparse.distributed import connect
+
+        with connect(scheduler, table.workers) as client:
+            fitted = registry.trainer(family, table, client=client, **context).fit(
+                train, dev, save_best)
+    pipeline = described(front, fitted.parser_, kept.get("record", {}))
+    if path is not None and os.environ.get("RANK", "0") == "0":  # torchrun: process 0 saves
+        pipeline.save(path)
+        if progress:
+            tqdm.write(f"saved {path} (epoch {fitted.best_epoch_})", file=sys.stderr)
+    return pipeline
+
+
+def _components(components, default: tuple[str, ...]) -> list[str]:
+    if components is None:
+        return list(default)
+    names = components.split(",") if isinstance(components, str) else list(components)
+    names = [str(c).strip() for c in names if str(c).strip()]
+    unknown = sorted(set(names) - set(COMPONENTS))
+    if unknown or not names:
+        raise ArborparseError(f"components: choose among {', '.join(COMPONENTS)} (got "
+                              f"{components!r})")
+    return [c for c in COMPONENTS if c in names]
+
+
+def _sentences(source, fmt: str, what: str) -> tuple[list[Sentence], dict]:
+    """The sentences of a path or an iterable, and what the model records of them."""
+    if isinstance(source, (str, os.PathLike)):
+        sentences = read_conllu(source, fmt)
+        digest = hashlib.sha256()
+        with open(source, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        name, sha = os.path.basename(os.fspath(source)), digest.hexdigest()
+    elif isinstance(source, Iterable):
+        sentences = list(source)
+        if not all(isinstance(s, Sentence) for s in sentences):
+            raise ArborparseError(f"{what}: give a path or Sentence objects")
+        name, sha = None, None
+    else:
+        raise ArborparseError(f"{what}: give a path or an iterable of Sentence, not "
+                              f"{type(source).__name__}")
+    return sentences, {"file": name, "sha256": sha, "sentences": len(sentences),
+                       "words": sum(map(len, sentences))}
+
+
+def _language(data: dict) -> str:
+    """The UD file name's prefix (``en_ewt`` of ``en_ewt-ud-train.conllu``), or unknown."""
+    for part in ("train", "dev"):
+        match = UD_NAME.match((data[part] or {}).get("file") or "")
+        if match:
+            return match.group(1).lower()
+    return "unknown"
+
+
+def _version() -> str:
+    from arborparse import __version__
+
+    return __version__
+
+
+def _front_scores(front: Pipeline) -> dict:
+    """The front end's kept dev scores: tag and lemma accuracy, boundary F1."""
+    scores = {}
+    names = {"upos": "UPOS", "xpos": "XPOS", "feats": "UFeats"}
+    if front.tagger is not None:
+        for column, records in (getattr(front.tagger, "history_", None) or {}).items():
+            kept = [r["accuracy"] for r in records if "accuracy" in r]
+            if kept:
+                scores[names[column]] = max(kept)
+    lemmatizer = front.lemmatizer
+    if lemmatizer is not None and getattr(lemmatizer, "history_", None):
+        kept = [r["accuracy"] for r in lemmatizer.history_ if "accuracy" in r]
+        if kept:
+            scores["Lemmas"] = max(kept)
+    tokenizer = front.tokenizer
+    if tokenizer is not None and getattr(tokenizer, "history_", None):
+        kept = [r["boundary F1"] for r in tokenizer.history_ if "boundary F1" in r]
+        if kept:
+            scores["boundary_F1"] = max(kept)
+    return scores
+
+
+def front_end(parts, train, dev, seed: int, progress: bool,
+              epochs: tuple[int, int] = (FRONT_EPOCHS, FRONT_EPOCHS)) -> Pipeline:
+    """A pipeline of the tokenizer, tagger and lemmatizer among `parts`, trained on the
+    gold annotation, the tagger and lemmatizer for `epochs`, each keeping its best epoch
+    on `dev`."""
+    from arborparse.text.lemmatizer import Lemmatizer
+    from arborparse.text.tagger import Tagger
+    from arborparse.text.tokenizer import Tokenizer
+
+    return Pipeline(
+        Tagger(epochs[0], seed=seed, progress=progress).fit(train, dev)
+        if "tagger" in parts else None,
+        Lemmatizer(epochs[1], seed=seed).fit(train, dev) if "lemmatizer" in parts else None,
+        tokenizer=Tokenizer(seed=seed, progress=progress).fit(train, dev)
+        if "tokenizer" in parts else None)
+
+
+def _jackknife(parts, front, train, folds, seed, progress):
+    """The training sentences with tags (and lemmas) predicted by models that did not see
+    them (`arborparse.text.jackknife`), each trained for as many epochs as the `front`
+    end kept."""
+    from arborparse.text.jackknife import jackknife
+
+    epochs = tuple(1 if c is None else c.best_epoch_ for c in (front.tagger, front.lemmatizer))
+    taggers = [p for p in parts if p in ("tagger", "lemmatizer")]
+
+    def annotate(others, fold):
+        return front_end(taggers, others, None, seed, False, epochs).parse(fold, retag=True)
+
+    return jackknife(train, folds, annotate, progress=progress)
+

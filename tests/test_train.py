@@ -1,0 +1,210 @@
+"""`arborparse.train`: one way to train, from Python and from the command line alike; the
+families' option tables; what a model file says of itself (`info`)."""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from treebanks import separable, separable_text
+
+import arborparse
+from arborparse import registry
+from arborparse.cli import cli
+from arborparse.errors import ArborparseError
+from arborparse.pipeline import INFO, info
+from arborparse.training import Loop, TrainingInterrupted
+
+MODELS = Path(__file__).parent / "data" / "models"
+# per family: small options, the same through Python and the command line
+SMALL = {
+    "linear": ({"trainer": "perceptron", "epochs": 2, "hash_bits": 12},
+               ["--trainer", "perceptron", "--epochs", "2", "--hash-bits", "12"],
+               "tagger,parser"),
+    "isbn": ({"hidden": 8, "epochs": 1, "cutoff": 1},
+             ["--hidden", "8", "--epochs", "1", "--cutoff", "1"], "parser"),
+    "neural": ({"hidden": 8, "layers": 1, "epochs": 1, "batch_size": 8, "word_dim": 8},
+               ["--hidden", "8", "--layers", "1", "--epochs", "1", "--batch-size", "8",
+                "--word-dim", "8"], "parser"),
+}
+
+
+@pytest.fixture(scope="module")
+def treebank(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tb")
+    (folder / "xx_toy-ud-train.conllu").write_text(separable_text(3))
+    (folder / "xx_toy-ud-dev.conllu").write_text(separable_text(1))
+    return folder / "xx_toy-ud-train.conllu", folder / "xx_toy-ud-dev.conllu"
+
+
+@pytest.mark.parametrize("family", sorted(SMALL))
+def test_python_and_command_line_train_the_same_model(family, treebank, tmp_path):
+    train, dev = treebank
+    options, flags, components = SMALL[family]
+    nlp = arborparse.train(train, dev, family=family, components=components, progress=False,
+                           **options)
+    nlp.save(tmp_path / "python.npz")
+    r = CliRunner().invoke(cli, ["train", "--model-type", family, "--train", str(train),
+                                 "--dev", str(dev), "--model", str(tmp_path / "cli.npz"),
+                                 "--components", components, "--quiet", *flags])
+    assert r.exit_code == 0, r.output
+    a, b = info(tmp_path / "python.npz"), info(tmp_path / "cli.npz")
+    assert a["options"] == b["options"] == nlp.info["options"]
+    assert a["family"] == family and a["components"] == components.split(",")
+    parsed = []
+    for name in ("python", "cli"):
+        r = CliRunner().invoke(cli, ["parse", "--model", str(tmp_path / f"{name}.npz"),
+                                     str(dev)])
+        assert r.exit_code == 0, r.output
+        parsed.append(r.output)
+    assert parsed[0] == parsed[1]
+
+
+def test_info_says_what_a_model_is(treebank, tmp_path):
+    train, dev = treebank
+    path = tmp_path / "m.npz"
+    nlp = arborparse.train(train, dev, components="tagger,parser", progress=False, path=path,
+                           trainer="perceptron", epochs=2, hash_bits=12)
+    found = info(path)
+    assert list(found) == list(INFO) and found == nlp.info
+    assert found["arborparse_version"] == arborparse.__version__
+    assert found["created"].endswith("+00:00")
+    assert found["family"] == "linear" and found["components"] == ["tagger", "parser"]
+    assert found["options"]["trainer"] == "perceptron" and found["options"]["decoder"] == "mst"
+    assert found["options"]["folds"] == 10  # defaults included
+    assert found["data"]["train"]["file"] == "xx_toy-ud-train.conllu"
+    assert len(found["data"]["train"]["sha256"]) == 64
+    assert found["data"]["train"]["sentences"] == len(separable(3))
+    assert found["data"]["dev"]["words"] == sum(map(len, separable(1)))
+    assert found["language"] == "xx_toy"
+    assert found["scores"]["LAS"] > 50 and found["scores"]["UPOS"] == 100.0
+    assert found["training_seconds"] > 0
+    assert arborparse.load(path).info == found
+    r = CliRunner().invoke(cli, ["info", str(path), "--json"])
+    assert r.exit_code == 0 and list(json.loads(r.output)) == list(INFO)
+    r = CliRunner().invoke(cli, ["info", str(path)])
+    assert r.exit_code == 0 and "xx_toy" in r.output and "lacks" not in r.output
+    assert "trainer" in r.output and "LAS" in r.output
+
+
+@pytest.mark.parametrize("name", ["perceptron-v2", "latent-v2", "isbn-v2"])
+def test_info_of_files_of_the_first_version(name):
+    found = info(MODELS / f"{name}.npz")
+    assert list(found) == list(INFO)
+    assert found["family"] == ("isbn" if name.startswith("isbn") else "linear")
+    assert found["components"] == ["parser"] and found["options"] is None
+    r = CliRunner().invoke(cli, ["info", str(MODELS / f"{name}.npz")])
+    assert r.exit_code == 0
+    assert "this file lacks: arborparse_version, created, options, data, language, " \
+           "scores, training_seconds" in r.output
+    r = CliRunner().invoke(cli, ["info", str(MODELS / "missing.npz")])
+    assert r.exit_code == 1 and "no such model file" in r.output
+
+
+def test_in_memory_sentences_and_language(tmp_path):
+    nlp = arborparse.train(separable(2), None, components=["parser"], progress=False,
+                           lang="xx", trainer="perceptron", epochs=1, hash_bits=12)
+    assert nlp.info["language"] == "xx" and nlp.info["data"]["dev"] is None
+    assert nlp.info["data"]["train"]["file"] is None
+    assert nlp.info["data"]["train"]["sentences"] == len(separable(2))
+    assert nlp.components == ["parser"] and nlp.parser.kind == "linear"
+
+
+def test_first_order_is_the_linear_family(treebank):
+    nlp = arborparse.train(separable(1), family="first-order", components="parser",
+                           progress=False, trainer="perceptron", epochs=1, hash_bits=12)
+    assert nlp.info["family"] == "linear"
+    r = CliRunner().invoke(cli, ["train", "--help"])
+    assert "first-order" in r.output
+
+
+def test_wrong_options_are_refused_in_one_line():
+    data = separable(1)
+    with pytest.raises(ArborparseError, match=r"the linear family takes no option beam "
+                                              r"\(its options: trainer, decoder"):
+        arborparse.train(data, beam=3)
+    with pytest.raises(ArborparseError, match="k does not apply to the linear trainer mira "
+                                              r"\(k: mira-kbest\)"):
+        arborparse.train(data, k=3)
+    with pytest.raises(ArborparseError, match="linear option epochs=0: must be >= 1"):
+        arborparse.train(data, epochs=0)
+    with pytest.raises(ArborparseError, match="linear option trainer='sgd': choose one of"):
+        arborparse.train(data, trainer="sgd")
+    with pytest.raises(ArborparseError, match="neural option hidden='big': give an integer"):
+        arborparse.train(data, family="neural", hidden="big")
+    with pytest.raises(ArborparseError, match="unknown family 'tree'"):
+        arborparse.train(data, family="tree")
+    with pytest.raises(ArborparseError, match="components: choose among"):
+        arborparse.train(data, components="parser,chunker")
+    with pytest.raises(ArborparseError, match="train: give a path or an iterable"):
+        arborparse.train(3)
+    for r in (CliRunner().invoke(cli, ["train", "--train", "x", "--model", "m", "--beam", "3"]),
+              CliRunner().invoke(cli, ["train", "--model-type", "neural", "--train", "x",
+                                       "--model", "m", "--trainer", "eg"])):
+        assert r.exit_code == 2 and "does not apply to --model-type" in r.output
+
+
+def test_the_tables_are_the_defaults_of_the_classes():
+    from arborparse.isbn.train import ISBNTrainer
+    from arborparse.linear.online import OnlineTrainer
+    from arborparse.neural.train import NeuralTrainer
+
+    for trainer, family in ((NeuralTrainer(), "neural"), (ISBNTrainer(), "isbn"),
+                            (OnlineTrainer(), "linear")):
+        table = registry.options_table(family)()
+        for field in dataclasses.fields(table):
+            if hasattr(trainer, field.name) and field.name not in ("decoder", "train_decoder", "C"):
+                assert getattr(trainer, field.name) == getattr(table, field.name), field.name
+        assert trainer.single_root == (not table.multi_root)
+    assert OnlineTrainer().trainer == "mira"
+
+
+def test_help_groups_every_familys_options():
+    r = CliRunner().invoke(cli, ["train", "--help"])
+    assert r.exit_code == 0
+    for family in registry.FAMILIES:
+        section = r.output.split(f"{family} options (--model-type {family})")[1]
+        for spec in registry.options_table(family).specs():
+            assert spec.flag in section.split(" options (--model-type")[0], (family, spec.name)
+    neural = r.output.split("neural options (--model-type neural)")[1]
+    assert "[default: 40]" in neural and "[default: 200]" in neural  # epochs, hidden
+
+
+def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
+    data, dev = separable(3), separable(1)
+    options = dict(family="linear", components="parser", progress=False,
+                   trainer="perceptron", epochs=3, hash_bits=12)
+    straight = arborparse.train(data, dev, **options)
+    path = tmp_path / "m.npz"
+    save = Loop._save_checkpoint
+
+    def interrupted(self, epoch, *args):
+        save(self, epoch, *args)
+        if epoch == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(Loop, "_save_checkpoint", interrupted)
+    with pytest.raises(TrainingInterrupted, match="m.npz.checkpoint holds the last finished "
+                                                  "epoch: continue with --resume"):
+        arborparse.train(data, dev, path=path, **options)
+    monkeypatch.setattr(Loop, "_save_checkpoint", save)
+    with pytest.raises(ArborparseError, match="holds an interrupted training"):
+        arborparse.train(data, dev, path=path, **options)
+    with pytest.raises(ArborparseError, match=r"other options: seed 0 \(now 1\)"):
+        arborparse.train(data, dev, path=path, resume=True, **{**options, "seed": 1})
+    resumed = arborparse.train(data, dev, path=path, resume=True, **options)
+    assert (resumed.parser.model.weights == straight.parser.model.weights).all()
+    assert not Path(f"{path}.checkpoint").exists()
+
+
+def test_an_interrupt_before_the_first_epoch_says_nothing_was_written(tmp_path, monkeypatch):
+    def stop(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Loop, "end", stop)
+    with pytest.raises(TrainingInterrupted, match="before the first epoch ended: nothing was "
+                                                  "written \\(a model is written when"):
+        arborparse.train(separable(1), components="parser", progress=False,
+                         path=tmp_path / "m.npz", trainer="perceptron", hash_bits=12)
+    assert not (tmp_path / "m.npz").exists()
