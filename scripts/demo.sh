@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The demo behind `make demo`: train a pipeline (tokenizer, tagger, lemmatizer, first-order
+# The demo behind `make demo`: train a pipeline (tokenizer, tagger, lemmatizer, linear
 # parser) on English-EWT train (choices on dev), parse English-EWT test twice: with its gold
 # tags, and with every tag and lemma column emptied, and evaluate both next to a trivial
 # baseline; then parse a paragraph of raw text.
@@ -26,6 +26,9 @@ echo "   tags jackknifed over $FOLDS folds (the default, 10, takes longer; so do
 .venv/bin/arborparse train --train "$EWT/en_ewt-ud-train.conllu" --dev "$EWT/en_ewt-ud-dev.conllu" \
     --model out/ewt.model.npz --trainer perceptron --decoder mst --epochs "$EPOCHS" \
     --folds "$FOLDS"
+echo
+echo "== What the model file says of itself (arborparse info)"
+.venv/bin/arborparse info out/ewt.model.npz
 echo
 echo "== Parsing English-EWT test with its gold tags (--keep-tags)"
 .venv/bin/arborparse parse --model out/ewt.model.npz --keep-tags "$TEST" -o out/ewt-test.gold-tags.conllu

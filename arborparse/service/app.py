@@ -225,5 +225,16 @@ def create_app(model, limits: Limits | None = None) -> Starlette:
     async def health(request: Request):
         return JSONResponse({"status": "ok", "model": getattr(model, "kind", "?")})
 
+    async def about(request: Request):
+        return JSONResponse(describe(model))
+
     return Starlette(routes=[Route("/", home), Route("/parse", parse, methods=["POST"]),
-                             Route("/openapi.json", openapi), Route("/health", health)])
+                             Route("/openapi.json", openapi), Route("/health", health),
+                             Route("/model", about)])
+
+
+def describe(model) -> dict:
+    """What the served model is and offers (``GET /model``; the page reads it)."""
+    parser = model.parser if isinstance(model, Pipeline) else model
+    return {"kind": parser.kind, "capabilities": model.capabilities.names(),
+            "info": model.info if isinstance(model, Pipeline) else None}

@@ -92,4 +92,7 @@ def test_the_page_the_schema_and_health(client):
     schema = client.get("/openapi.json").json()
     assert "/parse" in schema["paths"] and schema["openapi"].startswith("3.")
     assert client.get("/health").json()["status"] == "ok"
+    about = client.get("/model").json()
+    assert about["kind"] == "linear" and "kbest" in about["capabilities"]
+    assert about["info"]["family"] == "linear"
     assert json.loads(client.get("/openapi.json").text) == schema
