@@ -86,6 +86,8 @@ class Capabilities:
             options["decode_as"] = ("map",) + ("mbr",) * self.mbr + ("max-z",) * self.max_z
         if self.marginals:
             options["marginals"] = (False, True)
+        if self.kbest:
+            options["kbest"] = int
         if self.tags:
             options.update(TAGGING)
         if self.beam:

@@ -23,7 +23,7 @@ from arborparse.errors import ArborparseError
 from arborparse.io import model_files
 from arborparse.io.conllu import LEMMA
 from arborparse.io.model_files import ModelFileError, kind_of
-from arborparse.options import Capabilities, check_options, tagging
+from arborparse.options import Capabilities, OptionError, check_options, tagging
 
 KIND = "pipeline"
 VERSION = 1
@@ -180,6 +180,89 @@ class Pipeline:
                                   "whose default components are "
                                   "tokenizer,tagger,lemmatizer,parser)")
         return self.iter_parse(self.tokenizer.iter_tokenize(lines, document), **options)
+
+    # ------------------------------------------------------------------ documents
+
+    def __call__(self, inputs, **options):
+        """Tag and parse `inputs` into a `arborparse.document.Document`.
+
+        Parameters
+        ----------
+        inputs : str (raw text, through the model's tokenizer; paragraphs separated by
+            blank lines), a list of word lists (pre-tokenized sentences), or a list of
+            `Sentence` (CoNLL-U sentences, tagged where they need it)
+        marginals : bool, give each word `head_prob` and `label_prob`
+        decode : ``"map"`` (the best tree) or ``"mbr"`` (minimum Bayes risk)
+        kbest : int, give each sentence its k most probable trees
+        retag, keep_tags : tag every sentence, or none (default: those without tags)
+        decoder : ``"mst"`` or ``"eisner"``
+        beam, branching : beam search (ISBN models)
+
+        An option the model cannot honour raises `arborparse.options.OptionError`, naming
+        what it offers; an input of another type raises TypeError.
+        """
+        return next(self.pipe([inputs], **options))
+
+    def pipe(self, inputs, batch_size: int = 256, **options):
+        """`__call__` over a stream of inputs, lazily: `batch_size` inputs are read, their
+        sentences tagged and parsed together, and their documents yielded in order."""
+        from arborparse.document import Document
+
+        options = self._parse_options(options)
+        stream = iter(inputs)
+        while batch := list(islice(stream, batch_size)):
+            prepared = [self._sentences(item) for item in batch]
+            parsed = iter(self.iter_parse((s for sentences, _ in prepared for s in sentences),
+                                          **options))
+            for sentences, text in prepared:
+                yield Document(list(islice(parsed, len(sentences))), text)
+
+    def _parse_options(self, options: dict) -> dict:
+        """The options of `__call__` as `iter_parse` names them, checked."""
+        options = dict(options)
+        if "decode" in options:
+            options["decode_as"] = options.pop("decode")
+        try:
+            check_options(self, {k: v for k, v in options.items()
+                                 if k not in ("retag", "keep_tags")})
+        except OptionError as err:  # named as the caller named them
+            rename = {"decode_as": "decode"}
+            raise OptionError(rename.get(err.name, err.name), err.value, err.reason,
+                              tuple(rename.get(t, t) for t in err.takes)) from None
+        return options
+
+    def _sentences(self, item) -> tuple[list, str | None]:
+        """(the sentences of one input, its raw text or None)."""
+        from arborparse.document import Document
+        from arborparse.document import Sentence as View
+        from arborparse.io.conllu import Sentence
+        from arborparse.io.plain import words_sentence
+
+        if isinstance(item, str):
+            if self.tokenizer is None:
+                raise ArborparseError("this model has no tokenizer, so it cannot read raw "
+                                      "text: give a list of word lists (pre-tokenized "
+                                      "sentences)")
+            return list(self.tokenizer.iter_tokenize(item.splitlines(keepends=True))), item
+        if isinstance(item, Document):
+            return [s.data for s in item.sentences], item.text
+        if isinstance(item, (list, tuple)):
+            if all(isinstance(s, Sentence) for s in item):
+                return list(item), None
+            if all(isinstance(s, View) for s in item):
+                return [s.data for s in item], None
+            if all(isinstance(s, (list, tuple)) and all(isinstance(w, str) for w in s)
+                   for s in item):
+                for s in item:
+                    bad = [w for w in s if not w or "\t" in w or "\n" in w]
+                    if bad or not s:
+                        raise ArborparseError(f"words must be non-empty, without tabs or "
+                                              f"newlines, and sentences not empty: {s!r}")
+                return [words_sentence(list(s), k, k == 1)
+                        for k, s in enumerate(item, 1)], None
+        raise TypeError("a pipeline takes a str (raw text), a list of word lists "
+                        "(pre-tokenized sentences) or a list of Sentence; got "
+                        f"{type(item).__name__}")
 
     def parse_text(self, text: str, **options) -> list:
         """The sentences of a raw text, parsed; see `iter_parse_text`."""

@@ -50,6 +50,13 @@ class Sentence:
         ``_`` (text not yet parsed) has head -1.
     path, line : where the sentence starts (for error messages).
     format : ``"conllu"`` or ``"conllx"`` (columns 9 and 10 are PHEAD and PDEPREL).
+    offsets : ndarray of int, shape (tokens, 2), or None
+        For a sentence read from raw text: where each token (`tokens`) starts and ends in
+        the text, as character offsets (not written to files).
+    analysis : dict or None
+        What a parser found beside the tree when asked (not written to files):
+        ``"heads"``, the head marginals (n + 1, n + 1), each column m >= 1 summing to 1;
+        ``"kbest"``, the k most probable trees as (probability, heads, deprels).
     """
 
     comments: list[str]
@@ -59,6 +66,8 @@ class Sentence:
     path: str = "<memory>"
     line: int = 1
     format: str = "conllu"
+    offsets: np.ndarray | None = field(default=None, repr=False)
+    analysis: dict | None = field(default=None, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
@@ -121,9 +130,10 @@ class Sentence:
         return self.line + len(self.comments) + self.word_rows[m - 1]
 
     def _with_rows(self, rows: list[list[str]], heads: np.ndarray) -> Sentence:
-        """A copy with these rows and heads; comments, word positions and origin kept."""
+        """A copy with these rows and heads; comments, word positions, origin, offsets and
+        analysis kept."""
         return Sentence(list(self.comments), rows, list(self.word_rows), heads, self.path,
-                        self.line, self.format)
+                        self.line, self.format, self.offsets, self.analysis)
 
     def with_tree(self, heads, deprels=None) -> Sentence:
         """A copy whose HEAD (and DEPREL, if given) columns are replaced. The columns that
@@ -168,6 +178,12 @@ class Sentence:
                                      "be non-empty, without tabs or newlines")
                 rows[r][column] = value
         return self._with_rows(rows, self.heads.copy())
+
+    def with_analysis(self, **found) -> Sentence:
+        """A copy with entries added to `analysis` (``heads=...``, ``kbest=...``)."""
+        copy = self._with_rows(self.rows, self.heads)
+        copy.analysis = {**(self.analysis or {}), **found}
+        return copy
 
     def with_misc(self, items: list[str]) -> Sentence:
         """A copy with items[m - 1] (``Key=Value|Key=Value``) set in the MISC column of word

@@ -28,9 +28,16 @@ def iter_tokenized(source) -> Iterator[Sentence]:
             newpar = True
             continue
         count += 1
-        rows = [[str(i), form, *["_"] * 8] for i, form in enumerate(forms, 1)]
-        comments = ["# newpar"] * newpar + [f"# sent_id = {count}",
-                                             f"# text = {' '.join(forms)}"]
+        yield words_sentence(forms, count, newpar, name, lineno)
         newpar = False
-        yield Sentence(comments, rows, list(range(len(rows))),
-                       np.full(len(rows) + 1, -1), name, lineno)
+
+
+def words_sentence(forms: list[str], number: int, newpar: bool = False,
+                   path: str = "<memory>", line: int = 1) -> Sentence:
+    """A sentence of pre-tokenized words, as `iter_tokenized` reads a line: ``# sent_id``
+    `number`, ``# text`` the words joined by spaces, ``# newpar`` first if asked."""
+    rows = [[str(i), form, *["_"] * 8] for i, form in enumerate(forms, 1)]
+    comments = ["# newpar"] * newpar + [f"# sent_id = {number}",
+                                         f"# text = {' '.join(forms)}"]
+    return Sentence(comments, rows, list(range(len(rows))), np.full(len(rows) + 1, -1),
+                    path, line)

@@ -120,11 +120,12 @@ class LinearParser:
     def kbest(self, sentence: Sentence, k: int) -> list[tuple[float, np.ndarray, list[str]]]:
         """The k most probable labeled trees, best first, as (probability, heads, labels):
         each arc with its best label, the probability under the model's tree distribution."""
-        S = self._scores(Encoded.of(sentence))
-        projective = self.decoder == "eisner"
+        return self._kbest(self._scores(Encoded.of(sentence)), k, self.decoder == "eisner")
+
+    def _kbest(self, S: np.ndarray, k: int, projective: bool):
         best, arg = S.max(axis=2), S.argmax(axis=2)
         log_z = trees.log_partition(S, projective, self.single_root)
-        m = np.arange(1, len(sentence) + 1)
+        m = np.arange(1, S.shape[0])
         return [(float(np.exp(score - log_z)), heads,
                  [self.model.labels[label] for label in arg[heads[1:], m]])
                 for score, heads in trees.kbest(best, k, projective, self.single_root)]
@@ -134,12 +135,12 @@ class LinearParser:
         return self.parse([sentence], **options)[0]
 
     def _parse_one(self, sentence: Sentence, decoder: str | None, decode_as: str,
-                   marginals: bool) -> Sentence:
+                   marginals: bool, k: int | None) -> Sentence:
         decoder = decoder or self.decoder
         projective = decoder == "eisner"
         x = Encoded.of(sentence)
-        # the full label scores serve MBR, the marginals and the best tree alike
-        S = self._scores(x) if marginals or decode_as == "mbr" else None
+        # the full label scores serve MBR, the marginals, the k best and the best tree alike
+        S = self._scores(x) if marginals or k or decode_as == "mbr" else None
         if decode_as == "mbr":
             heads, labels = trees.mbr(S, projective, self.single_root)
         elif decode_as == "map" and S is not None:
@@ -151,6 +152,8 @@ class LinearParser:
                                    self.single_root)
         names = self.model.labels
         parsed = sentence.with_tree(heads, [names[label] for label in labels[1:]])
+        if k:
+            parsed = parsed.with_analysis(kbest=self._kbest(S, k, projective))
         if not marginals:
             return parsed
         mu = trees.marginals(S, projective, self.single_root)
@@ -158,14 +161,16 @@ class LinearParser:
         head_prob = mu[heads[1:], m].sum(axis=1)
         label_prob = mu[heads[1:], m, labels[1:]] / np.maximum(head_prob, 1e-300)
         return parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}"
-                                 for h, lp in zip(head_prob, label_prob)])
+                                 for h, lp in zip(head_prob, label_prob)]) \
+            .with_analysis(heads=mu.sum(axis=2))
 
     def iter_parse(self, sentences: Iterable[Sentence], **options) -> Iterator[Sentence]:
         """Parse lazily, one sentence at a time (for streams); options as in `parse`."""
         check_options(self, options)
         decoder, decode_as = options.get("decoder"), options.get("decode_as") or "map"
-        marginals = bool(options.get("marginals"))
-        return (self._parse_one(s, decoder, decode_as, marginals) for s in require_tags(sentences))
+        marginals, k = bool(options.get("marginals")), options.get("kbest")
+        return (self._parse_one(s, decoder, decode_as, marginals, k)
+                for s in require_tags(sentences))
 
     def parse(self, sentences: Iterable[Sentence], **options) -> list[Sentence]:
         """Every sentence with HEAD and DEPREL predicted (nothing else changes).
@@ -176,7 +181,10 @@ class LinearParser:
             hidden clusters: the best tree when each arc keeps only its best cluster,
             Smith & Smith §5)
         marginals : add ``HeadProb`` (the probability of the chosen head) and ``LabelProb``
-            (of the chosen label given that head) to each word's MISC
+            (of the chosen label given that head) to each word's MISC, and the head
+            marginals to each sentence's ``analysis["heads"]``
+        kbest : put the k most probable trees in each sentence's ``analysis["kbest"]``
+            (computed from the same scores as the tree)
 
         Options the model does not take raise `arborparse.options.OptionError`.
         """

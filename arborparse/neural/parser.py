@@ -80,7 +80,8 @@ class NeuralParser:
         return form
 
     def _parse_batch(self, sentences: list[Sentence], decoder: str, mbr: bool,
-                     marginals: bool, retag: bool, keep_tags: bool) -> list[Sentence]:
+                     marginals: bool, retag: bool, keep_tags: bool,
+                     k: int | None = None) -> list[Sentence]:
         net, vocab = self.network, self.vocab
         device = next(net.parameters()).device
         batch = Batch.of(vocab, sentences)
@@ -89,8 +90,10 @@ class NeuralParser:
             states = net.encode(batch.to(device))
             S = net.arc_scores(states).float().cpu()
             projective = decoder == "eisner"
-            mu = tb.TreeCRF(S.double(), lengths, projective, self.single_root).marginals \
-                if mbr or marginals else None
+            crf = tb.TreeCRF(S.double(), lengths, projective, self.single_root) \
+                if mbr or marginals or k else None
+            mu = crf.marginals if mbr or marginals else None
+            kbest = self._kbest(crf, states, lengths, k) if k else None
             heads = decode(S, lengths, projective, self.single_root, mu if mbr else None)
             words = word_mask(lengths, S.shape[1]).to(device)
             label_scores = net.label_scores(states, heads.to(device), words).float().cpu()
@@ -119,10 +122,14 @@ class NeuralParser:
                 parsed = parsed.with_columns(columns)
             if marginals:
                 m = np.arange(1, n + 1)
-                head_prob = mu[b].numpy()[heads[b, 1:n + 1].numpy(), m]
+                mu_b = mu[b].numpy()[:n + 1, :n + 1]
+                head_prob = mu_b[heads[b, 1:n + 1].numpy(), m]
                 label_prob = label_scores[rows].softmax(-1).max(-1).values.numpy()
                 parsed = parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}"
-                                           for h, lp in zip(head_prob, label_prob)])
+                                           for h, lp in zip(head_prob, label_prob)]) \
+                    .with_analysis(heads=mu_b)
+            if k:
+                parsed = parsed.with_analysis(kbest=kbest[b])
             out.append(parsed)
         return out
 
@@ -145,16 +152,25 @@ class NeuralParser:
         """The k most probable trees, best first, as (probability, heads, labels), each
         word with the best label under its head."""
         crf, states = self._crf(sentence)
-        log_z = float(crf.log_partition[0])
-        words = word_mask(torch.tensor([len(sentence)]), states.shape[1])
+        return self._kbest(crf, states, torch.tensor([len(sentence)]), k)[0]
+
+    def _kbest(self, crf, states, lengths, k: int) -> list[list]:
+        """`kbest` of every sentence of a batch, from its CRF and encoder states."""
+        log_z = crf.log_partition
+        words = word_mask(lengths, states.shape[1]).to(states.device)
         out = []
-        for score, heads in crf.kbest(k)[0]:
-            with torch.no_grad():
-                labels = self.network.label_scores(
-                    states, torch.from_numpy(np.asarray(heads))[None].to(states.device),
-                    words.to(states.device)).argmax(-1).tolist()
-            out.append((float(np.exp(score - log_z)), np.asarray(heads),
-                        [self.vocab.labels[label] for label in labels]))
+        for b, found in enumerate(crf.kbest(k)):
+            trees = []
+            for score, heads in found:
+                padded = torch.zeros(1, states.shape[1], dtype=torch.long)
+                padded[0, :len(heads)] = torch.from_numpy(np.asarray(heads))
+                with torch.no_grad():
+                    labels = self.network.label_scores(
+                        states[b:b + 1], padded.to(states.device),
+                        words[b:b + 1]).argmax(-1).tolist()
+                trees.append((float(np.exp(score - float(log_z[b]))), np.asarray(heads),
+                              [self.vocab.labels[label] for label in labels]))
+            out.append(trees)
         return out
 
     def iter_parse(self, sentences: Iterable[Sentence], **options) -> Iterator[Sentence]:
@@ -163,7 +179,7 @@ class NeuralParser:
         check_options(self, options)
         retag, keep_tags = tagging(options)
         settings = (options.get("decoder") or self.decoder, options.get("decode_as") == "mbr",
-                    bool(options.get("marginals")), retag, keep_tags)
+                    bool(options.get("marginals")), retag, keep_tags, options.get("kbest"))
         self.network.eval()
         stream = iter(sentences)
         while chunk := list(islice(stream, CHUNK)):
@@ -180,7 +196,9 @@ class NeuralParser:
 
         decoder : ``"mst"`` or ``"eisner"`` (default: the model's)
         decode_as : ``"map"`` (the best tree) or ``"mbr"`` (the most expected correct arcs)
-        marginals : add ``HeadProb`` (the head's marginal probability) and ``LabelProb``
+        marginals : add ``HeadProb`` (the head's marginal probability) and ``LabelProb``,
+            and the head marginals to each sentence's ``analysis["heads"]``
+        kbest : the k most probable trees in each sentence's ``analysis["kbest"]``
         retag, keep_tags : tag every sentence, or none
         """
         return list(self.iter_parse(sentences, **options))

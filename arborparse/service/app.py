@@ -147,18 +147,19 @@ class Service:
                 if wanted and not offered:
                     raise Refused(422, f"this {parser.kind} model gives no {what} (it offers: "
                                        f"{', '.join(can.names()) or 'trees only'})")
-            try:
-                parsed = self.model.parse(sentences)
+            try:  # one scoring per sentence serves the tree, the marginals and the k best
+                parsed = self.model.parse(sentences, marginals=settings["marginals"] or None,
+                                          kbest=settings["k"] or None)
             except OptionError as err:
                 raise Refused(422, str(err)) from None
             except ArborparseError as err:
                 raise Refused(400, str(err)) from None
             if settings["output"] == "conllu":
                 return "".join(s.to_text() for s in parsed)
-            return {"sentences": [self._json(s, parser, settings) for s in parsed]}
+            return {"sentences": [self._json(s, settings) for s in parsed]}
 
     @staticmethod
-    def _json(s, parser, settings) -> dict:
+    def _json(s, settings) -> dict:
         words = [{"id": m, "form": f, "lemma": lemma, "upos": u, "xpos": x, "feats": feats,
                   "head": int(h), "deprel": d}
                  for m, (f, lemma, u, x, feats, h, d) in enumerate(zip(
@@ -166,18 +167,15 @@ class Service:
         text = next((c[9:] for c in s.comments if c.startswith("# text = ")),
                     " ".join(s.forms))
         out = {"text": text, "words": words}
-        drawn = s
         if settings["marginals"]:
-            mu = parser.head_marginals(s)
+            mu = s.analysis["heads"]
             for m, word in enumerate(words, 1):
                 word["heads"] = [round(float(p), 6) for p in mu[:, m]]
-            drawn = s.with_misc([f"HeadProb={mu[int(h), m]:.4f}"
-                                 for m, h in enumerate(s.heads[1:], 1)])
         if settings["svg"]:
-            out["svg"] = svg(drawn)
+            out["svg"] = svg(s)
         if settings["k"]:
             out["kbest"] = []
-            for p, heads, labels in parser.kbest(s, settings["k"]):
+            for p, heads, labels in s.analysis["kbest"]:
                 tree = {"probability": p, "heads": [int(h) for h in heads[1:]],
                         "deprels": labels}
                 if settings["svg"]:

@@ -50,11 +50,12 @@ _CHUNK = re.compile(r"\S+")
 @dataclass
 class Token:
     """A token of raw text: its characters, whether whitespace follows, its words (a
-    multiword token has several)."""
+    multiword token has several), where it starts in its paragraph."""
 
     form: str
     space_after: bool
     words: tuple[str, ...]
+    start: int = 0
 
 
 def _class(c: str) -> int:
@@ -236,7 +237,8 @@ class Tokenizer(Trained):
     # ------------------------------------------------------------------ tokenizing
 
     def split(self, paragraph: str) -> list[list[Token]]:
-        """The sentences of one paragraph, as tokens."""
+        """The sentences of one paragraph, as tokens (their `start` counted in `paragraph`)."""
+        lead = len(paragraph) - len(paragraph.lstrip())
         paragraph = paragraph.strip()
         if not paragraph:
             return []
@@ -249,13 +251,13 @@ class Tokenizer(Trained):
                 continue
             # the paragraph's end is whitespace too, as in the treebanks
             space = i + 1 == len(paragraph) or paragraph[i + 1].isspace()
-            tokens.append((paragraph[start:i + 1], space))
+            tokens.append((paragraph[start:i + 1], space, lead + start))
             start = None
             if label == SENTENCE:
                 sentences.append(tokens)
                 tokens = []
-        words = self.multiword.split([[form for form, _ in s] for s in sentences])
-        return [[Token(form, space, w) for (form, space), w in zip(s, ws)]
+        words = self.multiword.split([[form for form, _, _ in s] for s in sentences])
+        return [[Token(form, space, w, at) for (form, space, at), w in zip(s, ws)]
                 for s, ws in zip(sentences, words)]
 
     def tokenize(self, text: str, document: str = "") -> list[Sentence]:
@@ -266,12 +268,13 @@ class Tokenizer(Trained):
         return list(self.iter_tokenize(text.splitlines(keepends=True), document))
 
     def iter_tokenize(self, lines: Iterable[str], document: str = "") -> Iterator[Sentence]:
-        """`tokenize` over a stream of lines: one paragraph in memory at a time."""
+        """`tokenize` over a stream of lines: one paragraph in memory at a time. Each
+        sentence's `offsets` say where its tokens are in the text the lines make."""
         count = 0
-        for paragraph in _paragraphs(lines):
+        for where, paragraph in _paragraphs(lines):
             for k, tokens in enumerate(self.split(paragraph)):
                 count += 1
-                sentence = _sentence(tokens, k == 0, f"{document}{count}")
+                sentence = _sentence(tokens, k == 0, f"{document}{count}", where)
                 if count == 1:
                     sentence.comments.insert(0, "# newdoc")
                 yield sentence
@@ -300,20 +303,24 @@ class Tokenizer(Trained):
         return tokenizer
 
 
-def _paragraphs(lines: Iterable[str]) -> Iterator[str]:
-    """The paragraphs (separated by blank lines) of a stream of lines, one at a time."""
-    current = []
+def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """The paragraphs (separated by blank lines) of a stream of lines, one at a time, with
+    the character offset where each starts."""
+    current, start, offset = [], 0, 0
     for line in lines:
         if line.strip():
+            if not current:
+                start = offset
             current.append(line)
         elif current:
-            yield "".join(current)
+            yield start, "".join(current)
             current = []
+        offset += len(line)
     if current:
-        yield "".join(current)
+        yield start, "".join(current)
 
 
-def _sentence(tokens: list[Token], newpar: bool, sent_id: str) -> Sentence:
+def _sentence(tokens: list[Token], newpar: bool, sent_id: str, where: int = 0) -> Sentence:
     rows, word_rows, k = [], [], 1
     for token in tokens:
         misc = "_" if token.space_after else "SpaceAfter=No"
@@ -330,4 +337,7 @@ def _sentence(tokens: list[Token], newpar: bool, sent_id: str) -> Sentence:
     text = "".join(t.form + (" " if t.space_after else "") for t in tokens).strip()
     comments = (["# newpar"] if newpar else []) + [f"# sent_id = {sent_id}",
                                                    f"# text = {text}"]
-    return Sentence(comments, rows, word_rows, np.full(len(word_rows) + 1, -1))
+    offsets = np.array([(where + t.start, where + t.start + len(t.form)) for t in tokens],
+                       dtype=np.int64).reshape(-1, 2)
+    return Sentence(comments, rows, word_rows, np.full(len(word_rows) + 1, -1),
+                    offsets=offsets)

@@ -50,6 +50,24 @@ def test_json_in_and_out_with_marginals_and_kbest(client, parser):
         assert all(t["svg"].startswith("<svg") for t in got["kbest"])
 
 
+def test_the_service_answers_as_nlp_and_scores_each_sentence_once(client, parser,
+                                                                  monkeypatch):
+    from arborparse.linear.parser import LinearParser
+
+    calls = []
+    scores = LinearParser._scores
+    monkeypatch.setattr(LinearParser, "_scores", lambda self, x: calls.append(1) or
+                        scores(self, x))
+    r = client.post("/parse", json={"text": TEXT, "marginals": True, "k": 3, "svg": True})
+    assert r.status_code == 200 and len(calls) == 2  # two sentences, each scored once
+    doc = parser(TEXT, marginals=True, kbest=3)
+    for got, sentence in zip(r.json()["sentences"], doc.sentences):
+        assert [w["head"] for w in got["words"]] == [w.head for w in sentence.words]
+        assert [w["deprel"] for w in got["words"]] == [w.deprel for w in sentence.words]
+        assert [t["probability"] for t in got["kbest"]] == \
+            [t.probability for t in sentence.kbest]
+
+
 def test_conllu_and_tokenized_input(client, parser):
     conllu = "".join(s.to_text() for s in parser.parse_text(TEXT))
     r = client.post("/parse", content=conllu)  # auto: CoNLL-U
