@@ -486,8 +486,9 @@ def parse_cmd(ctx, input, model_path, output, fmt, scheduler, workers, partition
                               partition_kb, resume, force, given)
             return
         parsed = iter_parse_source(parser, input, fmt, **given)
-    except OptionError as err:
-        takes = ", ".join(_flag(ctx, name) for name in err.takes)
+    except OptionError as err:  # the command line's names (kbest is the API's alone)
+        names = {p.name for p in ctx.command.params}
+        takes = ", ".join(_flag(ctx, name) for name in err.takes if name in names)
         raise click.UsageError(f"{_flag(ctx, err.name, err.value)} {err.reason}"
                                + (f" (it takes {takes})" if takes else "")) from None
     write_conllu(_interruptible(parsed), output)

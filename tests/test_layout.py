@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "arborparse"
 GROUND = ("io", "trees", "transforms", "eval", "errors", "options", "training")
 FAMILIES = ("linear", "isbn", "neural")
 # above the families: they reach a family through `arborparse.registry` only
-DOORS_ONLY = ("cli", "service", "distributed", "render")
+DOORS_ONLY = ("cli", "service", "distributed", "render", "spacy")
 
 
 def imports_of(path: Path) -> set[str]:

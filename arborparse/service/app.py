@@ -31,7 +31,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
 from arborparse.errors import ArborparseError
-from arborparse.io.conllu import iter_conllu
+from arborparse.io.conllu import MISC, iter_conllu
 from arborparse.io.plain import iter_tokenized
 from arborparse.options import OptionError
 from arborparse.pipeline import Pipeline
@@ -179,9 +179,20 @@ class Service:
                 tree = {"probability": p, "heads": [int(h) for h in heads[1:]],
                         "deprels": labels}
                 if settings["svg"]:
-                    tree["svg"] = svg(s.with_tree(heads, labels))
+                    tree["svg"] = svg(_without_probabilities(s).with_tree(heads, labels))
                 out["kbest"].append(tree)
         return out
+
+
+def _without_probabilities(s):
+    """The sentence without the best tree's HeadProb and LabelProb (another tree is drawn
+    without them)."""
+    misc = ["|".join(e for e in m.split("|") if e.split("=")[0] not in PROBABILITIES) or "_"
+            for m in s.column(MISC)]
+    return s.with_columns({MISC: misc})
+
+
+PROBABILITIES = ("HeadProb", "LabelProb")
 
 
 def create_app(model, limits: Limits | None = None) -> Starlette:

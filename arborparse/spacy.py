@@ -1,0 +1,140 @@
+"""arborparse inside spaCy (the extra ``pip install "arborparse[spacy]"``), two ways:
+
+- `load(path)`: a `spacy.Language` whose tokenizer is the whole arborparse pipeline (as
+  spacy-udpipe does): ``nlp(text)`` gives a `Doc` with sentences, ``pos_``, ``tag_``,
+  ``morph``, ``lemma_``, ``head``, ``dep_`` and, in ``Token._.head_prob``, the probability
+  of each word's head. The model needs a tokenizer.
+- the factory ``"arborparse_parser"``: a component that tags and parses a `Doc` that spaCy
+  tokenized itself, ``spacy.blank("en").add_pipe("arborparse_parser", config={"model":
+  path})`` (registered as an entry point, so nothing needs importing first); each of the
+  Doc's sentences (the whole Doc when no component set sentence starts) is one sentence.
+
+Words are spaCy's tokens: a multiword token (English *can't*, Spanish *del*) becomes its
+words, the token's whitespace after the last one; runs of whitespace other than one space
+become a single space. ``spacy.displacy.render(doc, style="dep")`` draws either Doc.
+"""
+
+from __future__ import annotations
+
+from arborparse.errors import ArborparseError
+from arborparse.pipeline import Pipeline, load as load_model
+
+import numpy as np
+
+try:
+    from spacy.attrs import DEP, HEAD
+    from spacy.language import Language
+    from spacy.tokens import Doc, Token
+except ImportError as err:  # pragma: no cover - the extra is missing
+    raise ImportError("arborparse.spacy needs spaCy: pip install 'arborparse[spacy]'") from err
+
+if not Token.has_extension("head_prob"):
+    Token.set_extension("head_prob", default=None)
+
+
+def _pipeline(model) -> Pipeline:
+    found = load_model(model) if not isinstance(model, Pipeline) else model
+    return found if isinstance(found, Pipeline) else Pipeline(parser=found)
+
+
+def _value(value: str) -> str:
+    return "" if value == "_" else value
+
+
+def _annotate(doc: Doc, sentences, indices: list[list[int]]) -> None:
+    """Set the tags, lemmas and trees of `sentences` (arborparse's) on the tokens of `doc`
+    at `indices` (one list of token positions per sentence); a token outside them
+    (whitespace) hangs from its left neighbour."""
+    heads = [i - 1 if token.is_space and i > 0 else i for i, token in enumerate(doc)]
+    deps = ["dep" if head != i else "" for i, head in enumerate(heads)]
+    for s, where in zip(sentences, indices):
+        for word, i in zip(s.words, where):
+            token = doc[i]
+            if word.upos != "_":
+                token.pos_ = word.upos
+            token.tag_ = _value(word.xpos)
+            token.set_morph(_value(word.feats) or None)
+            token.lemma_ = _value(word.lemma)
+            token._.head_prob = word.head_prob
+            heads[i] = where[word.head - 1] if word.head else i
+            deps[i] = word.deprel
+    relative = np.array([head - i for i, head in enumerate(heads)], dtype=np.int64)
+    labels = np.array([doc.vocab.strings.add(d) for d in deps], dtype=np.uint64)
+    doc.from_array([HEAD, DEP], np.stack([relative.astype(np.uint64), labels], axis=1))
+
+
+class _Tokenizer:
+    """The arborparse pipeline as spaCy's tokenizer: text in, a parsed `Doc` out."""
+
+    def __init__(self, pipeline: Pipeline, vocab, options: dict):
+        if pipeline.tokenizer is None:
+            raise ArborparseError("arborparse.spacy.load needs a model with a tokenizer; "
+                                  "for a model without one, add the 'arborparse_parser' "
+                                  "component behind spaCy's own tokenizer")
+        self.pipeline, self.vocab, self.options = pipeline, vocab, options
+
+    def __call__(self, text: str) -> Doc:
+        document = self.pipeline(text, **self.options)
+        words, spaces, indices = [], [], []
+        for s in document.sentences:
+            indices.append([])
+            for token in s.tokens:
+                gap = text[token.end_char:token.end_char + 1] if token.end_char is not None \
+                    else " "
+                for k, word in enumerate(token.words):
+                    indices[-1].append(len(words))
+                    words.append(word.text)
+                    spaces.append(k == len(token.words) - 1 and gap.isspace())
+        doc = Doc(self.vocab, words=words, spaces=spaces)
+        _annotate(doc, document.sentences, indices)
+        return doc
+
+    def to_bytes(self, **kwargs) -> bytes:
+        return b""
+
+    def from_bytes(self, data, **kwargs):
+        return self
+
+
+def load(path, lang: str = "xx", marginals: bool = True, **options) -> Language:
+    """A spaCy pipeline whose tokenizer is the arborparse model at `path` (see the module
+    docstring); `lang`: spaCy's language code of the blank pipeline (``"xx"``: any);
+    `options` as `Pipeline.__call__` takes them."""
+    import spacy
+
+    nlp = spacy.blank(lang)
+    pipeline = _pipeline(path)
+    marginals = marginals and pipeline.capabilities.marginals
+    nlp.tokenizer = _Tokenizer(pipeline, nlp.vocab, {"marginals": marginals or None, **options})
+    return nlp
+
+
+class Parser:
+    """The ``arborparse_parser`` component: tags and parses a Doc spaCy tokenized."""
+
+    def __init__(self, model, marginals: bool):
+        if not model:
+            raise ArborparseError("arborparse_parser: give the model file, config={'model': "
+                                  "PATH}")
+        self.pipeline = _pipeline(model)
+        offered = marginals and self.pipeline.capabilities.marginals
+        self.options = {"marginals": True} if offered else {}
+
+    def __call__(self, doc: Doc) -> Doc:
+        spans = list(doc.sents) if doc.has_annotation("SENT_START") else [doc[:]]
+        indices = [[t.i for t in span if not t.is_space] for span in spans]
+        indices = [where for where in indices if where]
+        words = [[doc[i].text for i in where] for where in indices]
+        if words:
+            document = self.pipeline(words, **self.options)
+            _annotate(doc, document.sentences, indices)
+        for token in doc:  # whitespace tokens hang from their left neighbour
+            if token.is_space and token.i > 0:
+                token.head, token.dep_ = doc[token.i - 1], "dep"
+        return doc
+
+
+@Language.factory("arborparse_parser", default_config={"model": "", "marginals": True})
+def make_parser(nlp: Language, name: str, model: str, marginals: bool) -> Parser:
+    """The factory behind ``add_pipe("arborparse_parser", config={"model": PATH})``."""
+    return Parser(model, marginals)

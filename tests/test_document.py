@@ -1,0 +1,158 @@
+"""Calling a pipeline: every input kind and option on a small model of each family;
+documents whose offsets slice back to the text; CoNLL-U as the command line writes it;
+the conllu package and spaCy."""
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from treebanks import separable
+
+import arborparse
+from arborparse.cli import cli
+from arborparse.document import Document
+from arborparse.errors import ArborparseError
+from arborparse.options import OptionError
+
+TEXT = ("The dog can't sleep.\r\nIt is late 😀 , and we don't care.\n\n\n"
+        "A second  paragraph here.\nIts  second line.\n")
+
+
+@pytest.fixture(scope="module")
+def english(english_pipeline):
+    return arborparse.load(english_pipeline)
+
+
+@pytest.fixture(scope="module")
+def families():
+    """A small pipeline of each family (a tagger in front where the parser reads tags),
+    trained on separable data."""
+    data = separable(2)
+    return {
+        "linear": arborparse.train(data, family="linear", components="tagger,parser",
+                                   progress=False, folds=2, trainer="perceptron", epochs=2,
+                                   hash_bits=12),
+        "isbn": arborparse.train(data, family="isbn", components="tagger,parser",
+                                 progress=False, folds=2, hidden=8, epochs=2, cutoff=1),
+        "neural": arborparse.train(data, family="neural", components="parser",
+                                   progress=False, hidden=8, layers=1, epochs=2,
+                                   batch_size=4, word_dim=8),
+    }
+
+
+def test_offsets_slice_back_to_the_text(english):
+    doc = english(TEXT)
+    assert doc.text == TEXT and len(doc.sentences) >= 3
+    for sentence in doc.sentences:
+        for token in sentence.tokens:
+            assert TEXT[token.start_char:token.end_char] == token.text
+        for word in sentence.words:
+            assert TEXT[word.start_char:word.end_char] == word.token.text
+    assert any(len(t.words) > 1 for s in doc.sentences for t in s.tokens)  # can't, don't
+    assert "😀" in [w.text for w in doc.words]
+
+
+def test_to_conllu_is_what_the_command_line_writes(english, english_pipeline, tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_bytes(TEXT.encode("utf-8"))
+    for options, flags in (({}, []), ({"marginals": True, "decode": "mbr"},
+                                      ["--marginals", "--decode", "mbr"])):
+        r = CliRunner().invoke(cli, ["parse", "--model", str(english_pipeline),
+                                     "--input-format", "text", str(path), *flags])
+        assert r.exit_code == 0, r.output
+        assert english(TEXT, **options).to_conllu() == r.output
+    back = Document.from_conllu(r.output)
+    assert back.to_conllu() == r.output
+    assert [w.head_prob for w in back.words] == [w.head_prob for w in english(
+        TEXT, marginals=True, decode="mbr").words]
+
+
+@pytest.mark.parametrize("family", ["linear", "isbn", "neural"])
+def test_every_input_kind_and_option(families, family):
+    nlp = families[family]
+    words = [[f for f in s.forms] for s in separable(1)]
+    doc = nlp(words)
+    assert [[w.text for w in s.words] for s in doc.sentences] == words
+    assert all(w.start_char is None and w.head is not None for w in doc.words)
+    again = nlp(separable(1))  # CoNLL-U sentences, with their own tags and lemmas
+    assert [w.text for w in again.words] == [w.text for w in doc.words]
+    assert all(w.head is not None for w in again.words)
+    assert nlp(doc.sentences).to_conllu() == nlp(doc).to_conllu()
+    docs = list(nlp.pipe([words, words[:2]], batch_size=1))
+    assert [len(d.sentences) for d in docs] == [len(words), 2]
+    assert docs[0].to_conllu() == doc.to_conllu()
+    can = nlp.capabilities
+    if can.marginals:
+        doc = nlp(words, marginals=True, kbest=2, decode="mbr")
+        for s in doc.sentences:
+            assert all(0 <= w.head_prob <= 1 and 0 <= w.label_prob <= 1 for w in s.words)
+            assert np.allclose(s.head_marginals[:, 1:].sum(axis=0), 1, atol=1e-6)
+            assert len(s.kbest) == min(2, len(s.kbest)) and \
+                s.kbest[0].probability >= s.kbest[-1].probability
+    else:
+        with pytest.raises(OptionError, match=r"marginals=True does not apply to this isbn "
+                                              r"model \(its options: retag, keep_tags, "
+                                              r"beam, branching\)"):
+            nlp(words, marginals=True)
+        with pytest.raises(OptionError, match="kbest=2 does not apply"):
+            nlp(words, kbest=2)
+        assert nlp(words, beam=2).to_conllu()
+    if not can.beam:
+        with pytest.raises(OptionError, match=f"beam=3 does not apply to this {family} model"):
+            nlp(words, beam=3)
+    with pytest.raises(OptionError, match="decode='max-z' does not apply"):
+        nlp(words, decode="max-z")
+    with pytest.raises(ArborparseError, match="no tokenizer"):
+        nlp("Raw text needs a tokenizer.")
+
+
+def test_wrong_inputs_are_refused(english):
+    for wrong in (3, [1, 2], {"text": "x"}, [["a", 1]]):
+        with pytest.raises(TypeError, match="a pipeline takes a str"):
+            english(wrong)
+    with pytest.raises(ArborparseError, match="words must be non-empty"):
+        english([["a", ""]])
+    assert len(english("").sentences) == 0 and len(english([]).sentences) == 0
+
+
+def test_the_conllu_package_reads_and_writes_what_we_do(english):
+    conllu = pytest.importorskip("conllu")
+    doc = english(TEXT, marginals=True)
+    parsed = conllu.parse(doc.to_conllu())
+    assert len(parsed) == len(doc.sentences)
+    for theirs, ours in zip(parsed, doc.sentences):
+        words = [t for t in theirs if isinstance(t["id"], int)]
+        assert [t["form"] for t in words] == [w.text for w in ours.words]
+        assert [t["head"] for t in words] == [w.head for w in ours.words]
+        back = Document.from_conllu(theirs.serialize()).sentences[0]
+        assert [w.deprel for w in back.words] == [w.deprel for w in ours.words]
+        assert [w.head_prob for w in back.words] == [w.head_prob for w in ours.words]
+
+
+def test_spacy_both_ways(english, english_pipeline):
+    spacy = pytest.importorskip("spacy")
+    import arborparse.spacy
+
+    ours = english("The dog can't sleep. It is late.", marginals=True)
+    nlp = arborparse.spacy.load(english_pipeline, lang="en")
+    doc = nlp("The dog can't sleep. It is late.")
+    assert [t.text for t in doc] == [w.text for w in ours.words]
+    assert len(list(doc.sents)) == len(ours.sentences)
+    offset, heads = 0, []
+    for sentence in ours.sentences:
+        heads += [offset + (w.head - 1 if w.head else w.id - 1) for w in sentence.words]
+        offset += len(sentence.words)
+    assert [t.head.i for t in doc] == heads
+    assert [t.dep_ for t in doc] == [w.deprel for w in ours.words]
+    assert [t.pos_ for t in doc] == [w.upos for w in ours.words]
+    assert [t._.head_prob for t in doc] == [w.head_prob for w in ours.words]
+    assert "<svg" in spacy.displacy.render(doc, style="dep")
+
+    blank = spacy.blank("en")
+    blank.add_pipe("arborparse_parser", config={"model": str(english_pipeline)})
+    doc = blank("The dog barks loudly")
+    ours = english([[t.text for t in doc]], marginals=True)
+    assert [t.head.i for t in doc] == [w.head - 1 if w.head else w.id - 1 for w in ours.words]
+    assert [t.dep_ for t in doc] == [w.deprel for w in ours.words]
+    assert "<svg" in spacy.displacy.render(doc, style="dep")
+    with pytest.raises(ArborparseError, match="give the model file"):
+        spacy.blank("en").add_pipe("arborparse_parser")
