@@ -141,8 +141,11 @@ class LinearParser:
         x = Encoded.of(sentence)
         # the full label scores serve MBR, the marginals, the k best and the best tree alike
         S = self._scores(x) if marginals or k or decode_as == "mbr" else None
+        # one inside-outside (or Matrix-Tree inverse) serves MBR and the marginals
+        mu = trees.marginals(S, projective, self.single_root) if marginals else None
         if decode_as == "mbr":
-            heads, labels = trees.mbr(S, projective, self.single_root)
+            heads, labels = trees.mbr(S, projective, self.single_root,
+                                      None if mu is None else mu.sum(axis=2))
         elif decode_as == "map" and S is not None:
             heads, labels = (trees.eisner if projective else trees.mst)(
                 S, single_root=self.single_root)
@@ -156,7 +159,6 @@ class LinearParser:
             parsed = parsed.with_analysis(kbest=self._kbest(S, k, projective))
         if not marginals:
             return parsed
-        mu = trees.marginals(S, projective, self.single_root)
         m = np.arange(1, len(heads))
         head_prob = mu[heads[1:], m].sum(axis=1)
         label_prob = mu[heads[1:], m, labels[1:]] / np.maximum(head_prob, 1e-300)

@@ -73,16 +73,18 @@ def entropy(S, projective: bool = False, single_root: bool = True) -> float:
     return float(logZ - (mu[used] * S[used]).sum())
 
 
-def mbr(S, projective: bool = False, single_root: bool = True):
+def mbr(S, projective: bool = False, single_root: bool = True, marginals=None):
     """Minimum Bayes-risk tree: the tree of the class maximizing the expected number of
     correct heads, Σ_m mu[heads[m], m] (Smith & Smith 2007, §4). O(n³).
 
     Labeled scores also return, per word, the most probable label of its chosen arc.
-    Returns heads (and labels) as `arborparse.trees.mst` does.
+    Returns heads (and labels) as `arborparse.trees.mst` does. `marginals`: the head
+    marginals (n+1, n+1) of S when the caller has them already (they are not computed
+    again).
     """
     S = check_scores(S)
     folded = fold_labels(S) if S.ndim == 3 else S
-    _, mu = _marginals(folded, projective, single_root)
+    mu = _marginals(folded, projective, single_root)[1] if marginals is None else marginals
     heads = best_tree(np.where(np.isneginf(folded), -np.inf, mu), projective, single_root)
     if S.ndim == 2:
         return heads

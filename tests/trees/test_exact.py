@@ -67,6 +67,8 @@ def test_mbr_maximizes_expected_correct_heads(projective, single_root):
         gains = scores_of(mu, all_t)
         heads = trees.mbr(S, projective, single_root)
         assert scores_of(mu, heads[None])[0] == pytest.approx(gains.max(), abs=1e-9)
+        given = trees.mbr(S, projective, single_root, marginals=mu)  # not computed again
+        assert (given == heads).all()
 
 
 @pytest.mark.parametrize("projective,single_root", CLASSES)
