@@ -399,15 +399,18 @@ def info_cmd(model, as_json):
         click.echo(json.dumps(found, indent=1))
         return
     for key, value in found.items():
-        if isinstance(value, dict) and value:
+        if key == "scores" and value is not None:
+            shown = "  ".join(f"{k} {v:.2f}" for k, v in value.items()) or "none (no dev data)"
+            click.echo(f"{key:<20}{shown}")
+        elif isinstance(value, dict):
             click.echo(f"{key}:")
             for name, item in value.items():
                 if isinstance(item, dict):
                     item = "  ".join(f"{k} {v}" for k, v in item.items())
-                click.echo(f"  {name:<16}{item}")
+                click.echo(f"  {name:<18}{item}")
         elif value is not None:
             shown = ", ".join(value) if isinstance(value, list) else value
-            click.echo(f"{key:<18}{shown}")
+            click.echo(f"{key:<20}{shown}")
     lacking = [key for key, value in found.items() if value is None]
     if lacking:
         click.echo(f"this file lacks: {', '.join(lacking)} (written by an earlier version, "

@@ -20,6 +20,7 @@ defaults included.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import os
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -176,8 +177,8 @@ class Spec:
                 raise ArborparseError(f"{where}={value!r}: give True or False")
             return
         if kind in (int, float):
-            number = isinstance(value, (int, float)) and not isinstance(value, bool) and \
-                (kind is float or isinstance(value, int))
+            number = isinstance(value, numbers.Real) and not isinstance(value, bool) and \
+                (kind is float or isinstance(value, numbers.Integral))
             if not number:
                 what = "an integer" if kind is int else "a number"
                 raise ArborparseError(f"{where}={value!r}: give {what}" +
@@ -238,9 +239,10 @@ class FamilyOptions:
             raise ArborparseError(f"the {cls.family} family takes no option "
                                   f"{', '.join(unknown)} (its options: "
                                   f"{', '.join(cls.names())})")
-        table = cls(**{k: v for k, v in given.items() if v is not None})
+        plain = {k: v.item() if hasattr(v, "item") else v for k, v in given.items()}
+        table = cls(**{k: v for k, v in plain.items() if v is not None})
         trainer = getattr(table, "trainer", None)
-        wrong = [spec.name for spec in cls.specs() if given.get(spec.name) is not None and
+        wrong = [spec.name for spec in cls.specs() if plain.get(spec.name) is not None and
                  spec.trainers is not None and trainer not in spec.trainers]
         if wrong:
             raise ArborparseError(f"{', '.join(wrong)} {'does' if len(wrong) == 1 else 'do'} "

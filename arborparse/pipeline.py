@@ -97,7 +97,7 @@ def info(path) -> dict:
 def describe(stored: dict, family: str | None, components: list[str]) -> dict:
     """`INFO`'s keys in order: what `stored` holds, the family and components as found."""
     found = {key: stored.get(key) for key in INFO}
-    found.update(family=family, components=components)
+    found.update(family=family or stored.get("family"), components=components)
     return found
 
 

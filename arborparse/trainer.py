@@ -15,6 +15,7 @@ the data, language, dev scores and training time (`Pipeline.info`).
 from __future__ import annotations
 
 import hashlib
+import numbers
 import os
 import re
 import sys
@@ -27,12 +28,14 @@ from tqdm import tqdm
 from arborparse import registry
 from arborparse.errors import ArborparseError
 from arborparse.io import read_conllu
+from arborparse.io.conllu import FORMATS
 from arborparse.io.conllu import Sentence
 from arborparse.pipeline import COMPONENTS, Pipeline
 
 FRONT_EPOCHS = 10  # of the tagger and the lemmatizer, each keeping its best on dev
 SCORES = ("UAS", "LAS", "UPOS", "XPOS", "UFeats", "Lemmas")
-UD_NAME = re.compile(r"^([a-z]{2,3}(?:_[a-z0-9]+)?)-ud-(?:train|dev|test)", re.IGNORECASE)
+UD_NAME = re.compile(r"(?:^|[^a-z0-9])([a-z]{2,3}(?:_[a-z0-9]+)?)-ud-(?:train|dev|test)",
+                     re.IGNORECASE)
 
 
 def train(train, dev=None, *, family: str = "linear", components=None,
@@ -65,29 +68,44 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     family = registry.canonical(family)
     table = registry.options_table(family).of(options)
     parts = _components(components, table.components)
-    if not isinstance(folds, int) or isinstance(folds, bool) or folds < 2:
+    if not isinstance(folds, numbers.Integral) or isinstance(folds, bool) or folds < 2:
         raise ArborparseError(f"folds={folds!r}: give an integer >= 2")
+    if fmt not in FORMATS:
+        raise ArborparseError(f"fmt={fmt!r}: choose one of {', '.join(FORMATS)}")
+    if lang is not None and not (isinstance(lang, str) and lang.strip()):
+        raise ArborparseError(f"lang={lang!r}: give a language name or code, such as en_ewt")
     checkpoint = None if path is None else f"{path}.checkpoint"
-    if resume and path is None:
-        raise ArborparseError("resume needs the path of the interrupted training's model")
-    if "parser" in parts and checkpoint is not None:
-        if resume and not os.path.exists(checkpoint):
+    if resume:
+        if path is None or "parser" not in parts:
+            raise ArborparseError("resume continues the training of a parser: give its path "
+                                  "(--model)")
+        registry.trainer(family, table, dev=dev is not None, progress=False,
+                         checkpoint=checkpoint, resume=True)  # refuses what cannot resume
+        if not os.path.exists(checkpoint):
             raise ArborparseError(f"resume: there is no {checkpoint} (a training writes one "
                                   "after every epoch and removes it at its end)")
-        if not resume and not force and os.path.exists(checkpoint):
-            raise ArborparseError(f"{checkpoint} holds an interrupted training of this model: "
-                                  "continue it with --resume, or start again with --force")
+    elif "parser" in parts and checkpoint is not None and not force and \
+            os.path.exists(checkpoint):
+        raise ArborparseError(f"{checkpoint} holds an interrupted training of this model: "
+                              "continue it with resume (--resume), or start again with force "
+                              "(--force)")
     data = {"train": None, "dev": None}
     train, data["train"] = _sentences(train, fmt, "train")
     dev, data["dev"] = _sentences(dev, fmt, "dev") if dev is not None else (None, None)
+    taggers = {"tagger", "lemmatizer"} & set(parts) and "parser" in parts
     info = {"arborparse_version": _version(), "family": family, "components": parts,
-            "options": {**table.to_dict(), "folds": folds},
+            "options": {**table.to_dict(), **({"folds": folds} if taggers else {})},
             "data": data, "language": lang or _language(data), "scores": {}}
+    kept, before = {}, 0.0
+    if resume:  # the interrupted run's data, components and options, its scores and time
+        kept["record"], before = _resumable(path, info, table)
 
     def described(front: Pipeline, parser, record: dict) -> Pipeline:
         scores = {**_front_scores(front), **{k: record[k] for k in SCORES if k in record}}
+        scores = {k: round(float(v), 2) for k, v in scores.items()}
         now = {**info, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-               "scores": scores, "training_seconds": round(time.perf_counter() - began, 1)}
+               "scores": scores,
+               "training_seconds": round(before + time.perf_counter() - began, 1)}
         return Pipeline(front.tagger, front.lemmatizer, parser, front.tokenizer, now)
 
     front = front_end(parts, train, dev, table.seed, progress)
@@ -99,7 +117,6 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     if front.tagger or front.lemmatizer:
         train = _jackknife(parts, front, train, folds, table.seed, progress)
         dev = front.parse(dev, retag=True) if dev else None
-    kept = {}
 
     def save_best(parser, record):
         kept["record"] = record
@@ -125,9 +142,30 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     return pipeline
 
 
+def _resumable(path, info: dict, table) -> tuple[dict, float]:
+    """(the kept epoch's scores, the training seconds) of the interrupted training whose
+    model is at `path`; refuses to go on with other data, components or options."""
+    from arborparse.pipeline import info as info_of
+
+    before = info_of(path)
+    differ = [k for k in ("components", "data") if before.get(k) != info[k]]
+    theirs = before.get("options") or {}
+    changeable = {s.name for s in table.specs() if s.may_change}
+    differ += sorted(f"{k} {theirs.get(k)!r} (now {v!r})" for k, v in info["options"].items()
+                     if k not in changeable and theirs.get(k) != v)
+    if differ:
+        raise ArborparseError(f"{path}: the interrupted training had other "
+                              f"{', '.join(differ)}; resume with the same data, components "
+                              "and options")
+    return before.get("scores") or {}, float(before.get("training_seconds") or 0.0)
+
+
 def _components(components, default: tuple[str, ...]) -> list[str]:
     if components is None:
         return list(default)
+    if not isinstance(components, (str, list, tuple)):
+        raise ArborparseError(f"components: a list of names or a comma-separated string, not "
+                              f"{components!r}")
     names = components.split(",") if isinstance(components, str) else list(components)
     names = [str(c).strip() for c in names if str(c).strip()]
     unknown = sorted(set(names) - set(COMPONENTS))
@@ -154,6 +192,8 @@ def _sentences(source, fmt: str, what: str) -> tuple[list[Sentence], dict]:
     else:
         raise ArborparseError(f"{what}: give a path or an iterable of Sentence, not "
                               f"{type(source).__name__}")
+    if not sentences:
+        raise ArborparseError(f"{what}: no sentences in {name or 'the data given'}")
     return sentences, {"file": name, "sha256": sha, "sentences": len(sentences),
                        "words": sum(map(len, sentences))}
 
@@ -161,7 +201,7 @@ def _sentences(source, fmt: str, what: str) -> tuple[list[Sentence], dict]:
 def _language(data: dict) -> str:
     """The UD file name's prefix (``en_ewt`` of ``en_ewt-ud-train.conllu``), or unknown."""
     for part in ("train", "dev"):
-        match = UD_NAME.match((data[part] or {}).get("file") or "")
+        match = UD_NAME.search((data[part] or {}).get("file") or "")
         if match:
             return match.group(1).lower()
     return "unknown"

@@ -5,6 +5,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from treebanks import separable, separable_text
@@ -139,6 +140,18 @@ def test_wrong_options_are_refused_in_one_line():
         arborparse.train(data, components="parser,chunker")
     with pytest.raises(ArborparseError, match="train: give a path or an iterable"):
         arborparse.train(3)
+    with pytest.raises(ArborparseError, match="linear option seed=-1: must be >= 0"):
+        arborparse.train(data, seed=-1)
+    with pytest.raises(ArborparseError, match="components: a list of names"):
+        arborparse.train(data, components=3)
+    with pytest.raises(ArborparseError, match="fmt='xml': choose one of"):
+        arborparse.train(data, fmt="xml")
+    with pytest.raises(ArborparseError, match="lang=3"):
+        arborparse.train(data, lang=3)
+    with pytest.raises(ArborparseError, match="dev: no sentences"):
+        arborparse.train(data, [])
+    assert arborparse.train(data, components="parser", progress=False, epochs=np.int64(1),
+                            hash_bits=12).info["options"]["epochs"] == 1
     for r in (CliRunner().invoke(cli, ["train", "--train", "x", "--model", "m", "--beam", "3"]),
               CliRunner().invoke(cli, ["train", "--model-type", "neural", "--train", "x",
                                        "--model", "m", "--trainer", "eg"])):
@@ -191,11 +204,20 @@ def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
     monkeypatch.setattr(Loop, "_save_checkpoint", save)
     with pytest.raises(ArborparseError, match="holds an interrupted training"):
         arborparse.train(data, dev, path=path, **options)
-    with pytest.raises(ArborparseError, match=r"other options: seed 0 \(now 1\)"):
+    with pytest.raises(ArborparseError, match=r"had other seed 0 \(now 1\)"):
         arborparse.train(data, dev, path=path, resume=True, **{**options, "seed": 1})
+    with pytest.raises(ArborparseError, match="the interrupted training had other data"):
+        arborparse.train(separable(4), dev, path=path, resume=True, **options)
+    with pytest.raises(ArborparseError, match="cannot resume"):
+        arborparse.train(data, dev, path=path, resume=True, **{**options, "C": 1.0,
+                                                                "trainer": "loglinear"})
+    before = info(path)
     resumed = arborparse.train(data, dev, path=path, resume=True, **options)
     assert (resumed.parser.model.weights == straight.parser.model.weights).all()
     assert not Path(f"{path}.checkpoint").exists()
+    after = info(path)
+    assert after["scores"]["LAS"] >= before["scores"]["LAS"]  # the kept epoch's, not none
+    assert after["training_seconds"] >= before["training_seconds"]
 
 
 def test_an_interrupt_before_the_first_epoch_says_nothing_was_written(tmp_path, monkeypatch):
@@ -208,3 +230,13 @@ def test_an_interrupt_before_the_first_epoch_says_nothing_was_written(tmp_path, 
         arborparse.train(separable(1), components="parser", progress=False,
                          path=tmp_path / "m.npz", trainer="perceptron", hash_bits=12)
     assert not (tmp_path / "m.npz").exists()
+
+
+def test_a_front_end_alone_says_its_family_and_no_folds(tmp_path):
+    path = tmp_path / "t.npz"
+    arborparse.train(separable(1), components="tagger", progress=False, path=path)
+    found = info(path)
+    assert found["family"] == "linear" and found["components"] == ["tagger"]
+    assert "folds" not in found["options"]
+    r = CliRunner().invoke(cli, ["info", str(path)])
+    assert "lacks" not in r.output and "none (no dev data)" in r.output

@@ -39,4 +39,4 @@ class ISBNOptions(FamilyOptions):
     branching: int = option(3, int, "Labels expanded per arc in the search.", low=1)
     multi_root: bool = option(False, bool, "Allow several words attached to the root "
                               "(default: exactly one).")
-    seed: int = option(0, int, "Seed of the initial weights and the shuffling.")
+    seed: int = option(0, int, "Seed of the initial weights and the shuffling.", low=0)

@@ -37,7 +37,7 @@ class LinearOptions(FamilyOptions):
                          "L-BFGS iterations); with --dev the best one is kept.", low=1,
                          may_change=True)
     seed: int = option(0, int, "Seed of the shuffling (and of the initial weights where "
-                       "they are random).")
+                       "they are random).", low=0)
     hash_bits: int = option(23, int, "log2 of the hashed weight vector's size.", low=10,
                             high=31)
     exact_features: bool = option(False, bool, "Index the gold trees' features exactly "

@@ -45,6 +45,7 @@ class NeuralOptions(FamilyOptions):
                                  "crf-projective, else mst).", choices=("mst", "eisner"))
     multi_root: bool = option(False, bool, "Allow several words attached to the root "
                               "(default: exactly one).")
-    seed: int = option(0, int, "Seed of the initial weights, the shuffling and dropout.")
+    seed: int = option(0, int, "Seed of the initial weights, the shuffling and dropout.",
+                       low=0)
     threads: int = option(1, int, "CPU threads for training (more were slower on this "
                           "network's small matrices).", low=1, may_change=True)

@@ -170,7 +170,7 @@ def test_command_line_trains_parses_and_resumes(tmp_path):
     assert r.exit_code == 1 and "there is no" in r.output
     (tmp_path / "m.npz.checkpoint").write_bytes(b"")
     r = run(*args)
-    assert r.exit_code == 1 and "continue it with --resume" in r.output
+    assert r.exit_code == 1 and "continue it with resume (--resume)" in r.output
     r = run(*args, "--trainer", "mira")
     assert r.exit_code == 2 and "--trainer does not apply to --model-type neural" in r.output
 
