@@ -30,10 +30,10 @@ FAMILIES = {
                      "arborparse.linear.train:trainer"),
     "isbn": Family("arborparse.isbn.options:ISBNOptions",
                    "arborparse.isbn.parser:ISBNParser",
-                   "arborparse.isbn.train:trainer"),
+                   "arborparse.isbn.train:ISBNTrainer.from_options"),
     "neural": Family("arborparse.neural.options:NeuralOptions",
                      "arborparse.neural.parser:NeuralParser",
-                     "arborparse.neural.train:trainer"),
+                     "arborparse.neural.train:NeuralTrainer.from_options"),
 }
 # older names, still read in scripts and model files
 ALIASES = {"first-order": "linear"}
@@ -49,8 +49,12 @@ def canonical(name: str) -> str:
 
 
 def resolve(where: str):
-    module, attribute = where.split(":")
-    return getattr(import_module(module), attribute)
+    """The object at ``"module:attribute"`` (the attribute may be dotted)."""
+    module, path = where.split(":")
+    found = import_module(module)
+    for attribute in path.split("."):
+        found = getattr(found, attribute)
+    return found
 
 
 def options_table(name: str):

@@ -79,9 +79,10 @@ class ISBNTrainer:
         self.checkpoint, self.resume = checkpoint, resume
 
     @classmethod
-    def from_options(cls, options: ISBNOptions, progress: bool = True, checkpoint=None,
-                     resume: bool = False) -> ISBNTrainer:
-        """The trainer an option table describes."""
+    def from_options(cls, options: ISBNOptions, *, dev: bool = False, progress: bool = True,
+                     checkpoint=None, resume: bool = False, client=None) -> ISBNTrainer:
+        """The trainer an option table describes (the family's trainer in
+        `arborparse.registry`; `dev` and `client` change nothing here)."""
         o = options
         return cls(o.hidden, o.features, o.latent_links, o.pseudo, o.cutoff, o.cutoff,
                    o.epochs, o.patience, o.batch_size, o.learning_rate, o.decay, o.momentum,
@@ -188,9 +189,3 @@ class ISBNTrainer:
         log.finish()
         self.parser_ = parser
         return self
-
-
-def trainer(options: ISBNOptions, *, dev: bool, progress: bool = True, checkpoint=None,
-            resume: bool = False, client=None) -> ISBNTrainer:
-    """The family's trainer for `options` (see `arborparse.registry`)."""
-    return ISBNTrainer.from_options(options, progress, checkpoint, resume)

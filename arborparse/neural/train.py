@@ -159,9 +159,10 @@ class NeuralTrainer:
         self.checkpoint, self.resume, self.threads = checkpoint, resume, threads
 
     @classmethod
-    def from_options(cls, options: NeuralOptions, progress: bool = True, checkpoint=None,
-                     resume: bool = False) -> NeuralTrainer:
-        """The trainer an option table describes."""
+    def from_options(cls, options: NeuralOptions, *, dev: bool = False, progress: bool = True,
+                     checkpoint=None, resume: bool = False, client=None) -> NeuralTrainer:
+        """The trainer an option table describes (the family's trainer in
+        `arborparse.registry`; `dev` and `client` change nothing here)."""
         given = options.to_dict()
         return cls(single_root=not given.pop("multi_root"), progress=progress,
                    checkpoint=checkpoint, resume=resume, **given)
@@ -337,9 +338,3 @@ class NeuralTrainer:
         loop.finish()
         self.parser_ = parser
         return self
-
-
-def trainer(options: NeuralOptions, *, dev: bool, progress: bool = True, checkpoint=None,
-            resume: bool = False, client=None) -> NeuralTrainer:
-    """The family's trainer for `options` (see `arborparse.registry`)."""
-    return NeuralTrainer.from_options(options, progress, checkpoint, resume)
