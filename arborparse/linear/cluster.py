@@ -111,14 +111,14 @@ class MixingTrainer:
         order = np.random.default_rng(t.seed).permutation(len(train))  # shards by chance
         parts = [[order[i] for i in r] for r in shard_ranges(len(train), self.shards)]
         shards = client.scatter([([encoded[i] for i in p], [gold_heads[i] for i in p],
-                                  [gold_labels[i] for i in p]) for p in parts])
-        model_ref, trainer_ref = client.scatter([model, t], broadcast=True)
+                                  [gold_labels[i] for i in p]) for p in parts], hash=False)
+        model_ref, trainer_ref = client.scatter([model, t], broadcast=True, hash=False)
         w = model.weights.astype(np.float64)
         total, steps = np.zeros_like(w), 0.0
         log = loop(self, dev, save_best, calibrate=True)
         for epoch in log:
             start = time.perf_counter()
-            w_ref = client.scatter(w, broadcast=True)
+            w_ref = client.scatter(w, broadcast=True, hash=False)
             passes = [client.submit(_shard_pass, trainer_ref, model_ref, shard, w_ref,
                                     [t.seed, epoch, k], pure=False)
                       for k, shard in enumerate(log.bar(epoch, shards))]
@@ -149,14 +149,15 @@ class ShardedLogLinearTrainer(LogLinearTrainer):
         data = list(zip(encoded, heads, ids))
         self._model_ref = None
         return labels, self.client.scatter([[data[i] for i in r]
-                                            for r in shard_ranges(len(data), self.shards)])
+                                            for r in shard_ranges(len(data), self.shards)],
+                                           hash=False)
 
     def objective(self, model: LinearModel, data, weights: np.ndarray):
         """L(w) and its gradient, `data` the shards (scattered)."""
         client = self.client
         if self._model_ref is None:
-            self._model_ref = client.scatter(model, broadcast=True)
-        w_ref = client.scatter(weights, broadcast=True)
+            self._model_ref = client.scatter(model, broadcast=True, hash=False)
+        w_ref = client.scatter(weights, broadcast=True, hash=False)
         parts = [client.submit(_shard_objective, self.C, self.projective, self.single_root,
                                self._model_ref, shard, w_ref, pure=False) for shard in data]
         total, grad = client.submit(_sum, *parts, pure=False).result()
