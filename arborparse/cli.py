@@ -391,7 +391,7 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, components, fol
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def info_cmd(model, as_json):
     """What the model file MODEL says of itself: version, date, family, components,
-    options, the data it was trained on, language, dev scores, training time."""
+    options, the data it was trained on, language, dev scores, training time, warnings."""
     from arborparse.pipeline import info
 
     found = info(model)
@@ -408,8 +408,12 @@ def info_cmd(model, as_json):
                 if isinstance(item, dict):
                     item = "  ".join(f"{k} {v}" for k, v in item.items())
                 click.echo(f"  {name:<18}{item}")
+        elif key == "warnings" and value:
+            click.echo(f"{key}:")
+            for warning in value:
+                click.echo(f"  {warning}")
         elif value is not None:
-            shown = ", ".join(value) if isinstance(value, list) else value
+            shown = (", ".join(value) or "none") if isinstance(value, list) else value
             click.echo(f"{key:<20}{shown}")
     lacking = [key for key, value in found.items() if value is None]
     if lacking:

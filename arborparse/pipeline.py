@@ -51,7 +51,7 @@ COMPONENTS = ("tokenizer", "tagger", "lemmatizer", "parser")
 CHUNK = 256  # sentences tagged at once in a stream
 # what a model file says of itself (`Pipeline.info`, ``arborparse info``)
 INFO = ("arborparse_version", "created", "family", "components", "options", "data",
-        "language", "scores", "training_seconds")
+        "language", "scores", "training_seconds", "warnings")
 
 
 def _class(home):

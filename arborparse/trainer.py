@@ -9,7 +9,9 @@ The front end (tokenizer, tagger, lemmatizer) is trained on the gold annotation;
 tagger or lemmatizer the parser trains on jackknifed tags (`arborparse.text.jackknife`) and
 is chosen on a retagged dev set. The family's options are its table's
 (`arborparse.registry`, `arborparse.options.FamilyOptions`); the model records them, with
-the data, language, dev scores and training time (`Pipeline.info`).
+the data, language, dev scores and training time (`Pipeline.info`). A parser that ends
+below the left-neighbour baseline on dev did not learn: `train` warns, and the model's
+``warnings`` say so.
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ import os
 import re
 import sys
 import time
+import warnings
 from collections.abc import Iterable
 from datetime import datetime, timezone
 
 from tqdm import tqdm
 
 from arborparse import registry
+from arborparse.baselines import left_neighbour
 from arborparse.errors import ArborparseError
+from arborparse.eval import evaluate
 from arborparse.io import read_conllu
 from arborparse.io.conllu import FORMATS
 from arborparse.io.conllu import Sentence
@@ -95,7 +100,9 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     taggers = {"tagger", "lemmatizer"} & set(parts) and "parser" in parts
     info = {"arborparse_version": _version(), "family": family, "components": parts,
             "options": {**table.to_dict(), **({"folds": folds} if taggers else {})},
-            "data": data, "language": lang or _language(data), "scores": {}}
+            "data": data, "language": lang or _language(data), "scores": {},
+            "warnings": []}
+    floor = _floor(dev) if dev and "parser" in parts else None
     kept, before = {}, 0.0
     if resume:  # the interrupted run's data, components and options, its scores and time
         kept["record"], before = _resumable(path, info, table)
@@ -104,7 +111,7 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         scores = {**_front_scores(front), **{k: record[k] for k in SCORES if k in record}}
         scores = {k: round(float(v), 2) for k, v in scores.items()}
         now = {**info, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-               "scores": scores,
+               "scores": scores, "warnings": _below(floor, scores.get("UAS")),
                "training_seconds": round(before + time.perf_counter() - began, 1)}
         return Pipeline(front.tagger, front.lemmatizer, parser, front.tokenizer, now)
 
@@ -135,11 +142,28 @@ def train(train, dev=None, *, family: str = "linear", components=None,
             fitted = registry.trainer(family, table, client=client, **context).fit(
                 train, dev, save_best)
     pipeline = described(front, fitted.parser_, kept.get("record", {}))
+    for warning in pipeline.info["warnings"]:
+        warnings.warn(warning, stacklevel=2)
     if path is not None and os.environ.get("RANK", "0") == "0":  # torchrun: process 0 saves
         pipeline.save(path)
         if progress:
             tqdm.write(f"saved {path} (epoch {fitted.best_epoch_})", file=sys.stderr)
     return pipeline
+
+
+def _floor(dev: list[Sentence]) -> float:
+    """The dev UAS of attaching every word to its left neighbour: what a parser that
+    learned anything beats."""
+    return evaluate(dev, [left_neighbour(s) for s in dev])["UAS"]
+
+
+def _below(floor: float | None, uas: float | None) -> list[str]:
+    """The model's warnings: its kept dev UAS below the left-neighbour baseline's."""
+    if floor is None or uas is None or uas >= floor:
+        return []
+    return [f"the parser's dev UAS ({uas:.2f}) is below that of attaching every word to its "
+            f"left neighbour ({floor:.2f}): it did not learn; train longer, or with other "
+            "options (such as a smaller learning rate or batch size), and check the data"]
 
 
 def _resumable(path, info: dict, table) -> tuple[dict, float]:

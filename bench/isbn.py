@@ -10,8 +10,8 @@ under the mean-field approximation: MF) and parsing speed against the beam width
     python bench/isbn.py table [--results FILE]
 
 `run` trains each variant with `arborparse train --model-type isbn` (dev LAS selects the
-epoch), parses the test set with the model's beam and records UAS, LAS, F1 by arc length
-and the training time per epoch. `beam` parses the dev set at each beam width (one thread)
+epoch), parses the test set with the model's beam and records UAS, LAS, F1 by arc length,
+the kept epoch's dev UAS and LAS and the training time per epoch. `beam` parses the dev set at each beam width (one thread)
 and prints tokens/second and LAS, and plots them. `roots` scores the dev set parsed with
 single-rooted output and with IDP's rule (headless words become roots). `approx` times one
 training step (likelihood and gradient) per minibatch of the first training sentences under
@@ -27,6 +27,7 @@ import time
 from functools import partial
 from pathlib import Path
 
+from arborparse.pipeline import info
 from common import COMMAND, ROOT, best_epoch, files, machine, record, run
 
 VARIANTS = {"tf": [], "lf": ["--features", "local"], "tf-na": ["--no-latent-links"],
@@ -42,12 +43,13 @@ def train_and_test(treebank, variant, epochs, workdir):
     seconds = [float(s) for s in re.findall(r"^epoch \d+/\d+\s+([\d.]+)s", trained.err, re.M)]
     parsing = run([*COMMAND, "parse", "--model", model, test, "-o", parsed])
     scores = json.loads(run([*COMMAND, "evaluate", test, parsed, "--json"]).out)
+    kept = info(model)["scores"]  # the kept epoch's dev scores
     return {
         "treebank": treebank, "variant": variant, "epochs": epochs,
         "best_epoch": best_epoch(trained.err),
         "epoch_train_seconds": seconds, "train_seconds": trained.wall,
         "train_max_rss_mb": trained.max_rss_mb, "parse_seconds": parsing.wall,
-        "test_words": scores["words"],
+        "dev_UAS": kept["UAS"], "dev_LAS": kept["LAS"], "test_words": scores["words"],
         **{k: scores[k] for k in ("UAS", "LAS", "UAS_nopunct", "LAS_nopunct")},
         "f1_by_length": {k: v["f1"] for k, v in scores["by_length"].items()},
         "date": str(datetime.date.today()), "machine": machine(),

@@ -80,13 +80,28 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     assert found["data"]["dev"]["words"] == sum(map(len, separable(1)))
     assert found["language"] == "xx_toy"
     assert found["scores"]["LAS"] > 50 and found["scores"]["UPOS"] == 100.0
-    assert found["training_seconds"] > 0
+    assert found["training_seconds"] > 0 and found["warnings"] == []
     assert arborparse.load(path).info == found
     r = CliRunner().invoke(cli, ["info", str(path), "--json"])
     assert r.exit_code == 0 and list(json.loads(r.output)) == list(INFO)
     r = CliRunner().invoke(cli, ["info", str(path)])
     assert r.exit_code == 0 and "xx_toy" in r.output and "lacks" not in r.output
     assert "trainer" in r.output and "LAS" in r.output
+
+
+def test_a_parser_below_the_left_neighbour_baseline_on_dev_is_warned_of(tmp_path):
+    """Dev trees that chain every word to its left neighbour, which a parser trained on other
+    trees misses: the kept dev UAS is below the baseline's 100, and train says so."""
+    dev = [s.with_tree(np.arange(-1, len(s)), ["root"] + ["dep"] * (len(s) - 1))
+           for s in separable(1)]
+    path = tmp_path / "m.npz"
+    with pytest.warns(UserWarning, match=r"below that of attaching every word to its left "
+                                         r"neighbour \(100\.00\)"):
+        nlp = arborparse.train(separable(3), dev, components="parser", progress=False,
+                               path=path, **SMALL["linear"][0])
+    assert len(nlp.info["warnings"]) == 1 and info(path)["warnings"] == nlp.info["warnings"]
+    r = CliRunner().invoke(cli, ["info", str(path)])
+    assert r.exit_code == 0 and "warnings:\n  the parser's dev UAS" in r.output
 
 
 @pytest.mark.parametrize("name", ["perceptron-v2", "latent-v2", "isbn-v2"])
@@ -98,7 +113,7 @@ def test_info_of_files_of_the_first_version(name):
     r = CliRunner().invoke(cli, ["info", str(MODELS / f"{name}.npz")])
     assert r.exit_code == 0
     assert "this file lacks: arborparse_version, created, options, data, language, " \
-           "scores, training_seconds" in r.output
+           "scores, training_seconds, warnings" in r.output
     r = CliRunner().invoke(cli, ["info", str(MODELS / "missing.npz")])
     assert r.exit_code == 1 and "no such model file" in r.output
 
