@@ -23,12 +23,12 @@ import click
 
 from arborparse import __version__, registry
 from arborparse.baselines import BASELINES
-from arborparse.errors import ArborparseError
+from arborparse.errors import ArborparseError, NotTreebankError
 from arborparse.eval import LENGTH_BINS, TAG_MEASURES, compare, evaluate
 from arborparse.io import iter_conllu, read_conllu, write_conllu
 from arborparse.io.atomic import check_writable
 from arborparse.io.model_files import is_model
-from arborparse.options import DIRECTORY, FILE
+from arborparse.options import DIRECTORY, FILE, Capabilities
 from arborparse.training import TrainingInterrupted, is_interrupt
 
 FORMAT = click.option("--format", "fmt", type=click.Choice(["auto", "conllu", "conllx"]),
@@ -421,6 +421,17 @@ def info_cmd(model, as_json):
                    "or not by arborparse train)")
 
 
+def _takers(name: str, models: str = "models") -> str:
+    """Which families' models take the parse option `name`, as help text opens, e.g.
+    "For linear and neural models:" (from the tables' `parses`; a tagger component tags)."""
+    families = [family for family, table in _tables().items()
+                if name in (table.parses | Capabilities(tags="tagger" in table.components))
+                .parse_options()]
+    named = families[0] if len(families) == 1 else \
+        f"{', '.join(families[:-1])} and {families[-1]}"
+    return f"For {named} {models}:"
+
+
 @cli.command("parse")
 @click.argument("input", type=click.Path(allow_dash=True), default="-")
 @click.option("--model", "model_path", required=True, type=click.Path(),
@@ -428,24 +439,26 @@ def info_cmd(model, as_json):
 @click.option("-o", "--output", type=click.Path(allow_dash=True), default="-",
               help="Where to write the parsed file (default: stdout).")
 @click.option("--decoder", type=click.Choice(["mst", "eisner"]),
-              help="Linear and neural models: override the model's decoder.")
+              help=f"{_takers('decoder')} override the model's decoder.")
 @click.option("--decode", "decode_as", type=click.Choice(["map", "mbr", "max-z"]),
-              help="Linear and neural models: map (default): the best tree; mbr: the tree "
+              help=f"{_takers('decode_as')} map (default): the best tree; mbr: the tree "
                    "with the most expected correct attachments under the model's tree "
                    "distribution; max-z: the best tree with each arc scored by its best hidden "
                    "cluster (models with clusters).")
 @click.option("--marginals", is_flag=True,
-              help="Linear and neural models: add HeadProb and LabelProb of each word's arc "
-                   "to MISC.")
+              help=f"{_takers('marginals')} add HeadProb and LabelProb of each word's arc to "
+                   "MISC.")
 @click.option("--retag", is_flag=True,
-              help="Models with a tagger: tag (and lemmatize) every sentence (default: only "
-                   "those with words without UPOS).")
+              help=f"{_takers('retag', 'models with a tagger')} tag (and lemmatize) every "
+                   "sentence (default: only those with words without UPOS).")
 @click.option("--keep-tags", is_flag=True,
-              help="Models with a tagger: trust the input's tags, tag nothing.")
+              help=f"{_takers('keep_tags', 'models with a tagger')} trust the input's tags, "
+                   "tag nothing.")
 @click.option("--beam", type=click.IntRange(1),
-              help="ISBN models: beam width (default: the model's).")
+              help=f"{_takers('beam')} beam width (default: the model's).")
 @click.option("--branching", type=click.IntRange(1),
-              help="ISBN models: labels expanded per arc (default: the model's).")
+              help=f"{_takers('branching')} labels expanded per arc (default: the "
+                   "model's).")
 @click.option("--input-format", "--format", "fmt", default="auto", show_default=True,
               type=click.Choice(["auto", "conllu", "conllx", "text", "tokenized"]),
               help="text: raw text, paragraphs separated by blank lines (models with a "
@@ -470,8 +483,9 @@ def parse_cmd(ctx, input, model_path, output, fmt, scheduler, workers, partition
               force, **options):
     """Parse INPUT (default stdin): raw text, tokenized text, CoNLL-U or CoNLL-X, to
     CoNLL-U (CoNLL-X for CoNLL-X input). Of CoNLL input only HEAD and DEPREL change (and
-    the tags where the model tags, MISC with --marginals). The options the model does not
-    take are refused."""
+    the tags where the model tags, MISC with --marginals). The options that name families
+    apply to those families' models only; the others, to every model. The options the model
+    does not take are refused."""
     from arborparse.options import OptionError, check_options
     from arborparse.pipeline import iter_parse_source, load
 
@@ -498,7 +512,12 @@ def parse_cmd(ctx, input, model_path, output, fmt, scheduler, workers, partition
         takes = ", ".join(_flag(ctx, name) for name in err.takes if name in names)
         raise click.UsageError(f"{_flag(ctx, err.name, err.value)} {err.reason}"
                                + (f" (it takes {takes})" if takes else "")) from None
-    write_conllu(_interruptible(parsed), output)
+    try:
+        write_conllu(_interruptible(parsed), output)
+    except NotTreebankError as err:  # what parse takes besides CoNLL
+        raise NotTreebankError(err.path, err.line, f"{err.reason[:-1]}; for raw text give "
+                               "--input-format text, for one tokenized sentence per line "
+                               "--input-format tokenized)") from None
 
 
 def _parse_on_cluster(input, model_path, output, fmt, scheduler, workers, partition_kb,

@@ -17,3 +17,8 @@ class TreebankFormatError(ArborparseError, ValueError):
         self.reason = message
         where = f"{self.path}:{line}" if line is not None else self.path
         super().__init__(f"{where}: {message}")
+
+
+class NotTreebankError(TreebankFormatError):
+    """A file read as a treebank is not CoNLL at all (plain text, say); a command that
+    takes other formats adds which to its message."""

@@ -1,6 +1,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -72,3 +73,26 @@ def test_projectivize_command(tmp_path):
     from arborparse.trees.structure import is_projective
     (s,) = read_conllu(out)
     assert is_projective(s.heads) and s.deprels == ["x", "root", "y", "z"]
+
+
+def test_parse_help_names_the_families_that_take_each_option():
+    text = " ".join(run("parse", "--help").output.split())  # click's wrapping undone
+    assert "First-order" not in text
+    for flag, families in (("--decoder", "linear and neural models:"),
+                           ("--decode", "linear and neural models:"),
+                           ("--marginals", "linear and neural models:"),
+                           ("--retag", "linear, isbn and neural models with a tagger:"),
+                           ("--keep-tags", "linear, isbn and neural models with a tagger:"),
+                           ("--beam", "isbn models:"), ("--branching", "isbn models:")):
+        assert f"{flag} " in text and f"For {families}" in text.split(f"{flag} ", 1)[1][:80]
+
+
+def test_each_family_offers_what_its_table_says_it_parses():
+    from arborparse import registry
+    from arborparse.pipeline import load
+
+    models = Path(__file__).parent / "data" / "models"
+    for name in ("perceptron-v2", "latent-v2", "isbn-v2"):
+        parser = load(models / f"{name}.npz")  # a parser alone (a file of an earlier version)
+        offered = registry.options_table(parser.kind).parses
+        assert set(parser.capabilities.parse_options()) <= set(offered.parse_options())

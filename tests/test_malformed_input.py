@@ -234,7 +234,19 @@ def test_evaluate_mismatch_empty_and_no_nonprojective_arcs(treebank, tmp_path):
 
 def test_plain_text_is_not_conllu(tmp_path):
     status, _, err = arborparse_cli("parse", "--model", MODEL, input="The dog barks.\n")
-    one_line_error(status, err, "<stdin>:1: does not look like CoNLL-U: the line has 1 column")
+    one_line_error(status, err, "<stdin>:1: does not look like CoNLL-U: the line has 1 column",
+                   "--input-format text")
+
+
+def test_commands_that_read_only_treebanks_suggest_no_text_input(tmp_path):
+    text = tmp_path / "prose.txt"
+    text.write_text("The dog barks.\n")
+    for command in (["render", text, "-o", tmp_path / "out.svg"], ["evaluate", text, text],
+                    ["baseline", text], ["compare", text, text, text]):
+        status, _, err = arborparse_cli(*command)
+        one_line_error(status, err, "does not look like CoNLL-U", "10 tab-separated columns")
+        assert "--input-format" not in err, (command, err)
+    assert not (tmp_path / "out.svg").exists()
 
 
 def test_a_directory_as_input(tmp_path):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from arborparse.errors import TreebankFormatError
+from arborparse.errors import NotTreebankError, TreebankFormatError
 from arborparse.io.atomic import atomic_open
 
 COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
@@ -311,10 +311,8 @@ def _not_treebank(name: str, start: int, lines: list[str], fmt: str) -> None:
                   if not (text.startswith("#") and fmt == "conllu")), None)
     if first is not None and "\t" not in lines[first]:
         lineno = start + first
-        raise TreebankFormatError(
-            name, lineno, f"does not look like {FORMAT_NAMES[fmt]}: the line has 1 column "
-            "(10 tab-separated columns are expected; for raw text give --input-format text, for "
-            "one tokenized sentence per line --input-format tokenized)")
+        raise NotTreebankError(name, lineno, f"does not look like {FORMAT_NAMES[fmt]}: the line "
+                               "has 1 column (10 tab-separated columns are expected)")
 
 
 def _parse_block(name: str, start: int, lines: list[str], fmt: str) -> Sentence:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arborparse.options import FamilyOptions, option
+from arborparse.options import Capabilities, FamilyOptions, option
 
 
 @dataclass(frozen=True)
@@ -14,6 +14,7 @@ class ISBNOptions(FamilyOptions):
 
     family = "isbn"
     components = ("tokenizer", "tagger", "lemmatizer", "parser")
+    parses = Capabilities(beam=True)
 
     hidden: int = option(80, int, "Latent units per state.", low=1)
     features: str = option("tuned", str, "Explicit features (local: stack top and front).",

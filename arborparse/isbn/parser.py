@@ -23,9 +23,10 @@ from arborparse.io import model_files as files
 from arborparse.io.validate import check_tree, require_tags
 from arborparse.isbn.history import FEATURE_SETS, Derivation, Inputs, Tokens, decisions_of
 from arborparse.isbn.network import Batch, Network
+from arborparse.isbn.options import ISBNOptions
 from arborparse.isbn.search import Scorer, beam_search
 from arborparse.isbn.vocab import Vocabulary
-from arborparse.options import Capabilities, check_options
+from arborparse.options import check_options
 from arborparse.transforms import lift, lower
 
 KIND = "isbn"
@@ -54,7 +55,7 @@ class ISBNParser:
     """
 
     kind = KIND
-    capabilities = Capabilities(beam=True)
+    capabilities = ISBNOptions.parses
 
     def __init__(self, vocab: Vocabulary, network: Network, features: str = "tuned",
                  encoding: str = "head", beam: int = 10, branching: int = 5,

@@ -24,6 +24,7 @@ import numpy as np
 
 from arborparse.io import model_files as files
 from arborparse.io.conllu import Sentence
+from arborparse.linear.options import DECODERS
 from arborparse.linear.templates import (
     add_arc_expectations,
     add_label_expectations,
@@ -41,7 +42,6 @@ from arborparse.trees.scores import arc_labels
 KIND = "linear"
 OLD_KINDS = ("first-order",)  # the kind's name in files of arborparse 0.1
 VERSION = 2
-DECODERS = ("mst", "eisner")
 COMBINES = ("sum", "max")
 
 

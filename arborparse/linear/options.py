@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arborparse.options import FamilyOptions, option
+from arborparse.options import Capabilities, FamilyOptions, option
 
 ONLINE = ("perceptron", "mira", "mira-kbest", "mira-factored")
 LATENT = ("latent", "latent-lbfgs")
@@ -21,6 +21,7 @@ class LinearOptions(FamilyOptions):
 
     family = "linear"
     components = ("tokenizer", "tagger", "lemmatizer", "parser")
+    parses = Capabilities(marginals=True, mbr=True, kbest=True, max_z=True, decoders=DECODERS)
 
     trainer: str = option(
         "mira", str, "Online large-margin trainers; conditional log-linear training "

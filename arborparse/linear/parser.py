@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -14,7 +15,8 @@ from arborparse.io.conllu import Sentence
 from arborparse.io.validate import require_tags
 from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, VERSION, Encoded, LinearModel,
                                      decode)
-from arborparse.options import Capabilities, check_options
+from arborparse.linear.options import LinearOptions
+from arborparse.options import check_options
 from arborparse.trees.structure import is_projective
 
 class LinearParser:
@@ -102,9 +104,9 @@ class LinearParser:
 
     @property
     def capabilities(self) -> Capabilities:
-        """Marginals, MBR and k-best trees, either decoder; max-z with hidden clusters."""
-        return Capabilities(marginals=True, mbr=True, kbest=True,
-                            max_z=self.model.clusters > 1, decoders=DECODERS)
+        """The family's (`LinearOptions.parses`): marginals, MBR and k-best trees, either
+        decoder; max-z only with hidden clusters."""
+        return dataclasses.replace(LinearOptions.parses, max_z=self.model.clusters > 1)
 
     def marginals(self, sentence: Sentence, decoder: str | None = None) -> np.ndarray:
         """P(h -> m with label l) under P(tree) ∝ exp(Σ s(h, m, l) / T), over the trees of the

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arborparse.options import DIRECTORY, FILE, FamilyOptions, option
+from arborparse.options import DIRECTORY, FILE, Capabilities, FamilyOptions, option
 
 OBJECTIVES = ("crf", "crf-projective", "max-margin", "local")
 
@@ -17,6 +17,8 @@ class NeuralOptions(FamilyOptions):
 
     family = "neural"
     components = ("tokenizer", "parser")
+    parses = Capabilities(tags=True, marginals=True, mbr=True, kbest=True,
+                          decoders=("mst", "eisner"))
 
     objective: str = option(
         "crf", str, "The arc objective: the tree CRF (Matrix-Tree), the projective tree CRF "

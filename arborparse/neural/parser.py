@@ -19,8 +19,9 @@ from arborparse.io import model_files as files
 from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS, Sentence
 from arborparse.neural.network import Batch, Network
 from arborparse.neural.objectives import decode, word_mask
+from arborparse.neural.options import NeuralOptions
 from arborparse.neural.vocab import Vocabulary
-from arborparse.options import Capabilities, check_options, tagging
+from arborparse.options import check_options, tagging
 from arborparse.text.lemmatizer import applies, apply_script
 from arborparse.trees import batch as tb
 
@@ -54,8 +55,7 @@ class NeuralParser:
     """
 
     kind = KIND
-    capabilities = Capabilities(tags=True, marginals=True, mbr=True, kbest=True,
-                                decoders=("mst", "eisner"))
+    capabilities = NeuralOptions.parses
 
     def __init__(self, vocab: Vocabulary, network: Network, objective: str = "crf",
                  decoder: str = "mst", single_root: bool = True):
