@@ -17,6 +17,7 @@ import queue
 import signal
 import sys
 import threading
+import time
 import warnings
 
 import click
@@ -483,7 +484,8 @@ def parse_cmd(ctx, input, model_path, output, fmt, scheduler, workers, partition
               force, **options):
     """Parse INPUT (default stdin): raw text, tokenized text, CoNLL-U or CoNLL-X, to
     CoNLL-U (CoNLL-X for CoNLL-X input). Of CoNLL input only HEAD and DEPREL change (and
-    the tags where the model tags, MISC with --marginals). The options that name families
+    the tags where the model tags, MISC with --marginals). A file parsed with stderr on a
+    terminal shows a progress bar there (sentences, words/s). The options that name families
     apply to those families' models only; the others, to every model. The options the model
     does not take are refused."""
     from arborparse.options import OptionError, check_options
@@ -513,11 +515,26 @@ def parse_cmd(ctx, input, model_path, output, fmt, scheduler, workers, partition
         raise click.UsageError(f"{_flag(ctx, err.name, err.value)} {err.reason}"
                                + (f" (it takes {takes})" if takes else "")) from None
     try:
-        write_conllu(_interruptible(parsed), output)
+        write_conllu(_counted(_interruptible(parsed), input != "-"), output)
     except NotTreebankError as err:  # what parse takes besides CoNLL
         raise NotTreebankError(err.path, err.line, f"{err.reason[:-1]}; for raw text give "
                                "--input-format text, for one tokenized sentence per line "
                                "--input-format tokenized)") from None
+
+
+def _counted(sentences, show: bool):
+    """The sentences, counted on a progress bar on stderr (sentences, words/s) when `show`
+    and stderr is a terminal."""
+    from tqdm import tqdm
+
+    bar = tqdm(sentences, desc="parsing", unit=" sentences", file=sys.stderr,
+               disable=None if show else True)
+    words, start = 0, time.perf_counter()
+    for sentence in bar:
+        words += len(sentence)
+        bar.set_postfix_str(f"{words / (time.perf_counter() - start):,.0f} words/s",
+                            refresh=False)
+        yield sentence
 
 
 def _parse_on_cluster(input, model_path, output, fmt, scheduler, workers, partition_kb,

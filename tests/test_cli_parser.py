@@ -1,6 +1,11 @@
 """The train and parse commands end to end on a small treebank."""
 
+import fcntl
 import io
+import os
+import pty
+import struct
+import termios
 import subprocess
 import sys
 
@@ -26,6 +31,41 @@ def trained(tmp_path_factory):
                                  "--components", "parser"])
     assert r.exit_code == 0, r.output
     return root, train, model
+
+
+def _stderr_on_a_terminal(args: list, stdin=None) -> str:
+    """What `arborparse ARGS` writes to stderr when stderr is a terminal (a pseudo one)."""
+    main, side = pty.openpty()
+    fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # 100 columns
+    proc = subprocess.Popen([sys.executable, "-m", "arborparse", *map(str, args)],
+                            stdin=stdin, stdout=subprocess.DEVNULL, stderr=side)
+    os.close(side)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(main)
+    assert proc.wait(timeout=300) == 0, seen
+    return seen.decode()
+
+
+def test_parse_shows_progress_on_a_terminal_for_a_file(trained):
+    root, train, model = trained
+    out = root / "progress.conllu"
+    shown = _stderr_on_a_terminal(["parse", "--model", model, train, "-o", out])
+    count = len(read_conllu(train))
+    assert f"parsing: {count} sentences" in shown and "words/s" in shown, shown
+    assert out.read_text() == train.read_text()
+    with open(train) as stdin:  # not for stdin (its size is unknown, and it may be a pipe)
+        assert _stderr_on_a_terminal(["parse", "--model", model, "-o", out], stdin) == ""
+    r = subprocess.run([sys.executable, "-m", "arborparse", "parse", "--model", model, train,
+                        "-o", out, "--force"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stderr == ""  # nor when stderr is not a terminal
 
 
 def test_parse_file_and_stdin(trained):
