@@ -29,18 +29,19 @@ KIND = "pipeline"
 VERSION = 1
 
 
-def iter_parse_source(parser, source, fmt: str, **options):
-    """The parsed sentences, lazily, of `source` (a path, ``"-"`` or an open file) read as
-    `fmt` says (``parse --input-format``): ``text`` through the model's tokenizer (a parser
-    alone is a pipeline without one), ``tokenized``, or CoNLL (``auto``, ``conllu``,
-    ``conllx``). The options are checked before a sentence is read."""
+def iter_parse_source(parser, source, fmt: str, encoding: str = "utf-8", **options):
+    """The parsed sentences, lazily, of `source` (a path, ``"-"`` or an open file; its bytes
+    in `encoding`) read as `fmt` says (``parse --input-format``): ``text`` through the
+    model's tokenizer (a parser alone is a pipeline without one), ``tokenized``, or CoNLL
+    (``auto``, ``conllu``, ``conllx``). The options are checked before a sentence is read."""
     from arborparse.io.conllu import iter_conllu
     from arborparse.io.plain import iter_tokenized, text_lines
 
     if fmt == "text":
         pipeline = parser if isinstance(parser, Pipeline) else Pipeline(parser=parser)
-        return pipeline.iter_parse_text(text_lines(source), **options)
-    sentences = iter_tokenized(source) if fmt == "tokenized" else iter_conllu(source, fmt)
+        return pipeline.iter_parse_text(text_lines(source, encoding), **options)
+    sentences = iter_tokenized(source, encoding) if fmt == "tokenized" else \
+        iter_conllu(source, fmt, encoding)
     return parser.iter_parse(sentences, **options)
 
 

@@ -249,6 +249,25 @@ def test_commands_that_read_only_treebanks_suggest_no_text_input(tmp_path):
     assert not (tmp_path / "out.svg").exists()
 
 
+def test_input_in_another_encoding(treebank, tmp_path):
+    latin = tmp_path / "latin.conllu"
+    latin.write_bytes(treebank.read_text().replace("dog", "chién").encode("latin-1"))
+    out = tmp_path / "out.conllu"
+    status, _, err = arborparse_cli("parse", "--model", MODEL, latin, "-o", out)
+    offset = latin.read_bytes().index("é".encode("latin-1"))
+    one_line_error(status, err, f"latin.conllu:3: not valid UTF-8 at byte {offset} "
+                                "(give --encoding NAME)")
+    assert not out.exists()
+    r = run("parse", "--model", MODEL, latin, "-o", out, "--encoding", "latin-1")
+    assert r.exit_code == 0, r.output
+    assert "\tchién\t" in out.read_text(encoding="utf-8")  # written as UTF-8
+    r = run("parse", "--model", MODEL, latin, "--encoding", "klingon")
+    assert r.exit_code == 2 and "unknown encoding 'klingon'" in r.output
+    r = run("parse", "--model", MODEL, latin, "-o", tmp_path / "o", "--encoding", "latin-1",
+            "--scheduler", "local")
+    assert r.exit_code == 2 and "--encoding does not apply to --scheduler local" in r.output
+
+
 def test_a_directory_as_input(tmp_path):
     status, _, err = arborparse_cli("parse", "--model", MODEL, tmp_path)
     one_line_error(status, err, "cannot open: Is a directory")

@@ -10,19 +10,19 @@ import numpy as np
 from arborparse.io.conllu import Sentence, decoded, open_lines
 
 
-def text_lines(source) -> Iterator[str]:
-    """The lines of a UTF-8 text (a path, ``"-"`` for stdin, or an open file), newlines
-    kept, lazily."""
-    return (text for _, text in decoded(*open_lines(source)))
+def text_lines(source, encoding: str = "utf-8") -> Iterator[str]:
+    """The lines of a text in `encoding` (a path, ``"-"`` for stdin, or an open file),
+    newlines kept, lazily."""
+    return (text for _, text in decoded(*open_lines(source), encoding))
 
 
-def iter_tokenized(source) -> Iterator[Sentence]:
+def iter_tokenized(source, encoding: str = "utf-8") -> Iterator[Sentence]:
     """One sentence per non-blank line, its tokens the whitespace-separated pieces (each a
     word; ``# text`` the line, ``# sent_id`` its number), blank lines between paragraphs
-    (``# newpar``)."""
+    (``# newpar``); the bytes in `encoding`."""
     lines, name = open_lines(source)
     count, newpar = 0, True
-    for lineno, text in decoded(lines, name):
+    for lineno, text in decoded(lines, name, encoding):
         forms = text.split()
         if not forms:
             newpar = True

@@ -15,13 +15,25 @@ def test_tokenized_text_one_sentence_per_line(tmp_path):
     assert (out[1].line, out[2].heads.tolist()) == (4, [-1, -1])  # where it starts; no tree
 
 
-def test_bad_utf8_is_named_with_its_line(tmp_path):
+def test_bad_utf8_is_named_with_its_line_and_byte(tmp_path):
     path = tmp_path / "bad.txt"
     path.write_bytes(b"fine\n\xff\xfe oops\n")
-    with pytest.raises(ArborparseError, match=r"bad.txt:2: cannot decode as UTF-8"):
+    with pytest.raises(ArborparseError, match=r"bad.txt:2: not valid UTF-8 at byte 5$"):
         list(iter_tokenized(path))
-    with pytest.raises(ArborparseError, match=r"bad.txt:2: cannot decode as UTF-8"):
+    with pytest.raises(ArborparseError, match=r"bad.txt:2: not valid UTF-8 at byte 5$"):
         list(text_lines(path))
+
+
+def test_text_in_another_encoding_is_cut_at_newlines_alone(tmp_path):
+    path = tmp_path / "in.txt"
+    text = "ਊਊ one\u2028two\r\n\nthree ਊ\n"  # U+0A0A is the bytes 0a 0a in UTF-16-LE
+    path.write_bytes(text.encode("utf-16"))
+    assert list(text_lines(path, "utf-16")) == ["ਊਊ one\u2028two\r\n", "\n", "three ਊ\n"]
+    assert [s.forms for s in iter_tokenized(path, "utf-16")] == [["ਊਊ", "one", "two"],
+                                                                 ["three", "ਊ"]]
+    path.write_bytes(text.encode("utf-16")[:-1])  # half a character at the end
+    with pytest.raises(ArborparseError, match=r"in.txt:3: not valid utf-16 at byte 42$"):
+        list(text_lines(path, "utf-16"))
 
 
 def test_text_lines_skip_a_byte_order_mark_and_keep_newlines(tmp_path):
