@@ -238,6 +238,17 @@ def test_plain_text_is_not_conllu(tmp_path):
                    "--input-format text")
 
 
+def test_conllu_read_as_text_is_refused_before_anything_is_written(treebank, tmp_path,
+                                                                   english_pipeline):
+    out = tmp_path / "out.conllu"
+    for args in (["-o", out], []):
+        status, stdout, err = arborparse_cli("parse", "--model", english_pipeline,
+                                             "--input-format", "text", treebank, *args)
+        one_line_error(status, err, "t.conllu:1: looks like CoNLL-U (a CoNLL-U comment), not "
+                                    "text: read it with --input-format auto (or conllu)")
+        assert stdout == "" and not out.exists()
+
+
 def test_commands_that_read_only_treebanks_suggest_no_text_input(tmp_path):
     text = tmp_path / "prose.txt"
     text.write_text("The dog barks.\n")

@@ -1,6 +1,6 @@
 import pytest
 
-from arborparse.errors import ArborparseError
+from arborparse.errors import ArborparseError, TreebankFormatError
 from arborparse.io.plain import iter_tokenized, text_lines
 
 
@@ -40,3 +40,31 @@ def test_text_lines_skip_a_byte_order_mark_and_keep_newlines(tmp_path):
     path = tmp_path / "in.txt"
     path.write_bytes("\ufeffOne.\nTwo.".encode("utf-8"))
     assert list(text_lines(path)) == ["One.\n", "Two."]
+
+
+CONLLU = "# sent_id = 1\n# text = Hi\n1\tHi\thi\tINTJ\t_\t_\t0\troot\t_\t_\n\n"
+
+
+@pytest.mark.parametrize("text, line, why", [
+    (CONLLU, 1, "a CoNLL-U comment"),
+    ("\n# newdoc id = a\n" + CONLLU, 2, "a CoNLL-U comment"),
+    ("# a title of ours\n" + CONLLU.split("\n", 2)[2], 2, "10 tab-separated columns"),
+    ("Some prose.\n\n" + CONLLU, 3, "a CoNLL-U comment"),  # any paragraph: as on a cluster
+    ("1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n", 1, "10 tab-separated columns"),  # CoNLL-X
+])
+def test_text_that_looks_like_conll_is_refused(tmp_path, text, line, why):
+    path = tmp_path / "in.txt"
+    path.write_text(text, encoding="utf-8")
+    message = rf"in.txt:{line}: looks like CoNLL-U \({why}\), not text: read it with " \
+        r"--input-format auto \(or conllu\)$"
+    for read in (text_lines, iter_tokenized):
+        with pytest.raises(TreebankFormatError, match=message):
+            list(read(path))
+
+
+def test_text_with_comments_and_tabs_of_its_own_is_text(tmp_path):
+    path = tmp_path / "in.txt"
+    text = ("# A title\n\n# text messages are short\nA line\twith\ta tab.\n\n"
+            "1\tTwo columns, and a line # sent_id = 1 inside\n")
+    path.write_text(text, encoding="utf-8")
+    assert "".join(text_lines(path)) == text
