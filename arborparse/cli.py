@@ -28,7 +28,9 @@ from arborparse.errors import ArborparseError, EncodingError, NotTreebankError, 
 from arborparse.eval import LENGTH_BINS, TAG_MEASURES, compare, evaluate
 from arborparse.io import iter_conllu, read_conllu, write_conllu
 from arborparse.io.atomic import check_writable
+from arborparse.io.conllu import FORMATS as CONLL_FORMATS
 from arborparse.io.conllu import check_encoding
+from arborparse.io.plain import FORMATS as PLAIN_FORMATS
 from arborparse.io.model_files import is_model
 from arborparse.options import DIRECTORY, FILE, Capabilities
 from arborparse.training import TrainingInterrupted, is_interrupt
@@ -470,11 +472,12 @@ def _encoding(ctx, param, name: str) -> str:
               help=f"{_takers('branching')} labels expanded per arc (default: the "
                    "model's).")
 @click.option("--input-format", "--format", "fmt", default="auto", show_default=True,
-              type=click.Choice(["auto", "conllu", "conllx", "text", "tokenized"]),
+              type=click.Choice([*CONLL_FORMATS, *PLAIN_FORMATS]),
               help="text: raw text, paragraphs separated by blank lines (models with a "
-                   "tokenizer); tokenized: one sentence per line, tokens separated by spaces; "
-                   "auto: CoNLL-U or CoNLL-X by the suffix .conllu or .conllx, then by "
-                   "content.")
+                   "tokenizer); lines: raw text, one sentence per line (tokenized by the "
+                   "model, never split); tokenized: one sentence per line, tokens separated "
+                   "by spaces; auto: CoNLL-U or CoNLL-X by the suffix .conllu or .conllx, "
+                   "then by content.")
 @click.option("--encoding", default="utf-8", show_default=True, callback=_encoding,
               help="The input's encoding (any name Python knows: latin-1, cp1252, utf-16, "
                    "...); the output is UTF-8.")
@@ -494,11 +497,11 @@ def _encoding(ctx, param, name: str) -> str:
 @click.pass_context
 def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers, partition_kb,
               resume, force, **options):
-    """Parse INPUT (default stdin): raw text, tokenized text, CoNLL-U or CoNLL-X, to
-    CoNLL-U (CoNLL-X for CoNLL-X input). Of CoNLL input only HEAD and DEPREL change (and
-    the tags where the model tags, MISC with --marginals). The options that name families
-    apply to those families' models only; the others, to every model. The options the model
-    does not take are refused."""
+    """Parse INPUT (default stdin): raw text (paragraphs, or one sentence per line),
+    tokenized text, CoNLL-U or CoNLL-X, to CoNLL-U (CoNLL-X for CoNLL-X input). Of CoNLL
+    input only HEAD and DEPREL change (and the tags where the model tags, MISC with
+    --marginals). The options that name families apply to those families' models only; the
+    others, to every model. The options the model does not take are refused."""
     from arborparse.options import OptionError, check_options
     from arborparse.pipeline import iter_parse_source, load
 
@@ -530,8 +533,9 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
         write_conllu(_interruptible(parsed), output)
     except NotTreebankError as err:  # what parse takes besides CoNLL
         raise NotTreebankError(err.path, err.line, f"{err.reason[:-1]}; for raw text give "
-                               "--input-format text, for one tokenized sentence per line "
-                               "--input-format tokenized)") from None
+                               "--input-format text, for one sentence per line --input-format "
+                               "lines, for one tokenized sentence per line --input-format "
+                               "tokenized)") from None
     except EncodingError as err:
         raise TreebankFormatError(err.path, err.line, f"{err.reason} (give --encoding NAME)"
                                   ) from None

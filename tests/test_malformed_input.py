@@ -235,7 +235,7 @@ def test_evaluate_mismatch_empty_and_no_nonprojective_arcs(treebank, tmp_path):
 def test_plain_text_is_not_conllu(tmp_path):
     status, _, err = arborparse_cli("parse", "--model", MODEL, input="The dog barks.\n")
     one_line_error(status, err, "<stdin>:1: does not look like CoNLL-U: the line has 1 column",
-                   "--input-format text")
+                   "--input-format text", "--input-format lines", "--input-format tokenized")
 
 
 def test_conllu_read_as_text_is_refused_before_anything_is_written(treebank, tmp_path,

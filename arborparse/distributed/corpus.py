@@ -34,9 +34,10 @@ from tqdm import tqdm
 
 from arborparse.errors import ArborparseError, EncodingError, TreebankFormatError
 from arborparse.io.atomic import atomic_open
+from arborparse.io import conllu, plain
 from arborparse.io.conllu import decoded, open_lines, sniff, uncompressed
 
-FORMATS = ("auto", "conllu", "conllx", "text", "tokenized")
+FORMATS = conllu.FORMATS + plain.FORMATS
 PARTITION_BYTES = 256 << 10  # about 3,000 sentences of raw text: the last round is short
 SENT_ID = re.compile(r"^# sent_id = (\d+)$", re.M)
 
@@ -166,7 +167,7 @@ def resolve_format(path: Path, fmt: str) -> str:
 def _renumbered(text: str, offset: int, first: bool, fmt: str) -> str:
     """A partition's output as a serial run writes it: the ``# sent_id`` numbers that a
     text reader gave continue across partitions; ``# newdoc`` only in the first."""
-    if fmt not in ("text", "tokenized"):
+    if fmt not in plain.FORMATS:
         return text
     if not first:
         text = text.replace("# newdoc\n", "")

@@ -1,5 +1,5 @@
-"""Input that is not CoNLL: raw text (for a tokenizer) and tokenized text (one sentence per
-line, tokens separated by whitespace)."""
+"""Input that is not CoNLL: raw text (for a tokenizer; paragraphs, or one sentence per line)
+and tokenized text (one sentence per line, tokens separated by whitespace)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 from arborparse.errors import TreebankFormatError
 from arborparse.io.conllu import Sentence, decoded, open_lines
 
+FORMATS = ("text", "lines", "tokenized")  # parse --input-format, besides CoNLL's
 _COMMENT = re.compile(r"# (?:sent_id =|text =|newdoc\b|newpar\b)")  # CoNLL-U's own
 _WORD_ID = re.compile(r"\d+(?:[-.]\d+)?")
 

@@ -120,12 +120,13 @@ def char_features(text: str) -> tuple[np.ndarray, np.ndarray]:
     return positions, X
 
 
-def _candidates(positions: np.ndarray) -> list[list[int]]:
+def _candidates(positions: np.ndarray, whole: bool = False) -> list[list[int]]:
     """The labels each character of a paragraph may take: one before whitespace ends a
-    token, the last one its sentence."""
+    token, the last one its sentence (with `whole`, the only sentence)."""
     ends = np.zeros(len(positions), dtype=bool)
     ends[:-1] = positions[:-1] + 1 != positions[1:]
-    lists = [[TOKEN, SENTENCE] if e else [INSIDE, TOKEN, SENTENCE] for e in ends.tolist()]
+    inner = [INSIDE, TOKEN] if whole else [INSIDE, TOKEN, SENTENCE]
+    lists = [inner[1:] if e else inner for e in ends.tolist()]
     if lists:
         lists[-1] = [SENTENCE]
     return lists
@@ -171,13 +172,14 @@ class Tokenizer(Trained):
 
     kind = "tokenizer"
 
-    def _arrays(self, texts: list[str]):
-        """(X, bounds, cptr, cand, positions) of paragraphs for the classifier."""
+    def _arrays(self, texts: list[str], whole: bool = False):
+        """(X, bounds, cptr, cand, positions) of paragraphs for the classifier (`whole`:
+        each one sentence)."""
         X, lists, positions = [], [], []
         for text in texts:
             where, x = char_features(text)
             X.append(x)
-            lists += _candidates(where)
+            lists += _candidates(where, whole)
             positions.append(where)
         X = np.concatenate(X) if X else np.empty((0, len(TEMPLATES)), dtype=np.uint32)
         return (X, offsets([len(w) for w in positions]), *candidate_arrays(lists), positions)
@@ -236,13 +238,14 @@ class Tokenizer(Trained):
 
     # ------------------------------------------------------------------ tokenizing
 
-    def split(self, paragraph: str) -> list[list[Token]]:
-        """The sentences of one paragraph, as tokens (their `start` counted in `paragraph`)."""
+    def split(self, paragraph: str, whole: bool = False) -> list[list[Token]]:
+        """The sentences of one paragraph, as tokens (their `start` counted in `paragraph`);
+        with `whole`, the paragraph is one sentence."""
         lead = len(paragraph) - len(paragraph.lstrip())
         paragraph = paragraph.strip()
         if not paragraph:
             return []
-        X, bounds, cptr, cand, (where,) = self._arrays([paragraph])
+        X, bounds, cptr, cand, (where,) = self._arrays([paragraph], whole)
         labels = self.classifier.predict(X, bounds, np.full(len(where), -1), cptr, cand)
         sentences, tokens, start = [], [], None
         for i, label in zip(where.tolist(), labels.tolist()):
@@ -260,21 +263,24 @@ class Tokenizer(Trained):
         return [[Token(form, space, w, at) for (form, space, at), w in zip(s, ws)]
                 for s, ws in zip(sentences, words)]
 
-    def tokenize(self, text: str, document: str = "") -> list[Sentence]:
+    def tokenize(self, text: str, document: str = "", per_line: bool = False) -> list[Sentence]:
         """The sentences of a text (paragraphs separated by blank lines) as CoNLL-U
         sentences without annotation: ``# newdoc`` (first), ``# newpar``, ``# sent_id``,
         ``# text`` (the tokens, whitespace between them made one space), multiword token
-        ranges and ``SpaceAfter=No``."""
-        return list(self.iter_tokenize(text.splitlines(keepends=True), document))
+        ranges and ``SpaceAfter=No``. With `per_line`, each non-blank line is one sentence
+        (never split)."""
+        return list(self.iter_tokenize(text.splitlines(keepends=True), document, per_line))
 
-    def iter_tokenize(self, lines: Iterable[str], document: str = "") -> Iterator[Sentence]:
-        """`tokenize` over a stream of lines: one paragraph in memory at a time. Each
-        sentence's `offsets` say where its tokens are in the text the lines make."""
+    def iter_tokenize(self, lines: Iterable[str], document: str = "",
+                      per_line: bool = False) -> Iterator[Sentence]:
+        """`tokenize` over a stream of lines: one paragraph (`per_line`: one line) in memory
+        at a time. Each sentence's `offsets` say where its tokens are in the text the lines
+        make."""
         count = 0
-        for where, paragraph in _paragraphs(lines):
-            for k, tokens in enumerate(self.split(paragraph)):
+        for where, paragraph, newpar in (_lines if per_line else _paragraphs)(lines):
+            for k, tokens in enumerate(self.split(paragraph, per_line)):
                 count += 1
-                sentence = _sentence(tokens, k == 0, f"{document}{count}", where)
+                sentence = _sentence(tokens, newpar and k == 0, f"{document}{count}", where)
                 if count == 1:
                     sentence.comments.insert(0, "# newdoc")
                 yield sentence
@@ -303,9 +309,9 @@ class Tokenizer(Trained):
         return tokenizer
 
 
-def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, str, bool]]:
     """The paragraphs (separated by blank lines) of a stream of lines, one at a time, with
-    the character offset where each starts."""
+    the character offset where each starts (and True: each opens a paragraph)."""
     current, start, offset = [], 0, 0
     for line in lines:
         if line.strip():
@@ -313,11 +319,22 @@ def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
                 start = offset
             current.append(line)
         elif current:
-            yield start, "".join(current)
+            yield start, "".join(current), True
             current = []
         offset += len(line)
     if current:
-        yield start, "".join(current)
+        yield start, "".join(current), True
+
+
+def _lines(lines: Iterable[str]) -> Iterator[tuple[int, str, bool]]:
+    """The non-blank lines of a stream, with the character offset where each starts and
+    whether it opens a paragraph (the first line, and one after blank lines)."""
+    offset, newpar = 0, True
+    for line in lines:
+        if line.strip():
+            yield offset, line, newpar
+        newpar = not line.strip()
+        offset += len(line)
 
 
 def _sentence(tokens: list[Token], newpar: bool, sent_id: str, where: int = 0) -> Sentence:

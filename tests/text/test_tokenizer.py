@@ -128,3 +128,18 @@ def test_dev_data_tunes_the_sentence_ends_only_when_it_helps():
     assert tokenizer.sentence_bias_ == 0  # perfect already: the smallest shift wins
     assert [s.forms for s in tokenizer.tokenize(text_of(treebank()))] == \
         [s.forms for s in treebank()]
+
+
+def test_per_line_each_line_is_one_sentence():
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(treebank(5))
+    text = "Dogs bark. The cat sleeps.\n\n\n  Yes. Yes.\nNo\n"
+    assert len(tokenizer.tokenize(text)) > 3  # split into sentences by default
+    out = tokenizer.tokenize(text, per_line=True)
+    assert [s.forms for s in out] == [["Dogs", "bark", ".", "The", "cat", "sleeps", "."],
+                                      ["Yes", ".", "Yes", "."], ["No"]]
+    assert [[c for c in s.comments if c.startswith(("# newpar", "# text"))] for s in out] == \
+        [["# newpar", "# text = Dogs bark. The cat sleeps."], ["# newpar", "# text = Yes. Yes."],
+         ["# text = No"]]
+    for sentence in out:
+        tokens = [sentence.rows[r][1] for r, _ in sentence.tokens()]
+        assert [text[a:b] for a, b in sentence.offsets] == tokens
