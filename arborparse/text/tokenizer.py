@@ -13,6 +13,10 @@ With development data, the epoch is chosen on its boundaries and the weight of s
 ends shifted to make its sentence boundaries best (a text without punctuation, as
 Gothic's, otherwise gets too few). Multiword tokens are split into their words by
 `arborparse.text.multiword`. A token with whitespace inside (rare in UD) is split there.
+
+Before the classifier, `arborparse.text.rules` drops the invisible characters (zero-width
+spaces and joiners, control characters, ...) that the treebank's tokens never hold: a token
+made only of them disappears, and the others keep their offsets in the text as given.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from arborparse.io.conllu import FORM, MISC, Sentence
 from arborparse.text.classifier import Classifier, Trained, candidate_arrays, offsets
 from arborparse.text.features import mix
 from arborparse.text.multiword import Multiword
+from arborparse.text.rules import kept_invisible, visible
 
 VERSION = 1  # of the tokenizer inside a model file
 LABELS = ("inside", "token", "sentence")
@@ -50,12 +55,14 @@ _CHUNK = re.compile(r"\S+")
 @dataclass
 class Token:
     """A token of raw text: its characters, whether whitespace follows, its words (a
-    multiword token has several), where it starts in its paragraph."""
+    multiword token has several), where it starts and ends in its paragraph (the
+    characters from `start` to `end`, invisible ones dropped, are `form`)."""
 
     form: str
     space_after: bool
     words: tuple[str, ...]
-    start: int = 0
+    start: int
+    end: int
 
 
 def _class(c: str) -> int:
@@ -168,9 +175,16 @@ class Tokenizer(Trained):
     ----------
     epochs : passes over the training text
     bits : log2 of the hashed weight vector
+
+    Attributes
+    ----------
+    keep : str
+        The invisible characters the training treebank's tokens hold, kept in the text
+        (`arborparse.text.rules`); the others are dropped.
     """
 
     kind = "tokenizer"
+    keep = ""
 
     def _arrays(self, texts: list[str], whole: bool = False):
         """(X, bounds, cptr, cand, positions) of paragraphs for the classifier (`whole`:
@@ -192,6 +206,7 @@ class Tokenizer(Trained):
             raise ArborparseError("the training data holds no sentences")
         self.multiword = Multiword(seed=self.seed).fit(
             [[(form, words) for form, _, words in _tokens(s)] for s in train])
+        self.keep = kept_invisible(t for t, _ in data)
         X, bounds, cptr, cand, positions = self._arrays([t for t, _ in data])
         gold = np.concatenate([labels[p] for (_, labels), p in zip(data, positions)])
         self.classifier = Classifier(list(LABELS), self.bits, pairs=PAIRS)
@@ -239,13 +254,15 @@ class Tokenizer(Trained):
     # ------------------------------------------------------------------ tokenizing
 
     def split(self, paragraph: str, whole: bool = False) -> list[list[Token]]:
-        """The sentences of one paragraph, as tokens (their `start` counted in `paragraph`);
-        with `whole`, the paragraph is one sentence."""
-        lead = len(paragraph) - len(paragraph.lstrip())
-        paragraph = paragraph.strip()
-        if not paragraph:
+        """The sentences of one paragraph, as tokens (their `start` and `end` counted in
+        `paragraph`; a token's span runs on over the invisible characters right after
+        it); with `whole`, the paragraph is one sentence."""
+        text, place = visible(paragraph, self.keep)  # text[i] is paragraph[place[i]]
+        lead = len(text) - len(text.lstrip())
+        text = text.strip()
+        if not text:
             return []
-        X, bounds, cptr, cand, (where,) = self._arrays([paragraph], whole)
+        X, bounds, cptr, cand, (where,) = self._arrays([text], whole)
         labels = self.classifier.predict(X, bounds, np.full(len(where), -1), cptr, cand)
         sentences, tokens, start = [], [], None
         for i, label in zip(where.tolist(), labels.tolist()):
@@ -253,14 +270,15 @@ class Tokenizer(Trained):
             if label == INSIDE:
                 continue
             # the paragraph's end is whitespace too, as in the treebanks
-            space = i + 1 == len(paragraph) or paragraph[i + 1].isspace()
-            tokens.append((paragraph[start:i + 1], space, lead + start))
+            space = i + 1 == len(text) or text[i + 1].isspace()
+            end = place[lead + i + 1] if lead + i + 1 < len(place) else len(paragraph)
+            tokens.append((text[start:i + 1], space, place[lead + start], end))
             start = None
             if label == SENTENCE:
                 sentences.append(tokens)
                 tokens = []
-        words = self.multiword.split([[form for form, _, _ in s] for s in sentences])
-        return [[Token(form, space, w, at) for (form, space, at), w in zip(s, ws)]
+        words = self.multiword.split([[form for form, *_ in s] for s in sentences])
+        return [[Token(form, space, w, a, b) for (form, space, a, b), w in zip(s, ws)]
                 for s, ws in zip(sentences, words)]
 
     def tokenize(self, text: str, document: str = "", per_line: bool = False) -> list[Sentence]:
@@ -289,7 +307,7 @@ class Tokenizer(Trained):
 
     def parts(self) -> tuple[dict, dict]:
         header, arrays = self.multiword.parts()
-        return {"multiword": header}, {"weights": self.classifier.weights,
+        return {"multiword": header, "keep": self.keep}, {"weights": self.classifier.weights,
                                        **{f"multiword.{k}": v for k, v in arrays.items()}}
 
     @classmethod
@@ -303,6 +321,9 @@ class Tokenizer(Trained):
                                       if k.startswith("multiword.")})
             tokenizer.classifier = Classifier(list(LABELS), weights=arrays["weights"],
                                               pairs=PAIRS)
+            tokenizer.keep = header.get("keep", "")  # a file of an earlier version: none
+            if not isinstance(tokenizer.keep, str):
+                raise TypeError(f"keep {tokenizer.keep!r} is not a str")
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise ModelFileError(f"{path}: the tokenizer in the model file is invalid "
                                  f"({e})") from e
@@ -354,7 +375,7 @@ def _sentence(tokens: list[Token], newpar: bool, sent_id: str, where: int = 0) -
     text = "".join(t.form + (" " if t.space_after else "") for t in tokens).strip()
     comments = (["# newpar"] if newpar else []) + [f"# sent_id = {sent_id}",
                                                    f"# text = {text}"]
-    offsets = np.array([(where + t.start, where + t.start + len(t.form)) for t in tokens],
+    offsets = np.array([(where + t.start, where + t.end) for t in tokens],
                        dtype=np.int64).reshape(-1, 2)
     return Sentence(comments, rows, word_rows, np.full(len(word_rows) + 1, -1),
                     offsets=offsets)

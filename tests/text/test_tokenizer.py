@@ -79,20 +79,47 @@ def test_the_training_text_is_tokenized_back():
     assert out[2].rows[-1][9] == "_"  # a paragraph's end is whitespace: no SpaceAfter=No
 
 
+INVISIBLE = re.compile("[\u200b\x00]")  # a zero-width space, a control character
+
+
 @settings(max_examples=60, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("ab.,?! \n\tXy1é")), max_size=80))
-def test_any_text_comes_back_whitespace_aside(text):
+@given(st.text(alphabet=st.sampled_from(list("ab.,?! \n\tXy1é\u200b\x00")), max_size=80))
+def test_any_text_comes_back_whitespace_and_invisible_characters_aside(text):
     tokenizer = Tokenizer(epochs=3, bits=14, progress=False).fit(treebank(2))
     out = tokenizer.tokenize(text)
-    # no character lost or invented, none whitespace
+    # no character lost or invented, none whitespace or invisible
     tokens = [s.rows[r][1] for s in out for r, _ in s.tokens()]
-    assert "".join(tokens) == re.sub(r"\s", "", text)
-    assert all(not any(c.isspace() for c in t) for t in tokens)
+    assert "".join(tokens) == re.sub(r"\s", "", INVISIBLE.sub("", text))
+    assert all(t and not any(c.isspace() for c in t) for t in tokens)
+    # each token's span is its characters, with the invisible ones it holds or is followed by
+    spans = [(a, b) for s in out for a, b in s.offsets]
+    assert [INVISIBLE.sub("", text[a:b]) for a, b in spans] == tokens
+    assert all(not INVISIBLE.match(text[a]) for a, _ in spans)
     # the rebuilt text is the input with runs of whitespace made one space, blank lines
     # (between paragraphs) one blank line
-    paragraphs_in = [" ".join(p.split()) for p in re.split(r"\n[^\S\n]*\n", text)
-                     if p.strip()]
-    assert text_of(out) == "\n\n".join(paragraphs_in)
+    paragraphs_in = [" ".join(INVISIBLE.sub("", p).split())
+                     for p in re.split(r"\n[^\S\n]*\n", text)]
+    assert text_of(out) == "\n\n".join(p for p in paragraphs_in if p)
+
+
+def test_invisible_characters_are_dropped_unless_the_treebank_keeps_them():
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(treebank(5))
+    assert tokenizer.keep == ""
+    text = "Dogs\u200b bark\u00ad\u200d, \u2060 \ufeffthey\u0007\u200c?"
+    (sentence,) = tokenizer.tokenize(text)
+    assert sentence.forms == ["Dogs", "bark", ",", "they", "?"]  # "\u2060" alone: gone
+    assert "# text = Dogs bark, they?" in sentence.comments
+    assert [text[a:b] for a, b in sentence.offsets] == \
+        ["Dogs\u200b", "bark\u00ad\u200d", ",", "they\u0007\u200c", "?"]
+    # a treebank whose tokens hold U+200C (as Persian's do) keeps it, and drops the rest
+    kept = read_conllu(io.StringIO(TREEBANK.replace("Dogs", "Do\u200cgs")))
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(kept * 5)
+    assert tokenizer.keep == "\u200c"
+    (sentence,) = tokenizer.tokenize("Do\u200cgs\u200b bark.")
+    assert sentence.forms == ["Do\u200cgs", "bark", "."]
+    assert "# text = Do\u200cgs bark." in sentence.comments
+    again = Tokenizer.from_parts(*tokenizer.parts(), "m.npz")
+    assert again.keep == "\u200c"
 
 
 def test_streams_hold_one_paragraph_at_a_time():
