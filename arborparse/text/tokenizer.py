@@ -16,7 +16,10 @@ Gothic's, otherwise gets too few). Multiword tokens are split into their words b
 
 Before the classifier, `arborparse.text.rules` drops the invisible characters (zero-width
 spaces and joiners, control characters, ...) that the treebank's tokens never hold: a token
-made only of them disappears, and the others keep their offsets in the text as given.
+made only of them disappears, and the others keep their offsets in the text as given. Its
+strings kept whole (URLs, e-mail addresses, file paths, numbers with separators), of the
+kinds the treebank keeps whole, are one token each: the classifier may choose no other
+label inside them or at their ends, and the multiword splitter leaves them alone.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from arborparse.io.conllu import FORM, MISC, Sentence
 from arborparse.text.classifier import Classifier, Trained, candidate_arrays, offsets
 from arborparse.text.features import mix
 from arborparse.text.multiword import Multiword
-from arborparse.text.rules import kept_invisible, visible
+from arborparse.text.rules import WHOLE, kept_invisible, visible, whole_kinds, whole_pattern
 
 VERSION = 1  # of the tokenizer inside a model file
 LABELS = ("inside", "token", "sentence")
@@ -127,15 +130,24 @@ def char_features(text: str) -> tuple[np.ndarray, np.ndarray]:
     return positions, X
 
 
-def _candidates(positions: np.ndarray, whole: bool = False) -> list[list[int]]:
+def _candidates(positions: np.ndarray, one_sentence: bool = False,
+                spans: list[tuple[int, int]] = ()) -> list[list[int]]:
     """The labels each character of a paragraph may take: one before whitespace ends a
-    token, the last one its sentence (with `whole`, the only sentence)."""
+    token, the last one its sentence (the only one, with `one_sentence`); each span
+    (start, end: a string kept whole, without whitespace) is one token."""
     ends = np.zeros(len(positions), dtype=bool)
     ends[:-1] = positions[:-1] + 1 != positions[1:]
-    inner = [INSIDE, TOKEN] if whole else [INSIDE, TOKEN, SENTENCE]
+    inner = [INSIDE, TOKEN] if one_sentence else [INSIDE, TOKEN, SENTENCE]
     lists = [inner[1:] if e else inner for e in ends.tolist()]
     if lists:
         lists[-1] = [SENTENCE]
+    for a, b in spans:
+        k = int(np.searchsorted(positions, a))  # the span's first character
+        last = k + b - a - 1
+        lists[k:last] = [[INSIDE]] * (b - a - 1)
+        lists[last] = [label for label in lists[last] if label != INSIDE]
+        if k and positions[k - 1] == a - 1:  # a character right before it ends a token
+            lists[k - 1] = [label for label in lists[k - 1] if label != INSIDE]
     return lists
 
 
@@ -181,19 +193,23 @@ class Tokenizer(Trained):
     keep : str
         The invisible characters the training treebank's tokens hold, kept in the text
         (`arborparse.text.rules`); the others are dropped.
+    whole : tuple of str
+        The kinds of strings kept whole (`arborparse.text.rules.WHOLE`) that the training
+        treebank keeps whole too: the rules applied.
     """
 
     kind = "tokenizer"
     keep = ""
+    whole = tuple(WHOLE)
 
-    def _arrays(self, texts: list[str], whole: bool = False):
-        """(X, bounds, cptr, cand, positions) of paragraphs for the classifier (`whole`:
-        each one sentence)."""
+    def _arrays(self, texts: list[str], one_sentence: bool = False, spans=None):
+        """(X, bounds, cptr, cand, positions) of paragraphs for the classifier
+        (`one_sentence`: each paragraph is one; `spans`: for each, its strings kept whole)."""
         X, lists, positions = [], [], []
-        for text in texts:
+        for j, text in enumerate(texts):
             where, x = char_features(text)
             X.append(x)
-            lists += _candidates(where, whole)
+            lists += _candidates(where, one_sentence, spans[j] if spans else ())
             positions.append(where)
         X = np.concatenate(X) if X else np.empty((0, len(TEMPLATES)), dtype=np.uint32)
         return (X, offsets([len(w) for w in positions]), *candidate_arrays(lists), positions)
@@ -207,6 +223,7 @@ class Tokenizer(Trained):
         self.multiword = Multiword(seed=self.seed).fit(
             [[(form, words) for form, _, words in _tokens(s)] for s in train])
         self.keep = kept_invisible(t for t, _ in data)
+        self.whole = whole_kinds((t, labels >= TOKEN) for t, labels in data)
         X, bounds, cptr, cand, positions = self._arrays([t for t, _ in data])
         gold = np.concatenate([labels[p] for (_, labels), p in zip(data, positions)])
         self.classifier = Classifier(list(LABELS), self.bits, pairs=PAIRS)
@@ -253,16 +270,19 @@ class Tokenizer(Trained):
 
     # ------------------------------------------------------------------ tokenizing
 
-    def split(self, paragraph: str, whole: bool = False) -> list[list[Token]]:
+    def split(self, paragraph: str, one_sentence: bool = False) -> list[list[Token]]:
         """The sentences of one paragraph, as tokens (their `start` and `end` counted in
         `paragraph`; a token's span runs on over the invisible characters right after
-        it); with `whole`, the paragraph is one sentence."""
+        it); with `one_sentence`, the paragraph is one sentence."""
         text, place = visible(paragraph, self.keep)  # text[i] is paragraph[place[i]]
         lead = len(text) - len(text.lstrip())
         text = text.strip()
         if not text:
             return []
-        X, bounds, cptr, cand, (where,) = self._arrays([text], whole)
+        pattern = whole_pattern(self.whole)
+        spans = [m.span() for m in pattern.finditer(text)] if pattern else []
+        kept = {a for a, _ in spans}  # where the strings kept whole start
+        X, bounds, cptr, cand, (where,) = self._arrays([text], one_sentence, [spans])
         labels = self.classifier.predict(X, bounds, np.full(len(where), -1), cptr, cand)
         sentences, tokens, start = [], [], None
         for i, label in zip(where.tolist(), labels.tolist()):
@@ -272,13 +292,14 @@ class Tokenizer(Trained):
             # the paragraph's end is whitespace too, as in the treebanks
             space = i + 1 == len(text) or text[i + 1].isspace()
             end = place[lead + i + 1] if lead + i + 1 < len(place) else len(paragraph)
-            tokens.append((text[start:i + 1], space, place[lead + start], end))
+            tokens.append((text[start:i + 1], space, place[lead + start], end, start in kept))
             start = None
             if label == SENTENCE:
                 sentences.append(tokens)
                 tokens = []
         words = self.multiword.split([[form for form, *_ in s] for s in sentences])
-        return [[Token(form, space, w, a, b) for (form, space, a, b), w in zip(s, ws)]
+        return [[Token(form, space, (form,) if one else w, a, b)
+                 for (form, space, a, b, one), w in zip(s, ws)]
                 for s, ws in zip(sentences, words)]
 
     def tokenize(self, text: str, document: str = "", per_line: bool = False) -> list[Sentence]:
@@ -307,8 +328,9 @@ class Tokenizer(Trained):
 
     def parts(self) -> tuple[dict, dict]:
         header, arrays = self.multiword.parts()
-        return {"multiword": header, "keep": self.keep}, {"weights": self.classifier.weights,
-                                       **{f"multiword.{k}": v for k, v in arrays.items()}}
+        return ({"multiword": header, "keep": self.keep, "whole": list(self.whole)},
+                {"weights": self.classifier.weights,
+                 **{f"multiword.{k}": v for k, v in arrays.items()}})
 
     @classmethod
     def from_parts(cls, header: dict, arrays: dict, path) -> Tokenizer:
@@ -321,9 +343,11 @@ class Tokenizer(Trained):
                                       if k.startswith("multiword.")})
             tokenizer.classifier = Classifier(list(LABELS), weights=arrays["weights"],
                                               pairs=PAIRS)
-            tokenizer.keep = header.get("keep", "")  # a file of an earlier version: none
-            if not isinstance(tokenizer.keep, str):
-                raise TypeError(f"keep {tokenizer.keep!r} is not a str")
+            # a file of an earlier version: no invisible character kept, every rule applied
+            tokenizer.keep = header.get("keep", "")
+            tokenizer.whole = tuple(header.get("whole", WHOLE))
+            if not isinstance(tokenizer.keep, str) or not set(tokenizer.whole) <= set(WHOLE):
+                raise ValueError(f"keep {tokenizer.keep!r} or whole {tokenizer.whole!r}")
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise ModelFileError(f"{path}: the tokenizer in the model file is invalid "
                                  f"({e})") from e

@@ -170,3 +170,32 @@ def test_per_line_each_line_is_one_sentence():
     for sentence in out:
         tokens = [sentence.rows[r][1] for r, _ in sentence.tokens()]
         assert [text[a:b] for a, b in sentence.offsets] == tokens
+
+
+WHOLE = ["https://example.com/a?b=c", "x.y@z.org", "/usr/local/bin", "3,000.50", "12:30",
+         "https://x.org/don't"]
+
+
+def test_urls_addresses_paths_and_numbers_are_one_token():
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(treebank(5))
+    assert tokenizer.whole == ("url", "email", "path", "number")  # none in the treebank
+    text = ("Dogs bark at https://example.com/a?b=c, x.y@z.org and /usr/local/bin. At 12:30 "
+            "they cost 3,000.50 (see https://x.org/don't).")
+    out = tokenizer.tokenize(text)
+    tokens = [(s.rows[r][1], [s.forms[m - 1] for m in words], tuple(span))
+              for s in out for (r, words), span in zip(s.tokens(), s.offsets)]
+    for string in WHOLE:
+        at = text.index(string)
+        assert (string, [string], (at, at + len(string))) in tokens  # one word, its place
+    assert [form for form, _, _ in tokens][-3:] == ["https://x.org/don't", ")", "."]
+    # where the treebank cuts such strings, the classifier decides
+    cut = TREEBANK.replace("1\tYes\t_\t_\t_\t_\t0\troot\t_\tSpaceAfter=No",
+                           "1\t12\t_\t_\t_\t_\t0\troot\t_\tSpaceAfter=No\n"
+                           "2\t:\t_\t_\t_\t_\t1\tpunct\t_\tSpaceAfter=No\n"
+                           "3\t30\t_\t_\t_\t_\t1\tnummod\t_\tSpaceAfter=No")
+    cut = cut.replace("2\t.\t_\t_\t_\t_\t1\tpunct", "4\t.\t_\t_\t_\t_\t1\tpunct")
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(read_conllu(
+        io.StringIO(cut)) * 5)
+    assert tokenizer.whole == ("url", "email", "path")
+    assert Tokenizer.from_parts(*tokenizer.parts(), "m.npz").whole == tokenizer.whole
+    assert tokenizer.tokenize("12:30.")[0].forms == ["12", ":", "30", "."]
