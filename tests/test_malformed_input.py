@@ -244,8 +244,8 @@ def test_conllu_read_as_text_is_refused_before_anything_is_written(treebank, tmp
     for args in (["-o", out], []):
         status, stdout, err = arborparse_cli("parse", "--model", english_pipeline,
                                              "--input-format", "text", treebank, *args)
-        one_line_error(status, err, "t.conllu:1: looks like CoNLL-U (a CoNLL-U comment), not "
-                                    "text: read it with --input-format auto (or conllu)")
+        one_line_error(status, err, 't.conllu:1: looks like CoNLL-U (a "# sent_id =" comment), '
+                                    "not text: read it with --input-format auto (or conllu)")
         assert stdout == "" and not out.exists()
 
 

@@ -31,8 +31,8 @@ def _not_conll(numbered: Iterable[tuple[int, str]], name: str) -> Iterator[tuple
     opening = True  # the line opens a paragraph, or follows its opening comments
     for lineno, text in numbered:
         if opening:
-            columns = text.split("\t")
-            why = "a CoNLL-U comment" if _COMMENT.match(text) else "10 tab-separated columns" \
+            comment, columns = _COMMENT.match(text), text.split("\t")
+            why = f'a "{comment.group()}" comment' if comment else "10 tab-separated columns" \
                 if len(columns) == 10 and _WORD_ID.fullmatch(columns[0]) else None
             if why:
                 raise TreebankFormatError(name, lineno, f"looks like CoNLL-U ({why}), not "

@@ -46,10 +46,10 @@ CONLLU = "# sent_id = 1\n# text = Hi\n1\tHi\thi\tINTJ\t_\t_\t0\troot\t_\t_\n\n"
 
 
 @pytest.mark.parametrize("text, line, why", [
-    (CONLLU, 1, "a CoNLL-U comment"),
-    ("\n# newdoc id = a\n" + CONLLU, 2, "a CoNLL-U comment"),
+    (CONLLU, 1, 'a "# sent_id =" comment'),
+    ("\n# newdoc id = a\n" + CONLLU, 2, 'a "# newdoc" comment'),
     ("# a title of ours\n" + CONLLU.split("\n", 2)[2], 2, "10 tab-separated columns"),
-    ("Some prose.\n\n" + CONLLU, 3, "a CoNLL-U comment"),  # any paragraph: as on a cluster
+    ("Some prose.\n\n" + CONLLU[14:], 3, 'a "# text =" comment'),  # any paragraph
     ("1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n", 1, "10 tab-separated columns"),  # CoNLL-X
 ])
 def test_text_that_looks_like_conll_is_refused(tmp_path, text, line, why):
