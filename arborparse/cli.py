@@ -24,10 +24,14 @@ import click
 
 from arborparse import __version__, registry
 from arborparse.baselines import BASELINES
-from arborparse.errors import ArborparseError, NotTreebankError
+from arborparse.errors import ArborparseError, EncodingError, NotTreebankError, \
+    TreebankFormatError
 from arborparse.eval import LENGTH_BINS, TAG_MEASURES, compare, evaluate
 from arborparse.io import iter_conllu, read_conllu, write_conllu
 from arborparse.io.atomic import check_writable
+from arborparse.io.conllu import FORMATS as CONLL_FORMATS
+from arborparse.io.conllu import check_encoding
+from arborparse.io.plain import FORMATS as PLAIN_FORMATS
 from arborparse.io.model_files import is_model
 from arborparse.options import DIRECTORY, FILE, Capabilities
 from arborparse.training import TrainingInterrupted, is_interrupt
@@ -433,6 +437,14 @@ def _takers(name: str, models: str = "models") -> str:
     return f"For {named} {models}:"
 
 
+def _encoding(ctx, param, name: str) -> str:
+    """`name` if Python knows the encoding, else a usage error."""
+    try:
+        return check_encoding(name)
+    except ArborparseError as err:
+        raise click.BadParameter(str(err)) from None
+
+
 @cli.command("parse")
 @click.argument("input", type=click.Path(allow_dash=True), default="-")
 @click.option("--model", "model_path", required=True, type=click.Path(),
@@ -461,11 +473,15 @@ def _takers(name: str, models: str = "models") -> str:
               help=f"{_takers('branching')} labels expanded per arc (default: the "
                    "model's).")
 @click.option("--input-format", "--format", "fmt", default="auto", show_default=True,
-              type=click.Choice(["auto", "conllu", "conllx", "text", "tokenized"]),
+              type=click.Choice([*CONLL_FORMATS, *PLAIN_FORMATS]),
               help="text: raw text, paragraphs separated by blank lines (models with a "
-                   "tokenizer); tokenized: one sentence per line, tokens separated by spaces; "
-                   "auto: CoNLL-U or CoNLL-X by the suffix .conllu or .conllx, then by "
-                   "content.")
+                   "tokenizer); lines: raw text, one sentence per line (tokenized by the "
+                   "model, never split); tokenized: one sentence per line, tokens separated "
+                   "by spaces; auto: CoNLL-U or CoNLL-X by the suffix .conllu or .conllx, "
+                   "then by content.")
+@click.option("--encoding", default="utf-8", show_default=True, callback=_encoding,
+              help="The input's encoding (any name Python knows: latin-1, cp1252, utf-16, "
+                   "...); the output is UTF-8.")
 @click.option("--scheduler",
               help="Parse on a Dask cluster: 'local' (--workers processes on this machine) "
                    "or a running scheduler's address, tcp://HOST:PORT. INPUT may then be a "
@@ -480,14 +496,14 @@ def _takers(name: str, models: str = "models") -> str:
                    "partitions (kept in OUTPUT.parts).")
 @FORCE
 @click.pass_context
-def parse_cmd(ctx, input, model_path, output, fmt, scheduler, workers, partition_kb, resume,
-              force, **options):
-    """Parse INPUT (default stdin): raw text, tokenized text, CoNLL-U or CoNLL-X, to
-    CoNLL-U (CoNLL-X for CoNLL-X input). Of CoNLL input only HEAD and DEPREL change (and
-    the tags where the model tags, MISC with --marginals). A file parsed with stderr on a
-    terminal shows a progress bar there (sentences, words/s). The options that name families
-    apply to those families' models only; the others, to every model. The options the model
-    does not take are refused."""
+def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers, partition_kb,
+              resume, force, **options):
+    """Parse INPUT (default stdin): raw text (paragraphs, or one sentence per line),
+    tokenized text, CoNLL-U or CoNLL-X, to CoNLL-U (CoNLL-X for CoNLL-X input). Of CoNLL
+    input only HEAD and DEPREL change (and the tags where the model tags, MISC with
+    --marginals). A file parsed with stderr on a terminal shows a progress bar there
+    (sentences, words/s). The options that name families apply to those families' models
+    only; the others, to every model. The options the model does not take are refused."""
     from arborparse.options import OptionError, check_options
     from arborparse.pipeline import iter_parse_source, load
 
@@ -496,8 +512,9 @@ def parse_cmd(ctx, input, model_path, output, fmt, scheduler, workers, partition
     elif input == "-" or output == "-":
         raise click.UsageError("--scheduler: give INPUT and -o OUTPUT (files or folders), not "
                                "stdin or stdout")
-    else:
-        _refuse(ctx, ["workers"] if scheduler != "local" else [], f"--scheduler {scheduler}")
+    else:  # a cluster reads UTF-8 (it cuts files at blank lines, as bytes)
+        _refuse(ctx, ["encoding"] + (["workers"] if scheduler != "local" else []),
+                f"--scheduler {scheduler}")
     if scheduler is None or os.path.isfile(input):
         _output(output, [input, model_path], force=force)
     parser = load(model_path)
@@ -508,7 +525,7 @@ def parse_cmd(ctx, input, model_path, output, fmt, scheduler, workers, partition
             _parse_on_cluster(input, model_path, output, fmt, scheduler, workers,
                               partition_kb, resume, force, given)
             return
-        parsed = iter_parse_source(parser, input, fmt, **given)
+        parsed = iter_parse_source(parser, input, fmt, encoding, **given)
     except OptionError as err:  # the command line's names (kbest is the API's alone)
         names = {p.name for p in ctx.command.params}
         takes = ", ".join(_flag(ctx, name) for name in err.takes if name in names)
@@ -518,8 +535,12 @@ def parse_cmd(ctx, input, model_path, output, fmt, scheduler, workers, partition
         write_conllu(_counted(_interruptible(parsed), input != "-"), output)
     except NotTreebankError as err:  # what parse takes besides CoNLL
         raise NotTreebankError(err.path, err.line, f"{err.reason[:-1]}; for raw text give "
-                               "--input-format text, for one tokenized sentence per line "
-                               "--input-format tokenized)") from None
+                               "--input-format text, for one sentence per line --input-format "
+                               "lines, for one tokenized sentence per line --input-format "
+                               "tokenized)") from None
+    except EncodingError as err:
+        raise TreebankFormatError(err.path, err.line, f"{err.reason} (give --encoding NAME)"
+                                  ) from None
 
 
 def _counted(sentences, show: bool):

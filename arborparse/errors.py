@@ -22,3 +22,14 @@ class TreebankFormatError(ArborparseError, ValueError):
 class NotTreebankError(TreebankFormatError):
     """A file read as a treebank is not CoNLL at all (plain text, say); a command that
     takes other formats adds which to its message."""
+
+
+class EncodingError(TreebankFormatError):
+    """A file's bytes are not valid in the encoding it is read with: the message names the
+    line and the byte offset (from 0, in the file as read, decompressed); a command that
+    takes ``--encoding`` adds it."""
+
+    def __init__(self, path, line, offset: int, encoding: str):
+        self.offset = offset
+        self.encoding = encoding
+        super().__init__(path, line, f"not valid {encoding} at byte {offset}")

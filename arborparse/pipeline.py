@@ -29,18 +29,21 @@ KIND = "pipeline"
 VERSION = 1
 
 
-def iter_parse_source(parser, source, fmt: str, **options):
-    """The parsed sentences, lazily, of `source` (a path, ``"-"`` or an open file) read as
-    `fmt` says (``parse --input-format``): ``text`` through the model's tokenizer (a parser
-    alone is a pipeline without one), ``tokenized``, or CoNLL (``auto``, ``conllu``,
-    ``conllx``). The options are checked before a sentence is read."""
+def iter_parse_source(parser, source, fmt: str, encoding: str = "utf-8", **options):
+    """The parsed sentences, lazily, of `source` (a path, ``"-"`` or an open file; its bytes
+    in `encoding`) read as `fmt` says (``parse --input-format``): ``text`` through the
+    model's tokenizer (a parser alone is a pipeline without one), ``lines`` (one sentence
+    per line) through it too, ``tokenized``, or CoNLL (``auto``, ``conllu``, ``conllx``).
+    The options are checked before a sentence is read."""
     from arborparse.io.conllu import iter_conllu
     from arborparse.io.plain import iter_tokenized, text_lines
 
-    if fmt == "text":
+    if fmt in ("text", "lines"):
         pipeline = parser if isinstance(parser, Pipeline) else Pipeline(parser=parser)
-        return pipeline.iter_parse_text(text_lines(source), **options)
-    sentences = iter_tokenized(source) if fmt == "tokenized" else iter_conllu(source, fmt)
+        return pipeline.iter_parse_text(text_lines(source, encoding), per_line=fmt == "lines",
+                                        **options)
+    sentences = iter_tokenized(source, encoding) if fmt == "tokenized" else \
+        iter_conllu(source, fmt, encoding)
     return parser.iter_parse(sentences, **options)
 
 
@@ -168,18 +171,20 @@ class Pipeline:
         """Every sentence tagged where needed and parsed; options as in `iter_parse`."""
         return list(self.iter_parse(sentences, **options))
 
-    def iter_parse_text(self, lines, document: str = "", **options):
+    def iter_parse_text(self, lines, document: str = "", per_line: bool = False, **options):
         """Raw text (an iterable of lines, e.g. an open file; paragraphs separated by blank
-        lines) tokenized, split into sentences, tagged and parsed, lazily: one paragraph and
-        one chunk of sentences in memory at a time. Options as in `iter_parse`; `document`
-        prefixes the ``# sent_id`` numbers."""
+        lines) tokenized, split into sentences (`per_line`: each non-blank line is one
+        sentence), tagged and parsed, lazily: one paragraph and one chunk of sentences in
+        memory at a time. Options as in `iter_parse`; `document` prefixes the ``# sent_id``
+        numbers."""
         if self.tokenizer is None:
             raise ArborparseError("this model has no tokenizer, so it cannot read raw text: "
                                   "give tokenized input (arborparse parse --input-format "
                                   "tokenized), or train a model with one (arborparse train, "
                                   "whose default components are "
                                   "tokenizer,tagger,lemmatizer,parser)")
-        return self.iter_parse(self.tokenizer.iter_tokenize(lines, document), **options)
+        return self.iter_parse(self.tokenizer.iter_tokenize(lines, document, per_line),
+                               **options)
 
     # ------------------------------------------------------------------ documents
 

@@ -75,6 +75,18 @@ def test_projectivize_command(tmp_path):
     assert is_projective(s.heads) and s.deprels == ["x", "root", "y", "z"]
 
 
+def test_parse_lines_one_sentence_per_line(english_pipeline, tmp_path):
+    text = tmp_path / "lines.txt"
+    text.write_text("The dog barks. It runs home.\n\n\nGood night . Sleep well\n")
+    r = run("parse", "--model", english_pipeline, "--input-format", "lines", text)
+    assert r.exit_code == 0, r.output
+    comments = [line for line in r.output.splitlines() if line.startswith("# text")]
+    assert comments == ["# text = The dog barks. It runs home.",
+                        "# text = Good night . Sleep well"]
+    r = run("parse", "--model", english_pipeline, "--input-format", "text", text)
+    assert r.output.count("# text") > 2  # as raw text, the lines are split into sentences
+
+
 def test_parse_help_names_the_families_that_take_each_option():
     text = " ".join(run("parse", "--help").output.split())  # click's wrapping undone
     assert "First-order" not in text

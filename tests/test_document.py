@@ -2,6 +2,8 @@
 documents whose offsets slice back to the text; CoNLL-U as the command line writes it;
 the conllu package and spaCy."""
 
+import re
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -49,6 +51,19 @@ def test_offsets_slice_back_to_the_text(english):
             assert TEXT[word.start_char:word.end_char] == word.token.text
     assert any(len(t.words) > 1 for s in doc.sentences for t in s.tokens)  # can't, don't
     assert "😀" in [w.text for w in doc.words]
+
+
+def test_invisible_characters_are_no_words_and_offsets_stay_right(english):
+    text = "The\u200b dog\u00ad barks .\ufeff \u200b\u2060 It\u200d runs\x07 home."
+    doc = english(text)
+    assert [w.text for w in doc.words] == ["The", "dog", "barks", ".", "It", "runs", "home",
+                                           "."]
+    assert [s.text for s in doc.sentences] == ["The dog barks .", "It runs home."]
+    invisible = re.compile("[\u200b\u00ad\ufeff\u2060\u200d\x07]")
+    for token in (t for s in doc.sentences for t in s.tokens):
+        assert invisible.sub("", text[token.start_char:token.end_char]) == token.text
+        assert text[token.start_char] == token.text[0]
+    assert "\u200b" not in doc.to_conllu() and "\ufeff" not in doc.to_conllu()
 
 
 def test_to_conllu_is_what_the_command_line_writes(english, english_pipeline, tmp_path):

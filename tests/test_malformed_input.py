@@ -235,7 +235,18 @@ def test_evaluate_mismatch_empty_and_no_nonprojective_arcs(treebank, tmp_path):
 def test_plain_text_is_not_conllu(tmp_path):
     status, _, err = arborparse_cli("parse", "--model", MODEL, input="The dog barks.\n")
     one_line_error(status, err, "<stdin>:1: does not look like CoNLL-U: the line has 1 column",
-                   "--input-format text")
+                   "--input-format text", "--input-format lines", "--input-format tokenized")
+
+
+def test_conllu_read_as_text_is_refused_before_anything_is_written(treebank, tmp_path,
+                                                                   english_pipeline):
+    out = tmp_path / "out.conllu"
+    for args in (["-o", out], []):
+        status, stdout, err = arborparse_cli("parse", "--model", english_pipeline,
+                                             "--input-format", "text", treebank, *args)
+        one_line_error(status, err, 't.conllu:1: looks like CoNLL-U (a "# sent_id =" comment), '
+                                    "not text: read it with --input-format auto (or conllu)")
+        assert stdout == "" and not out.exists()
 
 
 def test_commands_that_read_only_treebanks_suggest_no_text_input(tmp_path):
@@ -247,6 +258,25 @@ def test_commands_that_read_only_treebanks_suggest_no_text_input(tmp_path):
         one_line_error(status, err, "does not look like CoNLL-U", "10 tab-separated columns")
         assert "--input-format" not in err, (command, err)
     assert not (tmp_path / "out.svg").exists()
+
+
+def test_input_in_another_encoding(treebank, tmp_path):
+    latin = tmp_path / "latin.conllu"
+    latin.write_bytes(treebank.read_text().replace("dog", "chién").encode("latin-1"))
+    out = tmp_path / "out.conllu"
+    status, _, err = arborparse_cli("parse", "--model", MODEL, latin, "-o", out)
+    offset = latin.read_bytes().index("é".encode("latin-1"))
+    one_line_error(status, err, f"latin.conllu:3: not valid UTF-8 at byte {offset} "
+                                "(give --encoding NAME)")
+    assert not out.exists()
+    r = run("parse", "--model", MODEL, latin, "-o", out, "--encoding", "latin-1")
+    assert r.exit_code == 0, r.output
+    assert "\tchién\t" in out.read_text(encoding="utf-8")  # written as UTF-8
+    r = run("parse", "--model", MODEL, latin, "--encoding", "klingon")
+    assert r.exit_code == 2 and "unknown encoding 'klingon'" in r.output
+    r = run("parse", "--model", MODEL, latin, "-o", tmp_path / "o", "--encoding", "latin-1",
+            "--scheduler", "local")
+    assert r.exit_code == 2 and "--encoding does not apply to --scheduler local" in r.output
 
 
 def test_a_directory_as_input(tmp_path):

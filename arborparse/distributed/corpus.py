@@ -32,11 +32,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from arborparse.errors import ArborparseError, TreebankFormatError
+from arborparse.errors import ArborparseError, EncodingError, TreebankFormatError
 from arborparse.io.atomic import atomic_open
+from arborparse.io import conllu, plain
 from arborparse.io.conllu import decoded, open_lines, sniff, uncompressed
 
-FORMATS = ("auto", "conllu", "conllx", "text", "tokenized")
+FORMATS = conllu.FORMATS + plain.FORMATS
 PARTITION_BYTES = 256 << 10  # about 3,000 sentences of raw text: the last round is short
 SENT_ID = re.compile(r"^# sent_id = (\d+)$", re.M)
 
@@ -61,9 +62,10 @@ def _parser(digest: str, model: bytes):
 
 
 def parse_partition(digest: str, model: bytes, blob: bytes, name: str, first_line: int,
-                    fmt: str, options: dict):
-    """The parsed sentences of one partition (its bytes `blob`, from line `first_line` of
-    file `name`) as (CoNLL text, sentence count), or (None, the error's one line)."""
+                    first_byte: int, fmt: str, options: dict):
+    """The parsed sentences of one partition (its bytes `blob`, from line `first_line` and
+    byte `first_byte` of file `name`) as (CoNLL text, sentence count), or (None, the
+    error's one line)."""
     from arborparse.pipeline import iter_parse_source
 
     try:
@@ -75,6 +77,9 @@ def parse_partition(digest: str, model: bytes, blob: bytes, name: str, first_lin
             out.write(sentence.to_text())
             count += 1
         return out.getvalue(), count
+    except EncodingError as err:
+        return None, str(EncodingError(name, err.line + first_line - 1,
+                                       err.offset + first_byte, err.encoding))
     except TreebankFormatError as err:
         line = None if err.line is None else err.line + first_line - 1
         return None, str(TreebankFormatError(name, line, err.reason))
@@ -128,19 +133,19 @@ class Job:
     error: tuple[int, str] | None = None  # the first failing partition and its error
 
 
-def partitions(path: Path, size: int) -> Iterator[tuple[int, bytes]]:
-    """(first line number, bytes) of the file's partitions: cut at the first blank line
-    after `size` bytes."""
+def partitions(path: Path, size: int) -> Iterator[tuple[int, int, bytes]]:
+    """(first line number, first byte, bytes) of the file's partitions (decompressed): cut
+    at the first blank line after `size` bytes."""
     lines, _ = open_lines(path)
-    chunk, first, lineno, used = [], 1, 0, 0
+    chunk, first, start, lineno, used = [], 1, 0, 0, 0
     for lineno, line in enumerate(lines, 1):
         if used >= size and not line.strip():
-            yield first, b"".join(chunk)
-            chunk, first, used = [], lineno, 0
+            yield first, start, b"".join(chunk)
+            chunk, first, start, used = [], lineno, start + used, 0
         chunk.append(line)
         used += len(line)
     if chunk or first == 1:
-        yield first, b"".join(chunk)
+        yield first, start, b"".join(chunk)
 
 
 def resolve_format(path: Path, fmt: str) -> str:
@@ -162,7 +167,7 @@ def resolve_format(path: Path, fmt: str) -> str:
 def _renumbered(text: str, offset: int, first: bool, fmt: str) -> str:
     """A partition's output as a serial run writes it: the ``# sent_id`` numbers that a
     text reader gave continue across partitions; ``# newdoc`` only in the first."""
-    if fmt not in ("text", "tokenized"):
+    if fmt not in plain.FORMATS:
         return text
     if not first:
         text = text.replace("# newdoc\n", "")
@@ -319,7 +324,7 @@ def parse_corpus(inputs, model, output, client=None, fmt: str = "auto",
                 job.fmt = resolve_format(source, fmt)
                 k = -1
                 read = 0
-                for k, (first, blob) in enumerate(partitions(source, partition_bytes)):
+                for k, (first, start, blob) in enumerate(partitions(source, partition_bytes)):
                     share = min(len(blob), size - read)
                     read += share
                     if (index, k) in done:
@@ -327,7 +332,8 @@ def parse_corpus(inputs, model, output, client=None, fmt: str = "auto",
                         bar.update(share)
                         continue
                     future = client.submit(parse_partition, digest, model_ref, blob,
-                                           str(source), first, job.fmt, options, pure=False)
+                                           str(source), first, start, job.fmt, options,
+                                           pure=False)
                     info[future.key] = (index, k, share)
                     running.add(future)
                     drain(window)
@@ -350,7 +356,7 @@ def _parse_files(files: list[str], digest: str, model: bytes, fmt: str,
     out = []
     for name in files:
         blob = b"".join(open_lines(name)[0])
-        text, count = parse_partition(digest, model, blob, name, 1, resolve_format(
+        text, count = parse_partition(digest, model, blob, name, 1, 0, resolve_format(
             Path(name), fmt), options)
         if text is None:
             raise ArborparseError(count)

@@ -10,8 +10,9 @@ reports no line numbers, so it keeps none of the first three.
 
 from __future__ import annotations
 
+import codecs
 import gzip
-import io
+import itertools
 import lzma
 import os
 import sys
@@ -21,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from arborparse.errors import NotTreebankError, TreebankFormatError
+from arborparse.errors import ArborparseError, EncodingError, NotTreebankError, \
+    TreebankFormatError
 from arborparse.io.atomic import atomic_open
 
 COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
@@ -213,9 +215,10 @@ def uncompressed(path) -> Path:
     return path.with_suffix("") if path.suffix.lower() in COMPRESSED else path
 
 
-def open_lines(source) -> tuple[Iterator[bytes], str]:
-    """The byte lines of a path (``.gz`` and ``.xz`` decompressed), ``"-"`` (stdin) or an
-    open file, and a name for messages."""
+def open_lines(source) -> tuple[Iterator[bytes | str], str]:
+    """The lines of a path (``.gz`` and ``.xz`` decompressed), ``"-"`` (stdin) or an open
+    file, and a name for messages: bytes, but the lines of an open text file are the text
+    it decodes."""
     if isinstance(source, (str, os.PathLike)):
         if str(source) == "-":
             return iter(sys.stdin.buffer), "<stdin>"
@@ -234,34 +237,76 @@ def open_lines(source) -> tuple[Iterator[bytes], str]:
                     raise TreebankFormatError(path, None, f"cannot decompress: {err}") \
                         from None
         return lines(), str(path)
-    if isinstance(source, io.TextIOBase):
-        return (line.encode("utf-8") for line in source), getattr(source, "name", "<stream>")
     return iter(source), str(getattr(source, "name", "<stream>"))
 
 
-def decoded(lines: Iterable[bytes], name: str) -> Iterator[tuple[int, str]]:
-    """(line number, text) of UTF-8 byte lines, a byte-order mark at the start skipped;
-    a line that is not UTF-8 is refused with its place."""
+def check_encoding(encoding: str) -> str:
+    """`encoding` if Python knows it as a text encoding, else `ArborparseError`."""
+    try:
+        "".encode(encoding)
+    except LookupError:
+        raise ArborparseError(f"unknown encoding {encoding!r} (give a name Python knows: "
+                              "utf-8, latin-1, cp1252, utf-16, ...)") from None
+    return encoding
+
+
+def decoded(lines: Iterable[bytes | str], name: str,
+            encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
+    """(line number, text) of byte lines in `encoding`, newlines kept (lines of text, from
+    an open text file, as they are). A byte-order mark at the start is skipped. Bytes that
+    are not `encoding` are refused with their line and byte offset (`EncodingError`)."""
+    if "\n".encode(check_encoding(encoding)) != b"\n":  # UTF-16, UTF-32
+        lines = _recut(lines, name, encoding)
+    utf8 = codecs.lookup(encoding).name == "utf-8"
+    done = 0  # the bytes before this line
     for lineno, raw in enumerate(lines, 1):
-        if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
+        if isinstance(raw, str):
+            yield lineno, raw.removeprefix("\ufeff") if lineno == 1 else raw
+            continue
+        if lineno == 1 and utf8 and raw.startswith(codecs.BOM_UTF8):
+            raw, done = raw[3:], 3
         try:
-            yield lineno, raw.decode("utf-8")
+            yield lineno, raw.decode(encoding)
         except UnicodeDecodeError as err:
-            raise TreebankFormatError(
-                name, lineno, f"cannot decode as UTF-8 (byte 0x{raw[err.start]:02x} "
-                f"at column {err.start + 1})") from None
+            raise EncodingError(name, lineno, done + err.start,
+                                "UTF-8" if utf8 else encoding) from None
+        done += len(raw)
 
 
-def _blocks(lines: Iterable[bytes], name: str) -> Iterator[tuple[int, list[str]]]:
+def _recut(lines: Iterable[bytes | str], name: str, encoding: str) -> Iterator[str]:
+    """The lines, cut at ``\\n`` alone, of bytes in an encoding whose newline is more than
+    the byte 0a (UTF-16, UTF-32): decoded as one stream, since a byte 0a may be half of
+    any character there (a byte-order mark is skipped by the codec)."""
+    decoder = codecs.getincrementaldecoder(encoding)()
+    pending, done, count = "", 0, 0
+    for raw in itertools.chain(lines, [None]):
+        if isinstance(raw, str):  # from an open text file
+            yield raw
+            continue
+        try:
+            pending += decoder.decode(raw or b"", raw is None)
+        except UnicodeDecodeError as err:
+            held = len(decoder.getstate()[0])  # bytes given before, not yet decoded
+            raise EncodingError(name, count + 1, done - held + err.start, encoding) from None
+        done += len(raw or b"")
+        while cut := pending.find("\n") + 1:
+            count += 1
+            yield pending[:cut]
+            pending = pending[cut:]
+    if pending:
+        yield pending
+
+
+def _blocks(lines: Iterable[bytes | str], name: str,
+            encoding: str = "utf-8") -> Iterator[tuple[int, list[str]]]:
     """Group decoded lines into sentences: (first line number, lines without newlines).
 
-    A UTF-8 byte-order mark at the start is skipped; the last sentence needs no blank line
-    after it (as in the CoNLL 2018 evaluation script).
+    A byte-order mark at the start is skipped; the last sentence needs no blank line after
+    it (as in the CoNLL 2018 evaluation script).
     """
     block: list[str] = []
     start = 0
-    for lineno, text in decoded(lines, name):
+    for lineno, text in decoded(lines, name, encoding):
         if not text.endswith("\n"):
             _check_last_line(name, lineno, text)
         text = text.rstrip("\n")
@@ -386,7 +431,7 @@ def _parse_block(name: str, start: int, lines: list[str], fmt: str) -> Sentence:
     return Sentence(comments, rows, word_rows, np.array(heads, dtype=np.int64), name, start, fmt)
 
 
-def iter_conllu(source, format: str = "auto") -> Iterator[Sentence]:
+def iter_conllu(source, format: str = "auto", encoding: str = "utf-8") -> Iterator[Sentence]:
     """Stream the sentences of a CoNLL-U or CoNLL-X file.
 
     Parameters
@@ -396,18 +441,20 @@ def iter_conllu(source, format: str = "auto") -> Iterator[Sentence]:
         ``.conllu`` or ``.conllx``, else (``.conll``, stdin, ...) by the first sentence's
         content: comments, ranges, empty nodes or DEPS mean CoNLL-U, a numeric PHEAD
         column CoNLL-X.
+    encoding : of the bytes (default UTF-8; an open text file is read as it decodes itself)
 
     Raises
     ------
     TreebankFormatError
-        For any malformed line, naming the file and line number.
+        For any malformed line, naming the file and line number (`EncodingError` for
+        bytes that are not `encoding`).
     """
     if format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
     lines, name = open_lines(source)
     fmt = None if format == "auto" else format
     first = True
-    for start, block in _blocks(lines, name):
+    for start, block in _blocks(lines, name, encoding):
         fmt = fmt or sniff(name, block)
         if first:
             _not_treebank(name, start, block, fmt)
@@ -415,9 +462,9 @@ def iter_conllu(source, format: str = "auto") -> Iterator[Sentence]:
         yield _parse_block(name, start, block, fmt)
 
 
-def read_conllu(source, format: str = "auto") -> list[Sentence]:
+def read_conllu(source, format: str = "auto", encoding: str = "utf-8") -> list[Sentence]:
     """Read a whole CoNLL-U or CoNLL-X file into a list of sentences (see `iter_conllu`)."""
-    return list(iter_conllu(source, format))
+    return list(iter_conllu(source, format, encoding))
 
 
 def write_conllu(sentences: Iterable[Sentence], dest) -> None:

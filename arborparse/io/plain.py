@@ -1,28 +1,55 @@
-"""Input that is not CoNLL: raw text (for a tokenizer) and tokenized text (one sentence per
-line, tokens separated by whitespace)."""
+"""Input that is not CoNLL: raw text (for a tokenizer; paragraphs, or one sentence per line)
+and tokenized text (one sentence per line, tokens separated by whitespace)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from arborparse.errors import TreebankFormatError
 from arborparse.io.conllu import Sentence, decoded, open_lines
 
-
-def text_lines(source) -> Iterator[str]:
-    """The lines of a UTF-8 text (a path, ``"-"`` for stdin, or an open file), newlines
-    kept, lazily."""
-    return (text for _, text in decoded(*open_lines(source)))
+FORMATS = ("text", "lines", "tokenized")  # parse --input-format, besides CoNLL's
+_COMMENT = re.compile(r"# (?:sent_id =|text =|newdoc\b|newpar\b)")  # CoNLL-U's own
+_WORD_ID = re.compile(r"\d+(?:[-.]\d+)?")
 
 
-def iter_tokenized(source) -> Iterator[Sentence]:
+def text_lines(source, encoding: str = "utf-8") -> Iterator[str]:
+    """The lines of a text in `encoding` (a path, ``"-"`` for stdin, or an open file),
+    newlines kept, lazily; refused if it looks like CoNLL (see `_not_conll`)."""
+    lines, name = open_lines(source)
+    return (text for _, text in _not_conll(decoded(lines, name, encoding), name))
+
+
+def _not_conll(numbered: Iterable[tuple[int, str]], name: str) -> Iterator[tuple[int, str]]:
+    """The numbered lines of a text, lazily; a paragraph (the text's start, or after a blank
+    line) that begins like CoNLL-U or CoNLL-X is refused (`TreebankFormatError`): a
+    comment ``# sent_id =``, ``# text =``, ``# newdoc`` or ``# newpar`` among its first
+    comment lines, or a first other line of 10 tab-separated columns led by a word ID."""
+    opening = True  # the line opens a paragraph, or follows its opening comments
+    for lineno, text in numbered:
+        if opening:
+            comment, columns = _COMMENT.match(text), text.split("\t")
+            why = f'a "{comment.group()}" comment' if comment else "10 tab-separated columns" \
+                if len(columns) == 10 and _WORD_ID.fullmatch(columns[0]) else None
+            if why:
+                raise TreebankFormatError(name, lineno, f"looks like CoNLL-U ({why}), not "
+                                          "text: read it with --input-format auto (or "
+                                          "conllu)")
+        opening = not text.strip() or (opening and text.startswith("#"))
+        yield lineno, text
+
+
+def iter_tokenized(source, encoding: str = "utf-8") -> Iterator[Sentence]:
     """One sentence per non-blank line, its tokens the whitespace-separated pieces (each a
     word; ``# text`` the line, ``# sent_id`` its number), blank lines between paragraphs
-    (``# newpar``)."""
+    (``# newpar``); the bytes in `encoding`; refused if it looks like CoNLL (see
+    `_not_conll`)."""
     lines, name = open_lines(source)
     count, newpar = 0, True
-    for lineno, text in decoded(lines, name):
+    for lineno, text in _not_conll(decoded(lines, name, encoding), name):
         forms = text.split()
         if not forms:
             newpar = True

@@ -13,6 +13,13 @@ With development data, the epoch is chosen on its boundaries and the weight of s
 ends shifted to make its sentence boundaries best (a text without punctuation, as
 Gothic's, otherwise gets too few). Multiword tokens are split into their words by
 `arborparse.text.multiword`. A token with whitespace inside (rare in UD) is split there.
+
+Before the classifier, `arborparse.text.rules` drops the invisible characters (zero-width
+spaces and joiners, control characters, ...) that the treebank's tokens never hold: a token
+made only of them disappears, and the others keep their offsets in the text as given. Its
+strings kept whole (URLs, e-mail addresses, file paths, numbers with separators), of the
+kinds the treebank keeps whole, are one token each: the classifier may choose no other
+label inside them or at their ends, and the multiword splitter leaves them alone.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from arborparse.io.conllu import FORM, MISC, Sentence
 from arborparse.text.classifier import Classifier, Trained, candidate_arrays, offsets
 from arborparse.text.features import mix
 from arborparse.text.multiword import Multiword
+from arborparse.text.rules import WHOLE, kept_invisible, visible, whole_kinds, whole_pattern
 
 VERSION = 1  # of the tokenizer inside a model file
 LABELS = ("inside", "token", "sentence")
@@ -50,12 +58,14 @@ _CHUNK = re.compile(r"\S+")
 @dataclass
 class Token:
     """A token of raw text: its characters, whether whitespace follows, its words (a
-    multiword token has several), where it starts in its paragraph."""
+    multiword token has several), where it starts and ends in its paragraph (the
+    characters from `start` to `end`, invisible ones dropped, are `form`)."""
 
     form: str
     space_after: bool
     words: tuple[str, ...]
-    start: int = 0
+    start: int
+    end: int
 
 
 def _class(c: str) -> int:
@@ -120,14 +130,24 @@ def char_features(text: str) -> tuple[np.ndarray, np.ndarray]:
     return positions, X
 
 
-def _candidates(positions: np.ndarray) -> list[list[int]]:
+def _candidates(positions: np.ndarray, one_sentence: bool = False,
+                spans: list[tuple[int, int]] = ()) -> list[list[int]]:
     """The labels each character of a paragraph may take: one before whitespace ends a
-    token, the last one its sentence."""
+    token, the last one its sentence (the only one, with `one_sentence`); each span
+    (start, end: a string kept whole, without whitespace) is one token."""
     ends = np.zeros(len(positions), dtype=bool)
     ends[:-1] = positions[:-1] + 1 != positions[1:]
-    lists = [[TOKEN, SENTENCE] if e else [INSIDE, TOKEN, SENTENCE] for e in ends.tolist()]
+    inner = [INSIDE, TOKEN] if one_sentence else [INSIDE, TOKEN, SENTENCE]
+    lists = [inner[1:] if e else inner for e in ends.tolist()]
     if lists:
         lists[-1] = [SENTENCE]
+    for a, b in spans:
+        k = int(np.searchsorted(positions, a))  # the span's first character
+        last = k + b - a - 1
+        lists[k:last] = [[INSIDE]] * (b - a - 1)
+        lists[last] = [label for label in lists[last] if label != INSIDE]
+        if k and positions[k - 1] == a - 1:  # a character right before it ends a token
+            lists[k - 1] = [label for label in lists[k - 1] if label != INSIDE]
     return lists
 
 
@@ -167,17 +187,29 @@ class Tokenizer(Trained):
     ----------
     epochs : passes over the training text
     bits : log2 of the hashed weight vector
+
+    Attributes
+    ----------
+    keep : str
+        The invisible characters the training treebank's tokens hold, kept in the text
+        (`arborparse.text.rules`); the others are dropped.
+    whole : tuple of str
+        The kinds of strings kept whole (`arborparse.text.rules.WHOLE`) that the training
+        treebank keeps whole too: the rules applied.
     """
 
     kind = "tokenizer"
+    keep = ""
+    whole = tuple(WHOLE)
 
-    def _arrays(self, texts: list[str]):
-        """(X, bounds, cptr, cand, positions) of paragraphs for the classifier."""
+    def _arrays(self, texts: list[str], one_sentence: bool = False, spans=None):
+        """(X, bounds, cptr, cand, positions) of paragraphs for the classifier
+        (`one_sentence`: each paragraph is one; `spans`: for each, its strings kept whole)."""
         X, lists, positions = [], [], []
-        for text in texts:
+        for j, text in enumerate(texts):
             where, x = char_features(text)
             X.append(x)
-            lists += _candidates(where)
+            lists += _candidates(where, one_sentence, spans[j] if spans else ())
             positions.append(where)
         X = np.concatenate(X) if X else np.empty((0, len(TEMPLATES)), dtype=np.uint32)
         return (X, offsets([len(w) for w in positions]), *candidate_arrays(lists), positions)
@@ -190,6 +222,8 @@ class Tokenizer(Trained):
             raise ArborparseError("the training data holds no sentences")
         self.multiword = Multiword(seed=self.seed).fit(
             [[(form, words) for form, _, words in _tokens(s)] for s in train])
+        self.keep = kept_invisible(t for t, _ in data)
+        self.whole = whole_kinds((t, labels >= TOKEN) for t, labels in data)
         X, bounds, cptr, cand, positions = self._arrays([t for t, _ in data])
         gold = np.concatenate([labels[p] for (_, labels), p in zip(data, positions)])
         self.classifier = Classifier(list(LABELS), self.bits, pairs=PAIRS)
@@ -236,13 +270,19 @@ class Tokenizer(Trained):
 
     # ------------------------------------------------------------------ tokenizing
 
-    def split(self, paragraph: str) -> list[list[Token]]:
-        """The sentences of one paragraph, as tokens (their `start` counted in `paragraph`)."""
-        lead = len(paragraph) - len(paragraph.lstrip())
-        paragraph = paragraph.strip()
-        if not paragraph:
+    def split(self, paragraph: str, one_sentence: bool = False) -> list[list[Token]]:
+        """The sentences of one paragraph, as tokens (their `start` and `end` counted in
+        `paragraph`; a token's span runs on over the invisible characters right after
+        it); with `one_sentence`, the paragraph is one sentence."""
+        text, place = visible(paragraph, self.keep)  # text[i] is paragraph[place[i]]
+        lead = len(text) - len(text.lstrip())
+        text = text.strip()
+        if not text:
             return []
-        X, bounds, cptr, cand, (where,) = self._arrays([paragraph])
+        pattern = whole_pattern(self.whole)
+        spans = [m.span() for m in pattern.finditer(text)] if pattern else []
+        kept = {a for a, _ in spans}  # where the strings kept whole start
+        X, bounds, cptr, cand, (where,) = self._arrays([text], one_sentence, [spans])
         labels = self.classifier.predict(X, bounds, np.full(len(where), -1), cptr, cand)
         sentences, tokens, start = [], [], None
         for i, label in zip(where.tolist(), labels.tolist()):
@@ -250,31 +290,36 @@ class Tokenizer(Trained):
             if label == INSIDE:
                 continue
             # the paragraph's end is whitespace too, as in the treebanks
-            space = i + 1 == len(paragraph) or paragraph[i + 1].isspace()
-            tokens.append((paragraph[start:i + 1], space, lead + start))
+            space = i + 1 == len(text) or text[i + 1].isspace()
+            end = place[lead + i + 1] if lead + i + 1 < len(place) else len(paragraph)
+            tokens.append((text[start:i + 1], space, place[lead + start], end, start in kept))
             start = None
             if label == SENTENCE:
                 sentences.append(tokens)
                 tokens = []
-        words = self.multiword.split([[form for form, _, _ in s] for s in sentences])
-        return [[Token(form, space, w, at) for (form, space, at), w in zip(s, ws)]
+        words = self.multiword.split([[form for form, *_ in s] for s in sentences])
+        return [[Token(form, space, (form,) if one else w, a, b)
+                 for (form, space, a, b, one), w in zip(s, ws)]
                 for s, ws in zip(sentences, words)]
 
-    def tokenize(self, text: str, document: str = "") -> list[Sentence]:
+    def tokenize(self, text: str, document: str = "", per_line: bool = False) -> list[Sentence]:
         """The sentences of a text (paragraphs separated by blank lines) as CoNLL-U
         sentences without annotation: ``# newdoc`` (first), ``# newpar``, ``# sent_id``,
         ``# text`` (the tokens, whitespace between them made one space), multiword token
-        ranges and ``SpaceAfter=No``."""
-        return list(self.iter_tokenize(text.splitlines(keepends=True), document))
+        ranges and ``SpaceAfter=No``. With `per_line`, each non-blank line is one sentence
+        (never split)."""
+        return list(self.iter_tokenize(text.splitlines(keepends=True), document, per_line))
 
-    def iter_tokenize(self, lines: Iterable[str], document: str = "") -> Iterator[Sentence]:
-        """`tokenize` over a stream of lines: one paragraph in memory at a time. Each
-        sentence's `offsets` say where its tokens are in the text the lines make."""
+    def iter_tokenize(self, lines: Iterable[str], document: str = "",
+                      per_line: bool = False) -> Iterator[Sentence]:
+        """`tokenize` over a stream of lines: one paragraph (`per_line`: one line) in memory
+        at a time. Each sentence's `offsets` say where its tokens are in the text the lines
+        make."""
         count = 0
-        for where, paragraph in _paragraphs(lines):
-            for k, tokens in enumerate(self.split(paragraph)):
+        for where, paragraph, newpar in (_lines if per_line else _paragraphs)(lines):
+            for k, tokens in enumerate(self.split(paragraph, per_line)):
                 count += 1
-                sentence = _sentence(tokens, k == 0, f"{document}{count}", where)
+                sentence = _sentence(tokens, newpar and k == 0, f"{document}{count}", where)
                 if count == 1:
                     sentence.comments.insert(0, "# newdoc")
                 yield sentence
@@ -283,8 +328,9 @@ class Tokenizer(Trained):
 
     def parts(self) -> tuple[dict, dict]:
         header, arrays = self.multiword.parts()
-        return {"multiword": header}, {"weights": self.classifier.weights,
-                                       **{f"multiword.{k}": v for k, v in arrays.items()}}
+        return ({"multiword": header, "keep": self.keep, "whole": list(self.whole)},
+                {"weights": self.classifier.weights,
+                 **{f"multiword.{k}": v for k, v in arrays.items()}})
 
     @classmethod
     def from_parts(cls, header: dict, arrays: dict, path) -> Tokenizer:
@@ -297,15 +343,20 @@ class Tokenizer(Trained):
                                       if k.startswith("multiword.")})
             tokenizer.classifier = Classifier(list(LABELS), weights=arrays["weights"],
                                               pairs=PAIRS)
+            # a file of an earlier version: no invisible character kept, every rule applied
+            tokenizer.keep = header.get("keep", "")
+            tokenizer.whole = tuple(header.get("whole", WHOLE))
+            if not isinstance(tokenizer.keep, str) or not set(tokenizer.whole) <= set(WHOLE):
+                raise ValueError(f"keep {tokenizer.keep!r} or whole {tokenizer.whole!r}")
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise ModelFileError(f"{path}: the tokenizer in the model file is invalid "
                                  f"({e})") from e
         return tokenizer
 
 
-def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, str, bool]]:
     """The paragraphs (separated by blank lines) of a stream of lines, one at a time, with
-    the character offset where each starts."""
+    the character offset where each starts (and True: each opens a paragraph)."""
     current, start, offset = [], 0, 0
     for line in lines:
         if line.strip():
@@ -313,11 +364,22 @@ def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
                 start = offset
             current.append(line)
         elif current:
-            yield start, "".join(current)
+            yield start, "".join(current), True
             current = []
         offset += len(line)
     if current:
-        yield start, "".join(current)
+        yield start, "".join(current), True
+
+
+def _lines(lines: Iterable[str]) -> Iterator[tuple[int, str, bool]]:
+    """The non-blank lines of a stream, with the character offset where each starts and
+    whether it opens a paragraph (the first line, and one after blank lines)."""
+    offset, newpar = 0, True
+    for line in lines:
+        if line.strip():
+            yield offset, line, newpar
+        newpar = not line.strip()
+        offset += len(line)
 
 
 def _sentence(tokens: list[Token], newpar: bool, sent_id: str, where: int = 0) -> Sentence:
@@ -337,7 +399,7 @@ def _sentence(tokens: list[Token], newpar: bool, sent_id: str, where: int = 0) -
     text = "".join(t.form + (" " if t.space_after else "") for t in tokens).strip()
     comments = (["# newpar"] if newpar else []) + [f"# sent_id = {sent_id}",
                                                    f"# text = {text}"]
-    offsets = np.array([(where + t.start, where + t.start + len(t.form)) for t in tokens],
+    offsets = np.array([(where + t.start, where + t.end) for t in tokens],
                        dtype=np.int64).reshape(-1, 2)
     return Sentence(comments, rows, word_rows, np.full(len(word_rows) + 1, -1),
                     offsets=offsets)

@@ -128,8 +128,13 @@ def test_a_malformed_file_is_reported_and_the_others_go_on(model, texts, client,
     text = (texts / "c.conllu").read_text().splitlines(keepends=True)
     text[60] = "1\tbroken\n"
     (folder / "bad.conllu").write_text("".join(text))
+    data = (texts / "c.conllu").read_bytes()
+    at = data.index(b"\tthe\t", 3 * PARTITION) + 3  # not UTF-8 in the fourth partition
+    (folder / "latin.conllu").write_bytes(data[:at] + b"\xe9" + data[at + 1:])
     errors = parse_corpus(folder, model, tmp_path / "out", client, partition_bytes=PARTITION)
-    assert len(errors) == 1 and errors[0].startswith(f"{folder / 'bad.conllu'}:61: ")
+    assert len(errors) == 2 and errors[0].startswith(f"{folder / 'bad.conllu'}:61: ")
+    line = data[:at].count(b"\n") + 1
+    assert errors[1] == f"{folder / 'latin.conllu'}:{line}: not valid UTF-8 at byte {at}"
     assert sorted(os.listdir(tmp_path / "out")) == ["good.conllu"]
 
 

@@ -1,9 +1,10 @@
+import codecs
 import io
 
 import numpy as np
 import pytest
 
-from arborparse.errors import TreebankFormatError
+from arborparse.errors import ArborparseError, EncodingError, TreebankFormatError
 from arborparse.io import check_tree, iter_conllu, read_conllu, write_conllu
 
 GOOD = """# sent_id = 1
@@ -144,11 +145,32 @@ def test_malformed_input_names_file_line_and_problem(tmp_path, text, line, messa
     assert str(info.value).startswith(f"{path}:{line}: ")
 
 
-def test_undecodable_bytes(tmp_path):
+def test_undecodable_bytes_are_named_by_line_and_byte(tmp_path):
     data = b"1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n\n1\tA\xff\ta\tN\tNN\t_\t0\troot\t_\t_\n\n"
-    with pytest.raises(TreebankFormatError, match=r"x\.conllu:3: cannot decode as UTF-8 "
-                       r"\(byte 0xff at column 4\)"):
+    with pytest.raises(EncodingError, match=r"x\.conllu:3: not valid UTF-8 at byte 28$") as info:
         read_conllu(write(tmp_path, data, binary=True))
+    assert data[info.value.offset] == 0xFF
+    bom = codecs.BOM_UTF8 + data  # the offset counts the byte-order mark
+    with pytest.raises(EncodingError, match="at byte 31$"):
+        read_conllu(write(tmp_path, bom, binary=True))
+    truncated = data.replace(b"\xff", "é".encode()[:1])  # the last byte of a sequence missing
+    with pytest.raises(EncodingError, match=r"x\.conllu:3: not valid UTF-8 at byte 28$"):
+        read_conllu(write(tmp_path, truncated, binary=True))
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "utf-16", "utf-32-le", "cp1252"])
+def test_other_encodings(tmp_path, encoding):
+    sign = "¤" if encoding == "latin-1" else "€"
+    text = ("# text = Ça\n1\tÇa\tça\tPRON\t_\t_\t0\troot\t_\t_\n\n"
+            f"1\t{sign}\t{sign}\tSYM\t_\t_\t0\troot\t_\t_\n\n")
+    path = write(tmp_path, text.encode(encoding), binary=True)
+    sentences = read_conllu(path, encoding=encoding)
+    assert [s.forms for s in sentences] == [["Ça"], [sign]]
+    assert "".join(s.to_text() for s in sentences) == text
+    with pytest.raises(ArborparseError, match="unknown encoding 'klingon'"):
+        read_conllu(path, encoding="klingon")
+    with pytest.raises(ArborparseError, match="unknown encoding 'base64'"):  # not text
+        read_conllu(path, encoding="base64")
 
 
 def test_missing_file():

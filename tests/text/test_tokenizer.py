@@ -79,20 +79,47 @@ def test_the_training_text_is_tokenized_back():
     assert out[2].rows[-1][9] == "_"  # a paragraph's end is whitespace: no SpaceAfter=No
 
 
+INVISIBLE = re.compile("[\u200b\x00]")  # a zero-width space, a control character
+
+
 @settings(max_examples=60, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("ab.,?! \n\tXy1é")), max_size=80))
-def test_any_text_comes_back_whitespace_aside(text):
+@given(st.text(alphabet=st.sampled_from(list("ab.,?! \n\tXy1é\u200b\x00")), max_size=80))
+def test_any_text_comes_back_whitespace_and_invisible_characters_aside(text):
     tokenizer = Tokenizer(epochs=3, bits=14, progress=False).fit(treebank(2))
     out = tokenizer.tokenize(text)
-    # no character lost or invented, none whitespace
+    # no character lost or invented, none whitespace or invisible
     tokens = [s.rows[r][1] for s in out for r, _ in s.tokens()]
-    assert "".join(tokens) == re.sub(r"\s", "", text)
-    assert all(not any(c.isspace() for c in t) for t in tokens)
+    assert "".join(tokens) == re.sub(r"\s", "", INVISIBLE.sub("", text))
+    assert all(t and not any(c.isspace() for c in t) for t in tokens)
+    # each token's span is its characters, with the invisible ones it holds or is followed by
+    spans = [(a, b) for s in out for a, b in s.offsets]
+    assert [INVISIBLE.sub("", text[a:b]) for a, b in spans] == tokens
+    assert all(not INVISIBLE.match(text[a]) for a, _ in spans)
     # the rebuilt text is the input with runs of whitespace made one space, blank lines
     # (between paragraphs) one blank line
-    paragraphs_in = [" ".join(p.split()) for p in re.split(r"\n[^\S\n]*\n", text)
-                     if p.strip()]
-    assert text_of(out) == "\n\n".join(paragraphs_in)
+    paragraphs_in = [" ".join(INVISIBLE.sub("", p).split())
+                     for p in re.split(r"\n[^\S\n]*\n", text)]
+    assert text_of(out) == "\n\n".join(p for p in paragraphs_in if p)
+
+
+def test_invisible_characters_are_dropped_unless_the_treebank_keeps_them():
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(treebank(5))
+    assert tokenizer.keep == ""
+    text = "Dogs\u200b bark\u00ad\u200d, \u2060 \ufeffthey\u0007\u200c?"
+    (sentence,) = tokenizer.tokenize(text)
+    assert sentence.forms == ["Dogs", "bark", ",", "they", "?"]  # "\u2060" alone: gone
+    assert "# text = Dogs bark, they?" in sentence.comments
+    assert [text[a:b] for a, b in sentence.offsets] == \
+        ["Dogs\u200b", "bark\u00ad\u200d", ",", "they\u0007\u200c", "?"]
+    # a treebank whose tokens hold U+200C (as Persian's do) keeps it, and drops the rest
+    kept = read_conllu(io.StringIO(TREEBANK.replace("Dogs", "Do\u200cgs")))
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(kept * 5)
+    assert tokenizer.keep == "\u200c"
+    (sentence,) = tokenizer.tokenize("Do\u200cgs\u200b bark.")
+    assert sentence.forms == ["Do\u200cgs", "bark", "."]
+    assert "# text = Do\u200cgs bark." in sentence.comments
+    again = Tokenizer.from_parts(*tokenizer.parts(), "m.npz")
+    assert again.keep == "\u200c"
 
 
 def test_streams_hold_one_paragraph_at_a_time():
@@ -128,3 +155,47 @@ def test_dev_data_tunes_the_sentence_ends_only_when_it_helps():
     assert tokenizer.sentence_bias_ == 0  # perfect already: the smallest shift wins
     assert [s.forms for s in tokenizer.tokenize(text_of(treebank()))] == \
         [s.forms for s in treebank()]
+
+
+def test_per_line_each_line_is_one_sentence():
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(treebank(5))
+    text = "Dogs bark. The cat sleeps.\n\n\n  Yes. Yes.\nNo\n"
+    assert len(tokenizer.tokenize(text)) > 3  # split into sentences by default
+    out = tokenizer.tokenize(text, per_line=True)
+    assert [s.forms for s in out] == [["Dogs", "bark", ".", "The", "cat", "sleeps", "."],
+                                      ["Yes", ".", "Yes", "."], ["No"]]
+    assert [[c for c in s.comments if c.startswith(("# newpar", "# text"))] for s in out] == \
+        [["# newpar", "# text = Dogs bark. The cat sleeps."], ["# newpar", "# text = Yes. Yes."],
+         ["# text = No"]]
+    for sentence in out:
+        tokens = [sentence.rows[r][1] for r, _ in sentence.tokens()]
+        assert [text[a:b] for a, b in sentence.offsets] == tokens
+
+
+WHOLE = ["https://example.com/a?b=c", "x.y@z.org", "/usr/local/bin", "3,000.50", "12:30",
+         "https://x.org/don't"]
+
+
+def test_urls_addresses_paths_and_numbers_are_one_token():
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(treebank(5))
+    assert tokenizer.whole == ("url", "email", "path", "number")  # none in the treebank
+    text = ("Dogs bark at https://example.com/a?b=c, x.y@z.org and /usr/local/bin. At 12:30 "
+            "they cost 3,000.50 (see https://x.org/don't).")
+    out = tokenizer.tokenize(text)
+    tokens = [(s.rows[r][1], [s.forms[m - 1] for m in words], tuple(span))
+              for s in out for (r, words), span in zip(s.tokens(), s.offsets)]
+    for string in WHOLE:
+        at = text.index(string)
+        assert (string, [string], (at, at + len(string))) in tokens  # one word, its place
+    assert [form for form, _, _ in tokens][-3:] == ["https://x.org/don't", ")", "."]
+    # where the treebank cuts such strings, the classifier decides
+    cut = TREEBANK.replace("1\tYes\t_\t_\t_\t_\t0\troot\t_\tSpaceAfter=No",
+                           "1\t12\t_\t_\t_\t_\t0\troot\t_\tSpaceAfter=No\n"
+                           "2\t:\t_\t_\t_\t_\t1\tpunct\t_\tSpaceAfter=No\n"
+                           "3\t30\t_\t_\t_\t_\t1\tnummod\t_\tSpaceAfter=No")
+    cut = cut.replace("2\t.\t_\t_\t_\t_\t1\tpunct", "4\t.\t_\t_\t_\t_\t1\tpunct")
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(read_conllu(
+        io.StringIO(cut)) * 5)
+    assert tokenizer.whole == ("url", "email", "path")
+    assert Tokenizer.from_parts(*tokenizer.parts(), "m.npz").whole == tokenizer.whole
+    assert tokenizer.tokenize("12:30.")[0].forms == ["12", ":", "30", "."]

@@ -1,0 +1,88 @@
+"""What the tokenizer (`arborparse.text.tokenizer`) settles before its classifier, the same
+in every language, each rule kept only where the training treebank agrees.
+
+Strings kept whole (`WHOLE`): URLs, e-mail addresses, file paths and numbers with separators
+(``https://example.com/a?b=c``, ``x.y@z.org``, ``/usr/local/bin``, ``3,000.50``, ``12:30``)
+are one token each, never cut inside nor glued to their neighbours, unless the treebank
+does otherwise: `whole_kinds` keeps a kind where the treebank has no such string, or keeps
+at least half of them as tokens of their own (English-EWT keeps them; Turkish-IMST's one
+number with a separator carries its suffix, ``9.8'lik``, so numbers are left to the
+classifier there).
+
+Invisible characters are no part of words: control characters (Unicode category Cc) that
+are not whitespace, and format characters (Cf: the zero-width space U+200B, the joiners
+U+200C and U+200D, the byte-order mark U+FEFF, the word joiner U+2060, the soft hyphen,
+directional marks, ...) but the prepended concatenation marks, which are drawn. They are
+dropped from the text before it is tokenized, unless the treebank's tokens hold them
+(Persian writes U+200C inside words): `kept_invisible` finds which.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+import numpy as np
+
+# kind: pattern (case-insensitive), tried in this order where several begin at one place
+WHOLE = {
+    "url": r"(?<!\w)(?:[a-z][a-z0-9+.-]*://|www\.|mailto:)[^\s<>\"]*[^\s<>\"'.,;:!?)\]}]",
+    "email": r"(?<![\w.%+-])[\w.%+-]*\w@\w[\w-]*(?:\.[\w-]+)+",
+    # after ~, . or .., or a drive (C:), one name or more; else two or more: /usr/local
+    "path": r"(?<![\w/\\.~])(?:(?:~|\.\.?|[a-z]:)(?:[/\\][\w.+-]*\w)+|(?:[/\\][\w.+-]*\w){2,})"
+            r"[/\\]?",
+    "number": r"(?<![\w.,:])\d+(?:[.,:]\d+)+(?![.,:]?\w)",  # 3,000.50 12:30 1.2.3
+}
+
+# Cf, but drawn: the prepended concatenation marks (Arabic number signs and their kin)
+_DRAWN = frozenset("\u0600\u0601\u0602\u0603\u0604\u0605\u06dd\u070f\u0890\u0891\u08e2"
+                   "\U000110bd\U000110cd")
+
+
+def invisible(c: str) -> bool:
+    """Whether the character `c` is invisible (see the module docstring)."""
+    category = unicodedata.category(c)
+    return category == "Cf" and c not in _DRAWN or category == "Cc" and not c.isspace()
+
+
+def kept_invisible(texts: Iterable[str]) -> str:
+    """The invisible characters that occur in `texts` (a treebank's), sorted."""
+    return "".join(sorted({c for text in texts for c in set(text) if invisible(c)}))
+
+
+def visible(text: str, keep: str = "") -> tuple[str, Sequence[int]]:
+    """`text` without its invisible characters (but those in `keep`), and where each of
+    its characters is in `text`."""
+    drop = {c for c in set(text) if invisible(c) and c not in keep}
+    if not drop:
+        return text, range(len(text))
+    where = [i for i, c in enumerate(text) if c not in drop]
+    return "".join(text[i] for i in where), where
+
+
+@lru_cache(maxsize=None)
+def whole_pattern(kinds: tuple[str, ...]) -> re.Pattern | None:
+    """One pattern for the strings of `kinds` (`WHOLE`'s keys; the match's `lastgroup`
+    names its kind); None for no kind."""
+    if not kinds:
+        return None
+    return re.compile("|".join(f"(?P<{kind}>{WHOLE[kind]})" for kind in WHOLE
+                               if kind in kinds), re.IGNORECASE)
+
+
+def whole_kinds(texts: Iterable[tuple[str, np.ndarray]]) -> tuple[str, ...]:
+    """The kinds of `WHOLE` a treebank keeps as tokens of their own: its texts, each with
+    where its tokens end (``ends[i]``: a token ends at character i), have no string of
+    the kind, or hold at least half of them as one token each."""
+    pattern = whole_pattern(tuple(WHOLE))
+    found, whole = Counter(), Counter()
+    for text, ends in texts:
+        for match in pattern.finditer(text):
+            a, b = match.span()
+            found[match.lastgroup] += 1
+            whole[match.lastgroup] += bool(ends[b - 1] and not ends[a:b - 1].any() and (
+                a == 0 or ends[a - 1] or text[a - 1].isspace()))
+    return tuple(kind for kind in WHOLE if 2 * whole[kind] >= found[kind])
