@@ -31,6 +31,9 @@ class ISBNOptions(FamilyOptions):
                                   "score or the training likelihood gets worse).", low=0.0)
     decay: float = option(0.08, float, "Initial weight decay.", low=0)
     momentum: float = option(0.99, float, "Momentum per sentence.", low=0, high=1)
+    clip: float = option(10.0, float, "Largest gradient norm per sentence: a step's gradient "
+                         "beyond it is scaled down (0: never). Without it the first steps "
+                         "saturate the latent units on small treebanks.", low=0)
     epochs: int = option(10, int, "At most this many passes over the training data.", low=1,
                          may_change=True)
     patience: int = option(10, int, "Stop after this many epochs without a better dev LAS.",

@@ -6,7 +6,8 @@ likelihood gets worse, early stopping, the best development checkpoint kept.
 Batched: sentences of similar length form minibatches whose states are computed step by
 step together (`Network.log_likelihood`). IDP updates every 10 sentences,
 Δ ← mom¹⁰ Δ + Σ∇ log P, θ ← (θ + ηΔ)(1 − λη); with minibatches of b sentences we apply
-Δ ← mom^b Δ + Σ∇, θ ← (θ + ηΔ)(1 − λη)^(b/10), the same per-sentence rates.
+Δ ← mom^b Δ + Σ∇, θ ← (θ + ηΔ)(1 − λη)^(b/10), the same per-sentence rates. Σ∇ is first
+clipped to norm `clip` × b (not in IDP, whose per-10-sentence steps are smaller than ours).
 """
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ class ISBNTrainer:
         development LAS
     batch_size : sentences per step
     learning_rate, decay, momentum : η₀, λ₀ and the per-sentence momentum
+    clip : the largest gradient norm per sentence; a minibatch's gradient whose norm is over
+        clip × its sentences is scaled down to that (0: never). The first gradients are
+        huge (≈ 100 per sentence, every output unit pushed the same way), and unclipped
+        they saturate most latent units within a few steps: training then stalls at a
+        unigram model on small treebanks
     beam, branching : search during development parsing (B, K)
     """
 
@@ -58,7 +64,8 @@ class ISBNTrainer:
                  cutoff: int = D.cutoff, unknown_cutoff: int = D.cutoff,
                  epochs: int = D.epochs, patience: int = D.patience,
                  batch_size: int = D.batch_size, learning_rate: float = D.learning_rate,
-                 decay: float = D.decay, momentum: float = D.momentum, beam: int = D.beam,
+                 decay: float = D.decay, momentum: float = D.momentum, clip: float = D.clip,
+                 beam: int = D.beam,
                  branching: int = D.branching, seed: int = D.seed, progress: bool = True,
                  approximation: str = D.approximation, single_root: bool = not D.multi_root,
                  checkpoint=None, resume: bool = False):
@@ -73,6 +80,9 @@ class ISBNTrainer:
         self.encoding, self.cutoff, self.unknown_cutoff = encoding, cutoff, unknown_cutoff
         self.epochs, self.patience, self.batch_size = epochs, patience, batch_size
         self.learning_rate, self.decay, self.momentum = learning_rate, decay, momentum
+        if not clip >= 0:
+            raise ArborparseError("clip must be >= 0")
+        self.clip = clip
         self.beam, self.branching, self.seed, self.progress = beam, branching, seed, progress
         self.approximation = approximation
         self.single_root = single_root
@@ -86,7 +96,7 @@ class ISBNTrainer:
         o = options
         return cls(o.hidden, o.features, o.latent_links, o.pseudo, o.cutoff, o.cutoff,
                    o.epochs, o.patience, o.batch_size, o.learning_rate, o.decay, o.momentum,
-                   o.beam, o.branching, o.seed, progress, o.approximation, not o.multi_root,
+                   o.clip, o.beam, o.branching, o.seed, progress, o.approximation, not o.multi_root,
                    checkpoint, resume)
 
     @property
@@ -94,7 +104,7 @@ class ISBNTrainer:
         """What a resumed training must share with the checkpoint."""
         return {k: getattr(self, k) for k in (
             "hidden", "features", "latent_links", "encoding", "cutoff", "unknown_cutoff",
-            "batch_size", "learning_rate", "decay", "momentum", "beam", "branching", "seed",
+            "batch_size", "learning_rate", "decay", "momentum", "clip", "beam", "branching", "seed",
             "approximation", "single_root")}
 
     def _batches(self, derivations: list[Derivation]) -> list[Batch]:
@@ -163,6 +173,8 @@ class ISBNTrainer:
                 nll -= float(loglik.detach())
                 size = int(batch.parents.shape[0])
                 with torch.no_grad():
+                    if self.clip:  # see the class's docstring
+                        torch.nn.utils.clip_grad_norm_(params, self.clip * size)
                     shrink = (1.0 - run["lam"] * eta) ** (size / 10)
                     for p, d in zip(params, delta):
                         d.mul_(self.momentum ** size)

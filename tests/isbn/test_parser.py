@@ -134,3 +134,19 @@ def test_parsed_trees_have_one_root_unless_multi_root():
     parser.single_root = False
     for s in parser.parse(data):
         check_tree(s, single_root=False)
+
+
+def test_the_defaults_learn_on_300_sentences_of_a_real_treebank(ud, tmp_path):
+    """Unclipped, the first steps saturated the latent units and training stalled below the
+    left-neighbour baseline (dev UAS 16.3 against 20.3 on this slice, 3 epochs)."""
+    import arborparse
+    from arborparse.baselines import left_neighbour
+    from arborparse.io import read_conllu
+
+    folder = ud / "UD_Gothic-PROIEL"
+    train = read_conllu(folder / "got_proiel-ud-train.conllu")[:300]
+    dev = read_conllu(folder / "got_proiel-ud-dev.conllu")[:100]
+    nlp = arborparse.train(train, dev, family="isbn", components=["parser"], epochs=3,
+                           progress=False)
+    floor = evaluate(dev, [left_neighbour(s) for s in dev])["UAS"]
+    assert nlp.info["scores"]["UAS"] > floor + 10 and nlp.info["warnings"] == []
