@@ -45,6 +45,7 @@ from arborparse.io.plain import iter_tokenized
 from arborparse.options import OptionError, check_options
 from arborparse.pipeline import Pipeline
 from arborparse.render import svg
+from arborparse.render.page import sentence_text
 
 SCHEMA = json.loads(resources.files("arborparse.service").joinpath("openapi.json")
                     .read_text("utf-8"))
@@ -208,9 +209,7 @@ class Service:
                   "head": int(h), "deprel": d}
                  for m, (f, lemma, u, x, feats, h, d) in enumerate(zip(
                      s.forms, s.lemmas, s.upos, s.xpos, s.feats, s.heads[1:], s.deprels), 1)]
-        text = next((c[9:] for c in s.comments if c.startswith("# text = ")),
-                    " ".join(s.forms))
-        out = {"text": text, "words": words}
+        out = {"text": sentence_text(s), "words": words}
         if settings["marginals"]:
             mu = s.analysis["heads"]
             for m, word in enumerate(words, 1):
