@@ -22,13 +22,17 @@ served, 413 too large (naming the limit, and the sentence where one sentence is 
 thread, one request at a time.
 
 ``GET /``: the web page (`page.html`); ``GET /openapi.json``: the schema; ``GET /health``.
+`serving(app)` runs an app in a thread on a free loopback port (tests, screenshots).
 """
 
 from __future__ import annotations
 
 import io
 import json
+import socket
 import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 
@@ -298,3 +302,26 @@ def describe(model) -> dict:
     parser = model.parser if isinstance(model, Pipeline) else model
     return {"kind": parser.kind, "capabilities": model.capabilities.names(),
             "info": model.info if isinstance(model, Pipeline) else None}
+
+
+@contextmanager
+def serving(app, host: str = "127.0.0.1"):
+    """`app` served by uvicorn in a thread on a free port of `host` (for tests and
+    scripts): yields its URL, ``http://host:port/``, once it is up, and stops it after."""
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind((host, 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            raise RuntimeError(f"the server did not start on {host}:{port}")
+        time.sleep(0.05)
+    try:
+        yield f"http://{host}:{port}/"
+    finally:
+        server.should_exit = True
+        thread.join(10)
