@@ -160,10 +160,8 @@ class Sentence:
     @property
     def text(self) -> str:
         """The ``# text`` comment, else the tokens joined by spaces."""
-        for comment in self.data.comments:
-            if comment.startswith("# text = "):
-                return comment[len("# text = "):]
-        return " ".join(t.text for t in self.tokens)
+        text = self.data.comment("text")
+        return " ".join(t.text for t in self.tokens) if text is None else text
 
     @property
     def kbest(self) -> list[Tree] | None:

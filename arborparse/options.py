@@ -39,6 +39,13 @@ class OptionError(ArborparseError):
         takes_text = f" (its options: {', '.join(takes) or 'none'})" if takes else ""
         super().__init__(f"{name}={value!r} {reason}{takes_text}")
 
+    def renamed(self, names: dict[str, str], others: bool = True) -> OptionError:
+        """The same refusal in a caller's names (`names`: option -> the caller's name for
+        it); the options it has no name for are kept in `takes` as they are, or left out
+        when `others` is False."""
+        takes = tuple(names.get(t, t) for t in self.takes if others or t in names)
+        return OptionError(names.get(self.name, self.name), self.value, self.reason, takes)
+
 
 # the options of whatever tags: predict tags for every sentence, or for none
 TAGGING = {"retag": (False, True), "keep_tags": (False, True)}

@@ -231,9 +231,7 @@ class Pipeline:
             check_options(self, {k: v for k, v in options.items()
                                  if k not in ("retag", "keep_tags")})
         except OptionError as err:  # named as the caller named them
-            rename = {"decode_as": "decode"}
-            raise OptionError(rename.get(err.name, err.name), err.value, err.reason,
-                              tuple(rename.get(t, t) for t in err.takes)) from None
+            raise err.renamed({"decode_as": "decode"}) from None
         return options
 
     def _sentences(self, item) -> tuple[list, str | None]:

@@ -75,6 +75,12 @@ class Sentence:
     def __len__(self) -> int:
         return len(self.word_rows)
 
+    def comment(self, key: str) -> str | None:
+        """The value of the first ``# key = value`` comment (``text``, ``sent_id``), else
+        None."""
+        prefix = f"# {key} = "
+        return next((c[len(prefix):] for c in self.comments if c.startswith(prefix)), None)
+
     def column(self, index: int) -> list[str]:
         """The values of one column for words 1..n (index: ``FORM``, ``UPOS``, ...)."""
         rows, cached = self.rows, self._cache.get(index)

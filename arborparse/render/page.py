@@ -25,17 +25,8 @@ section {{ border-bottom: 1px solid #eee; padding: 0.5rem 0; }}
 
 def sentence_text(sentence: Sentence) -> str:
     """The sentence's ``# text``, else its words joined by spaces."""
-    for comment in sentence.comments:
-        if comment.startswith("# text = "):
-            return comment[9:]
-    return " ".join(sentence.forms)
-
-
-def sentence_id(sentence: Sentence, number: int) -> str:
-    for comment in sentence.comments:
-        if comment.startswith("# sent_id = "):
-            return comment[12:]
-    return str(number)
+    text = sentence.comment("text")
+    return " ".join(sentence.forms) if text is None else text
 
 
 def page(sentences: Iterable[Sentence], title: str = "arborparse",
@@ -44,12 +35,13 @@ def page(sentences: Iterable[Sentence], title: str = "arborparse",
     sentences = list(sentences)
     links, sections = [], []
     for k, s in enumerate(sentences, 1):
-        name, text = sentence_id(s, k), sentence_text(s)
+        name, text = s.comment("sent_id"), sentence_text(s)
         links.append(f'<a href="#s{k}" title="{escape(text)}">{k}. {escape(text)}</a>')
         steps = "".join(f'<a href="#s{j}">{word}</a>' for j, word in
                         ((k - 1, "&larr; previous"), (k + 1, "next &rarr;"))
                         if 1 <= j <= len(sentences))
-        sections.append(f'<section id="s{k}"><h2>{k}. <small>{escape(name)}</small></h2>'
+        heading = f"Sentence {k}" + (f" <small>{escape(name)}</small>" if name else "")
+        sections.append(f'<section id="s{k}"><h2>{heading}</h2>'
                         f'<p>{escape(text)}</p><div class="tree">'
                         f'{svg(s, threshold)}</div><p class="steps">{steps}</p></section>')
     legend = (f'<p class="legend">Arcs: <span class="sure">solid</span>; with marginals '

@@ -3,7 +3,10 @@ dependent with their labels, the root's arc a vertical line.
 
 Layout is deterministic: a word's box is as wide as its longest text at a fixed width per
 character; an arc is lifted one level above every shorter arc whose span overlaps its own,
-so nested and crossing (non-projective) arcs never share a height with a longer one. A
+so nested and crossing (non-projective) arcs never share a height with a longer one, and
+higher still while its label (at the top of the arc, as wide as its characters at the
+widest a character of the labels' font takes) would meet the label of an arc at that
+level, so that no two labels overlap. A
 right-to-left sentence (most strong characters Hebrew, Arabic, ...) is laid out from the
 right. Long sentences keep their size: the SVG is as wide as its words (the page scrolls).
 With marginals (``HeadProb`` in MISC, from ``parse --marginals``), each arc's opacity is its
@@ -23,6 +26,8 @@ GAP = 18  # px between word boxes
 LEVEL = 34  # px per arc level
 WORD_Y = 28  # px from the arcs' feet to the words' baseline
 PAD = 12
+LABEL_CHAR = 7.2  # px per character of the 11px labels, at the most ("nummod" in DejaVu Sans)
+LABEL_GAP = 4  # px at least between two labels side by side
 SURE, UNSURE = "#2c3e50", "#c0392b"
 
 
@@ -52,9 +57,11 @@ def head_probabilities(sentence: Sentence) -> list[float | None]:
     return out
 
 
-def levels(heads) -> dict[int, int]:
+def levels(heads, labels: dict[int, tuple[float, float]] | None = None) -> dict[int, int]:
     """Dependent -> the level of its arc (roots excluded): one above every shorter arc
-    whose span overlaps its own."""
+    whose span overlaps its own, and higher while its label would meet the label of an arc
+    already at that level (`labels`: dependent -> the left and right x of its arc's label;
+    None: labels take no room)."""
     arcs = sorted(((abs(h - m), min(h, m), max(h, m), m)
                    for m, h in enumerate(heads) if m > 0 and h > 0))
     placed: list[tuple[int, int, int]] = []  # (left, right, level)
@@ -62,9 +69,33 @@ def levels(heads) -> dict[int, int]:
     for _, left, right, m in arcs:
         level = 1 + max((lv for a, b, lv in placed if a < right and b > left
                          and b - a < right - left), default=0)
+        if labels:
+            ours = labels[m]
+            while any(out[d] == level and ours[0] < labels[d][1] and labels[d][0] < ours[1]
+                      for d in out):
+                level += 1
         placed.append((left, right, level))
         out[m] = level
     return out
+
+
+def _label_x(x: list[float], h: int, m: int) -> tuple[float, float]:
+    """Where the arc h -> m leaves its head (beside the head's centre, towards m) and the x
+    of its label (halfway between its ends)."""
+    xh = x[h] + (4 if x[m] > x[h] else -4)
+    return xh, (xh + x[m]) / 2
+
+
+def label_boxes(x: list[float], heads, labels: list[str]) -> dict[int, tuple[float, float]]:
+    """Dependent -> the left and right x of its arc's label, `LABEL_GAP` included (roots
+    excluded); `x` is each word's centre, 1..n."""
+    boxes = {}
+    for m, h in enumerate(heads):
+        if m > 0 and h > 0:
+            centre = _label_x(x, int(h), m)[1]
+            half = (LABEL_CHAR * len(labels[m - 1]) + LABEL_GAP) / 2
+            boxes[m] = (centre - half, centre + half)
+    return boxes
 
 
 def svg(sentence: Sentence, threshold: float = 0.5, title: str | None = None) -> str:
@@ -79,7 +110,7 @@ def svg(sentence: Sentence, threshold: float = 0.5, title: str | None = None) ->
     for i in order:
         x[i + 1] = left + widths[i] / 2
         left += widths[i]
-    level = levels(heads)
+    level = levels(heads, label_boxes(x, heads, labels))
     top = max(level.values(), default=0) + 1
     foot = PAD + LEVEL * top + 14
     width, height = left + PAD, foot + WORD_Y + 26
@@ -105,10 +136,10 @@ def svg(sentence: Sentence, threshold: float = 0.5, title: str | None = None) ->
             label_x, label_y = xm, y - 2
         else:
             y = foot - LEVEL * level[m]
-            xh = x[h] + (4 if x[m] > x[h] else -4)
+            xh, label_x = _label_x(x, h, m)
             path = (f"M{xh:.1f},{foot} C{xh:.1f},{y:.1f} {xm:.1f},{y:.1f} "
                     f"{xm:.1f},{foot}")
-            label_x, label_y = (xh + xm) / 2, foot - 0.75 * LEVEL * level[m] - 4
+            label_y = foot - 0.75 * LEVEL * level[m] - 4
         out.append(
             f'<g {attrs} opacity="{opacity:.3f}"><title>{escape(tip)}</title>'
             f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="1.6"{dash}/>'

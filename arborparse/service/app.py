@@ -3,29 +3,42 @@
 ``POST /parse``: the body is raw text, tokenized text (one sentence per line) or CoNLL-U /
 CoNLL-X, either plain (``text/plain``; the settings in the query string) or JSON
 (``application/json``: ``{"text": ..., "format": ..., "output": ..., "marginals": ...,
-"k": ...}``). ``format``: ``auto`` (default: CoNLL when the first line that is not a comment
-has tab-separated columns, raw text otherwise), ``conllu``, ``conllx``, ``text`` or
-``tokenized``. ``output``: ``conllu`` (default for a plain body) or ``json`` (default for
-JSON). ``marginals=true`` adds each word's probability distribution over its heads, ``k=K``
-the K most probable trees with their probabilities (JSON output; models whose parser gives
-them: linear and neural), ``svg=true`` each tree drawn (`arborparse.render.svg`; with
-marginals, arcs as sure as the parser is). Refusals are JSON ``{"error": "..."}`` with a
-4xx status: 400 bad input, 413 too large (body, words, a sentence's length), 415 wrong
-content type, 422 an option the model does not take. Parsing runs in a worker thread, one request at a time.
+"k": ..., "beam": ..., "svg": ...}``). ``format``: ``auto`` (default: CoNLL when the first
+line that is not a comment has tab-separated columns, raw text otherwise), ``conllu``,
+``conllx``, ``text`` or ``tokenized``. ``output``: ``conllu`` (default for a plain body) or
+``json`` (default for JSON). ``marginals=true`` adds each word's probability distribution
+over its heads, ``k=K`` the K most probable trees with their probabilities (JSON output;
+models whose parser gives them: linear and neural), ``beam=B`` a beam width (isbn),
+``svg=true`` each tree drawn (`arborparse.render.svg`; with marginals, arcs as sure as the
+parser is).
+
+The fields (and query parameters) are those of the schema (`openapi.json`, read here), and
+are checked against it strictly: an unknown field, or a value of another type (``"k": "3"``,
+``"k": true``, ``"k": 0``) is refused naming the field; what the model cannot honour is
+refused as `arborparse.options.check_options` refuses it, by its capabilities. Refusals are
+JSON ``{"error": "..."}`` with a 4xx status: 400 bad input, 404 and 405 a path or method not
+served, 413 too large (naming the limit, and the sentence where one sentence is over it),
+415 wrong content type, 422 an option the model does not take. Parsing runs in a worker
+thread, one request at a time.
 
 ``GET /``: the web page (`page.html`); ``GET /openapi.json``: the schema; ``GET /health``.
+`serving(app)` runs an app in a thread on a free loopback port (tests, screenshots).
 """
 
 from __future__ import annotations
 
 import io
 import json
+import socket
 import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from starlette.routing import Route
@@ -33,12 +46,17 @@ from starlette.routing import Route
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import MISC, iter_conllu
 from arborparse.io.plain import iter_tokenized
-from arborparse.options import OptionError
+from arborparse.options import OptionError, check_options
 from arborparse.pipeline import Pipeline
 from arborparse.render import svg
+from arborparse.render.page import sentence_text
 
-FORMATS = ("auto", "conllu", "conllx", "text", "tokenized")
-OUTPUTS = ("conllu", "json")
+SCHEMA = json.loads(resources.files("arborparse.service").joinpath("openapi.json")
+                    .read_text("utf-8"))
+# the fields of a JSON body and the query parameters of a plain one, as the schema has them
+FIELDS = SCHEMA["components"]["schemas"]["Request"]["properties"]
+PARAMETERS = {p["name"]: p["schema"] for p in SCHEMA["paths"]["/parse"]["post"]["parameters"]}
+OPTIONS = {"marginals": "marginals", "kbest": "k", "beam": "beam"}  # parse option -> field
 
 
 @dataclass
@@ -49,6 +67,7 @@ class Limits:
     words: int = 5000
     sentence_words: int = 250
     k: int = 20
+    beam: int = 64
 
 
 class Refused(Exception):
@@ -58,7 +77,8 @@ class Refused(Exception):
 
 
 def _settings(request: Request, body: bytes) -> dict:
-    """text, format, output, marginals, k of a request."""
+    """The fields of a request (those of the JSON body, or the query string's and the text
+    of a plain body) checked against the schema, defaults filled in."""
     kind = request.headers.get("content-type", "text/plain").split(";")[0].strip().lower()
     if kind == "application/json":
         try:
@@ -67,32 +87,57 @@ def _settings(request: Request, body: bytes) -> dict:
             raise Refused(400, f"the body is not valid JSON ({err})") from None
         if not isinstance(data, dict) or not isinstance(data.get("text"), str):
             raise Refused(400, 'the JSON body must be an object with a string "text"')
-        settings = {"output": "json", **data}
+        settings = _checked(data, FIELDS, "field")
     elif kind in ("text/plain", "text/x-conllu", ""):
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError as err:
             raise Refused(400, f"the body is not UTF-8 (byte {err.start + 1})") from None
-        settings = {"output": "conllu", **dict(request.query_params), "text": text}
+        query = {name: _typed(value, PARAMETERS.get(name, {}))
+                 for name, value in request.query_params.items()}
+        settings = {**_checked(query, PARAMETERS, "query parameter"), "text": text}
     else:
         raise Refused(415, f"content type {kind!r}: send text/plain or application/json")
-    fmt, output = settings.get("format", "auto"), settings.get("output")
-    if fmt not in FORMATS:
-        raise Refused(400, f"format: one of {', '.join(FORMATS)}")
-    if output not in OUTPUTS:
-        raise Refused(400, f"output: one of {', '.join(OUTPUTS)}")
-    flags = {}
-    for name in ("marginals", "svg"):
-        value = settings.get(name, False)
-        flags[name] = value.lower() in ("1", "true", "yes") if isinstance(value, str) \
-            else bool(value)
-    try:
-        k = int(settings.get("k", 0))
-    except (TypeError, ValueError):
-        raise Refused(400, "k: a whole number") from None
     if not settings["text"].strip():
         raise Refused(400, "the text is empty")
-    return {"text": settings["text"], "format": fmt, "output": output, "k": k, **flags}
+    return settings
+
+
+def _typed(value: str, spec: dict):
+    """A query string's `value` as the JSON value it stands for when `spec` (a schema) asks
+    for a boolean or an integer and it spells one; else as it is (and refused)."""
+    if spec.get("type") == "boolean":
+        return {"true": True, "1": True, "yes": True, "false": False, "0": False,
+                "no": False}.get(value.lower(), value)
+    if spec.get("type") == "integer" and value.isascii() and value.lstrip("-").isdigit():
+        return int(value)
+    return value
+
+
+def _checked(given: dict, specs: dict, what: str) -> dict:
+    """`given` (name -> value) with the defaults of `specs` (name -> the value's schema:
+    a string, with `enum` its choices; a boolean; an integer, with `minimum`) filled in;
+    an unknown name or a value of the wrong type is refused (400), naming it."""
+    for name, value in given.items():
+        spec = specs.get(name)
+        if spec is None:
+            raise Refused(400, f"unknown {what} {name!r} (the {what}s: {', '.join(specs)})")
+        kind = spec["type"]
+        if kind == "integer":
+            ok = isinstance(value, int) and not isinstance(value, bool) and \
+                value >= spec.get("minimum", value)
+            expected = f"an integer >= {spec['minimum']}" if "minimum" in spec else \
+                "an integer"
+        elif kind == "boolean":
+            ok, expected = isinstance(value, bool), "true or false"
+        else:
+            choices = spec.get("enum")
+            ok = isinstance(value, str) and (choices is None or value in choices)
+            expected = f"one of {', '.join(choices)}" if choices else "a string"
+        if not ok:
+            raise Refused(400, f"{name}={json.dumps(value)}: {expected}")
+    return {**{name: spec["default"] for name, spec in specs.items() if "default" in spec},
+            **given}
 
 
 def _format(text: str) -> str:
@@ -124,34 +169,38 @@ class Service:
         source.name = "<request>"
         return list(iter_tokenized(source) if fmt == "tokenized" else iter_conllu(source, fmt))
 
+    def options(self, settings: dict) -> dict:
+        """The parse options that `settings` ask for (false and absent ones are not asked),
+        refused where the model does not take them (422) or over the limits (400)."""
+        options = {option: settings[field] for option, field in OPTIONS.items()
+                   if settings.get(field)}
+        try:
+            check_options(self.model, options)
+        except OptionError as err:
+            raise Refused(422, str(err.renamed(OPTIONS, others=False))) from None
+        for field in ("k", "beam"):
+            if settings.get(field, 0) > getattr(self.limits, field):
+                raise Refused(400, f"{field}={settings[field]}: at most "
+                                   f"{getattr(self.limits, field)}")
+        return options
+
     def parse(self, settings: dict):
-        limits = self.limits
+        limits, options = self.limits, self.options(settings)
         with self.lock:
             try:
                 sentences = self.sentences(settings["text"], settings["format"])
             except ArborparseError as err:
                 raise Refused(400, str(err)) from None
+            for i, sentence in enumerate(sentences, 1):
+                if len(sentence) > limits.sentence_words:
+                    opening = " ".join(sentence.forms[:5])
+                    raise Refused(413, f"sentence {i} ({opening} ...) has {len(sentence)} "
+                                       f"words; at most {limits.sentence_words} a sentence")
             words = sum(map(len, sentences))
             if words > limits.words:
                 raise Refused(413, f"{words} words; at most {limits.words} a request")
-            longest = max(map(len, sentences), default=0)
-            if longest > limits.sentence_words:
-                raise Refused(413, f"a sentence of {longest} words; at most "
-                                   f"{limits.sentence_words}")
-            if not 0 <= settings["k"] <= limits.k:
-                raise Refused(400, f"k: between 0 and {limits.k}")
-            parser = self.model.parser if isinstance(self.model, Pipeline) else self.model
-            can = parser.capabilities
-            for wanted, offered, what in ((settings["marginals"], can.marginals, "marginals"),
-                                          (settings["k"], can.kbest, "k-best trees")):
-                if wanted and not offered:
-                    raise Refused(422, f"this {parser.kind} model gives no {what} (it offers: "
-                                       f"{', '.join(can.names()) or 'trees only'})")
             try:  # one scoring per sentence serves the tree, the marginals and the k best
-                parsed = self.model.parse(sentences, marginals=settings["marginals"] or None,
-                                          kbest=settings["k"] or None)
-            except OptionError as err:
-                raise Refused(422, str(err)) from None
+                parsed = self.model.parse(sentences, **options)
             except ArborparseError as err:
                 raise Refused(400, str(err)) from None
             if settings["output"] == "conllu":
@@ -164,16 +213,14 @@ class Service:
                   "head": int(h), "deprel": d}
                  for m, (f, lemma, u, x, feats, h, d) in enumerate(zip(
                      s.forms, s.lemmas, s.upos, s.xpos, s.feats, s.heads[1:], s.deprels), 1)]
-        text = next((c[9:] for c in s.comments if c.startswith("# text = ")),
-                    " ".join(s.forms))
-        out = {"text": text, "words": words}
+        out = {"text": sentence_text(s), "words": words}
         if settings["marginals"]:
             mu = s.analysis["heads"]
             for m, word in enumerate(words, 1):
                 word["heads"] = [round(float(p), 6) for p in mu[:, m]]
         if settings["svg"]:
             out["svg"] = svg(s)
-        if settings["k"]:
+        if settings.get("k"):
             out["kbest"] = []
             for p, heads, labels in s.analysis["kbest"]:
                 tree = {"probability": p, "heads": [int(h) for h in heads[1:]],
@@ -199,8 +246,6 @@ def create_app(model, limits: Limits | None = None) -> Starlette:
     """The app serving `model` (a loaded parser or pipeline)."""
     service = Service(model, limits or Limits())
     page = resources.files("arborparse.service").joinpath("page.html").read_text("utf-8")
-    schema = json.loads(resources.files("arborparse.service").joinpath(
-        "openapi.json").read_text("utf-8"))
 
     async def parse(request: Request):
         try:
@@ -209,7 +254,7 @@ def create_app(model, limits: Limits | None = None) -> Starlette:
             size = 0
         if size > service.limits.body_bytes:
             return JSONResponse({"error": f"the body has {size} bytes; at most "
-                                          f"{service.limits.body_bytes}"}, 413)
+                                          f"{service.limits.body_bytes} bytes"}, 413)
         body = b""
         async for chunk in request.stream():
             body += chunk
@@ -229,7 +274,7 @@ def create_app(model, limits: Limits | None = None) -> Starlette:
         return HTMLResponse(page)
 
     async def openapi(request: Request):
-        return JSONResponse(schema)
+        return JSONResponse(SCHEMA)
 
     async def health(request: Request):
         return JSONResponse({"status": "ok", "model": getattr(model, "kind", "?")})
@@ -237,9 +282,19 @@ def create_app(model, limits: Limits | None = None) -> Starlette:
     async def about(request: Request):
         return JSONResponse(describe(model))
 
-    return Starlette(routes=[Route("/", home), Route("/parse", parse, methods=["POST"]),
-                             Route("/openapi.json", openapi), Route("/health", health),
-                             Route("/model", about)])
+    routes = [Route("/", home), Route("/parse", parse, methods=["POST"]),
+              Route("/openapi.json", openapi), Route("/health", health),
+              Route("/model", about)]
+    served = ", ".join(f"{'/'.join(sorted(r.methods - {'HEAD'}))} {r.path}" for r in routes)
+
+    async def not_served(request: Request, err: HTTPException):
+        """404, 405 (and any other refusal of Starlette's own) as JSON, naming what is
+        served."""
+        return JSONResponse({"error": f"{request.method} {request.url.path}: "
+                                      f"{err.detail.lower()} (the service answers {served})"},
+                            err.status_code, headers=err.headers)
+
+    return Starlette(routes=routes, exception_handlers={HTTPException: not_served})
 
 
 def describe(model) -> dict:
@@ -247,3 +302,26 @@ def describe(model) -> dict:
     parser = model.parser if isinstance(model, Pipeline) else model
     return {"kind": parser.kind, "capabilities": model.capabilities.names(),
             "info": model.info if isinstance(model, Pipeline) else None}
+
+
+@contextmanager
+def serving(app, host: str = "127.0.0.1"):
+    """`app` served by uvicorn in a thread on a free port of `host` (for tests and
+    scripts): yields its URL, ``http://host:port/``, once it is up, and stops it after."""
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind((host, 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            raise RuntimeError(f"the server did not start on {host}:{port}")
+        time.sleep(0.05)
+    try:
+        yield f"http://{host}:{port}/"
+    finally:
+        server.should_exit = True
+        thread.join(10)

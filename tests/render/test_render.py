@@ -1,6 +1,7 @@
 """Rendering: the SVG's structure (one arc per word, labels, UPOS, levels that keep longer
-arcs above the arcs they overlap), marginals shown, right-to-left order, the HTML page,
-and the command."""
+arcs above the arcs they overlap and labels apart), marginals shown, right-to-left order,
+the HTML page, and the command. (Labels apart as the browser draws them:
+tests/service/test_browser.py.)"""
 
 import io
 import re
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from arborparse.cli import cli
 from arborparse.io import read_conllu
 from arborparse.render import page, svg
-from arborparse.render.svg import levels, right_to_left
+from arborparse.render.svg import label_boxes, levels, right_to_left
 
 NS = {"s": "http://www.w3.org/2000/svg"}
 NONPROJECTIVE = """# sent_id = np1
@@ -63,16 +64,53 @@ def test_marginals_set_opacity_and_mark_unsure_arcs():
     assert "stroke-dasharray" in ET.tostring(by_dep[7]).decode()
 
 
-@given(st.lists(st.integers(0, 12), min_size=1, max_size=12))
-def test_a_longer_overlapping_arc_is_always_higher(raw):
+def random_tree(raw):
     heads = [-1] + [h % (len(raw) + 1) for h in raw]
-    heads = [h if h != m else 0 for m, h in enumerate(heads)]
-    level = levels(heads)
+    return [h if h != m else 0 for m, h in enumerate(heads)]
+
+
+def assert_longer_overlapping_arcs_higher(heads, level):
     span = {m: (min(h, m), max(h, m)) for m, h in enumerate(heads) if m > 0 and h > 0}
     for a, (l1, r1) in span.items():
         for b, (l2, r2) in span.items():
             if r2 - l2 < r1 - l1 and l2 < r1 and r2 > l1:
                 assert level[a] > level[b]
+
+
+@given(st.lists(st.integers(0, 12), min_size=1, max_size=12))
+def test_a_longer_overlapping_arc_is_always_higher(raw):
+    heads = random_tree(raw)
+    assert_longer_overlapping_arcs_higher(heads, levels(heads))
+
+
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(10, 90), st.integers(1, 14)),
+                min_size=1, max_size=12))
+def test_labels_at_one_level_never_meet_and_longer_arcs_stay_higher(words):
+    """Words of random widths (10 to 90 px), arcs with labels of random lengths."""
+    heads = random_tree([h for h, _, _ in words])
+    x = [0.0]
+    for _, width, _ in words:
+        x.append(x[-1] + width)
+    boxes = label_boxes(x, heads, ["x" * length for _, _, length in words])
+    level = levels(heads, boxes)
+    for a, (l1, r1) in boxes.items():
+        for b, (l2, r2) in boxes.items():
+            if a != b and level[a] == level[b]:
+                assert r1 <= l2 or r2 <= l1
+    assert_longer_overlapping_arcs_higher(heads, level)
+
+
+def test_short_words_with_long_labels_are_raised_apart():
+    """Two neighbouring arcs whose labels are wider than the words under them: the second
+    is lifted a level (without labels both would be at level 1)."""
+    s = sentence("1\ta\t_\tX\t_\t_\t2\tcompound:prt\t_\t_\n"
+                 "2\tb\t_\tX\t_\t_\t0\troot\t_\t_\n"
+                 "3\tc\t_\tX\t_\t_\t2\tnsubj:outer\t_\t_\n\n")
+    assert levels(s.heads) == {1: 1, 3: 1}
+    root = ET.fromstring(svg(s))
+    y = {g.get("data-label"): float(g.find("s:text", NS).get("y"))
+         for g in root.findall("s:g", NS) if g.get("class", "").startswith("arc")}
+    assert y["nsubj:outer"] < y["compound:prt"] - 12  # a label's height apart
 
 
 def test_right_to_left_sentences_start_at_the_right():
@@ -85,8 +123,10 @@ def test_right_to_left_sentences_start_at_the_right():
 
 
 def test_the_page_has_every_sentence_and_navigation():
-    sentences = read_conllu(io.StringIO(NONPROJECTIVE * 3))
+    sentences = read_conllu(io.StringIO(NONPROJECTIVE * 2 + HEBREW))
     html = page(sentences, "test")
+    assert re.findall(r"<h2>(.*?)</h2>", html) == \
+        ["Sentence 1 <small>np1</small>", "Sentence 2 <small>np1</small>", "Sentence 3"]
     assert html.count("<svg") == 3 and html.count('<section id="s') == 3
     assert re.findall(r'href="#s(\d)"', html)[:3] == ["1", "2", "3"]
     assert "next &rarr;" in html and "overflow-x: auto" in html

@@ -77,21 +77,39 @@ def test_conllu_and_tokenized_input(client, parser):
         ["The", "dog", "barks", "."]
 
 
+LONG = "The dog barks.\n" + " ".join(["word"] * 2000) + "\n"
 BAD = [
     ("empty body", dict(content=b""), 400, "the text is empty"),
     ("invalid UTF-8", dict(content=b"The \xff dog"), 400, "not UTF-8"),
     ("malformed CoNLL-U", dict(content="1\tThe\t_\t_\t_\t_\t9\tdet\t_\t_\n\n",
                                params={"format": "conllu"}), 400, "<request>:1:"),
-    ("1 MB body", dict(content=b"a " * 500_000), 413, "bytes"),
-    ("a 2,000-word sentence", dict(content=" ".join(["word"] * 2000) + "\n",
-                                   params={"format": "tokenized"}), 413, "words"),
+    ("1 MB body", dict(content=b"a " * 500_000), 413, "at most 20000 bytes"),
+    ("a 2,000-word sentence", dict(content=LONG, params={"format": "tokenized"}), 413,
+     "sentence 2 (word word word word word ...) has 2000 words; at most 40 a sentence"),
+    ("350 words", dict(content="a b c d e f g\n" * 50, params={"format": "tokenized"}), 413,
+     "350 words; at most 300 a request"),
     ("wrong content type", dict(content=b"<a/>", headers={"content-type": "application/xml"}),
      415, "content type"),
     ("invalid JSON", dict(content=b"{text:", headers={"content-type": "application/json"}),
      400, "not valid JSON"),
     ("JSON without text", dict(json={"txt": "a"}), 400, 'string "text"'),
-    ("unknown format", dict(json={"text": "a", "format": "xml"}), 400, "format: one of"),
-    ("k too large", dict(json={"text": "a dog", "k": 99}), 400, "k: between"),
+    ("unknown field", dict(json={"text": "a dog", "kbest": 3}), 400,
+     "unknown field 'kbest' (the fields: text, format, output, marginals, k, beam, svg)"),
+    ("unknown query parameter", dict(content="a dog", params={"K": "3"}), 400,
+     "unknown query parameter 'K'"),
+    ("unknown format", dict(json={"text": "a", "format": "xml"}), 400,
+     'format="xml": one of auto, conllu'),
+    ("k = 3.5", dict(json={"text": "a dog", "k": 3.5}), 400, "k=3.5: an integer >= 1"),
+    ("k = true", dict(json={"text": "a dog", "k": True}), 400, "k=true: an integer >= 1"),
+    ("k = 0", dict(json={"text": "a dog", "k": 0}), 400, "k=0: an integer >= 1"),
+    ('k = "3"', dict(json={"text": "a dog", "k": "3"}), 400, 'k="3": an integer >= 1'),
+    ("k=three in the query", dict(content="a dog", params={"k": "three", "output": "json"}),
+     400, 'k="three": an integer >= 1'),
+    ('marginals = "yes"', dict(json={"text": "a dog", "marginals": "yes"}), 400,
+     'marginals="yes": true or false'),
+    ("k too large", dict(json={"text": "a dog", "k": 99}), 400, "k=99: at most 20"),
+    ("beam for a linear model", dict(json={"text": "a dog", "beam": 4}), 422,
+     "beam=4 does not apply to this linear model (its options: marginals, k)"),
 ]
 
 
@@ -104,6 +122,53 @@ def test_bad_input_is_refused_and_the_service_goes_on(client, name, request_args
     assert client.post("/parse", content=TEXT).status_code == 200
 
 
+def test_query_parameters_are_read_as_the_json_fields(client):
+    r = client.post("/parse?output=json&marginals=true&k=2&svg=0", content=TEXT)
+    assert r.status_code == 200, r.text
+    sentence = r.json()["sentences"][0]
+    assert len(sentence["kbest"]) == 2 and "heads" in sentence["words"][0]
+    assert "svg" not in sentence
+
+
+@pytest.mark.parametrize("method,path,message", [
+    ("GET", "/nowhere", "GET /nowhere: not found"),
+    ("GET", "/parse", "GET /parse: method not allowed"),
+    ("DELETE", "/model", "DELETE /model: method not allowed")])
+def test_unknown_paths_and_methods_answer_json(client, method, path, message):
+    r = client.request(method, path)
+    assert r.status_code == (404 if "found" in message else 405)
+    assert r.headers["content-type"] == "application/json"
+    error = r.json()["error"]
+    assert error.startswith(message) and "POST /parse" in error and "GET /model" in error
+
+
+def test_beam_is_taken_by_a_model_with_beam_search_only():
+    """An ISBN model (beam search; no marginals, no k-best): beam goes to its parse, k and
+    marginals are refused as its capabilities say."""
+    from treebanks import separable, separable_text
+
+    from arborparse.isbn.train import ISBNTrainer
+
+    model = ISBNTrainer(hidden=8, cutoff=1, unknown_cutoff=0, epochs=1,
+                        progress=False).fit(separable(1)).parser_
+    given, parse = [], model.parse
+    model.parse = lambda sentences, **options: given.append(options) or \
+        parse(sentences, **options)
+    client = TestClient(create_app(model))
+    text = separable_text(1)
+    r = client.post("/parse", json={"text": text, "beam": 2})
+    assert r.status_code == 200 and given == [{"beam": 2}], r.text
+    assert [[w["head"] for w in s["words"]] for s in r.json()["sentences"]] == \
+        [list(s.heads[1:]) for s in model.parse(separable(1), beam=2)]
+    for field, value, what in (("k", 3, "k=3"), ("marginals", True, "marginals=True")):
+        r = client.post("/parse", json={"text": text, field: value})
+        assert r.status_code == 422
+        assert r.json()["error"] == f"{what} does not apply to this isbn model " \
+                                    f"(its options: beam)"
+    assert client.post("/parse", json={"text": text, "beam": 65}).json()["error"] == \
+        "beam=65: at most 64"
+
+
 def test_the_page_the_schema_and_health(client):
     page = client.get("/")
     assert page.status_code == 200 and "<textarea" in page.text
@@ -114,3 +179,13 @@ def test_the_page_the_schema_and_health(client):
     assert about["kind"] == "linear" and "kbest" in about["capabilities"]
     assert about["info"]["family"] == "linear"
     assert json.loads(client.get("/openapi.json").text) == schema
+    # the schema is what the service checks: the JSON fields are the query parameters
+    # and the text, and every refusal of /parse is declared
+    request = schema["components"]["schemas"]["Request"]
+    post = schema["paths"]["/parse"]["post"]
+    query = {p["name"]: p["schema"] for p in post["parameters"]}
+    assert set(request["properties"]) == {"text", *query}
+    assert request["additionalProperties"] is False
+    assert all(spec["type"] == request["properties"][name]["type"]
+               for name, spec in query.items())
+    assert {"400", "405", "413", "415", "422"} <= set(post["responses"])
