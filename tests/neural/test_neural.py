@@ -163,8 +163,10 @@ def test_command_line_trains_parses_and_resumes(tmp_path):
     parser = arborparse.load(model)
     assert parser.kind == "pipeline" and parser.tagger is None
     assert parser.tokenizer is not None and parser.parser.kind == "neural"
+    text = tmp_path / "train.txt"
+    text.write_text("\n\n".join(" ".join(s.forms) for s in read_conllu(train)) + "\n")
     r = run("parse", "--model", model, "--input-format", "text", "-o", tmp_path / "out.conllu",
-            train)
+            text)
     assert r.exit_code == 0, r.output
     r = run(*args, "--resume")
     assert r.exit_code == 1 and "there is no" in r.output
