@@ -2,7 +2,8 @@
 under the mean-field approximation: MF) and parsing speed against the beam width.
 
     python bench/isbn.py run --treebank UD_Gothic-PROIEL [--variants tf lf tf-na mf]
-                             [--epochs 20] [--workdir DIR] [--results FILE]
+                             [--epochs 20] [--components parser] [--workdir DIR]
+                             [--results FILE]
     python bench/isbn.py beam --treebank UD_English-EWT --model M.npz
                               [--beams 1 2 5 10 20] [--branching 5] [--plot FILE.png]
     python bench/isbn.py roots --treebank UD_Gothic-PROIEL --model M.npz
@@ -34,18 +35,20 @@ VARIANTS = {"tf": [], "lf": ["--features", "local"], "tf-na": ["--no-latent-link
             "mf": ["--approximation", "mf"]}
 
 
-def train_and_test(treebank, variant, epochs, workdir):
+def train_and_test(treebank, variant, epochs, workdir, components):
     train, dev, test = files(treebank)
     model = workdir / f"isbn-{treebank}-{variant}.npz"
     parsed = workdir / f"isbn-{treebank}-{variant}.test.conllu"
     trained = run([*COMMAND, "train", "--model-type", "isbn", "--train", train, "--dev", dev,
-                   "--model", model, "--epochs", str(epochs), *VARIANTS[variant]])
+                   "--model", model, "--epochs", str(epochs), *VARIANTS[variant],
+                   *(["--components", components] if components else [])])
     seconds = [float(s) for s in re.findall(r"^epoch \d+/\d+\s+([\d.]+)s", trained.err, re.M)]
     parsing = run([*COMMAND, "parse", "--model", model, test, "-o", parsed])
     scores = json.loads(run([*COMMAND, "evaluate", test, parsed, "--json"]).out)
     kept = info(model)["scores"]  # the kept epoch's dev scores
     return {
         "treebank": treebank, "variant": variant, "epochs": epochs,
+        "components": components or "default",
         "best_epoch": best_epoch(trained.err),
         "epoch_train_seconds": seconds, "train_seconds": trained.wall,
         "train_max_rss_mb": trained.max_rss_mb, "parse_seconds": parsing.wall,
@@ -170,6 +173,7 @@ def main():
     parser.add_argument("--treebank", default="UD_Gothic-PROIEL")
     parser.add_argument("--variants", nargs="+", default=["tf"], choices=list(VARIANTS))
     parser.add_argument("--epochs", type=int, default=20)
+    parser.add_argument("--components", help="what to train (default: train's default)")
     parser.add_argument("--model")
     parser.add_argument("--beams", nargs="+", type=int, default=[1, 2, 5, 10, 20])
     parser.add_argument("--branching", type=int, default=5)
@@ -192,7 +196,8 @@ def main():
     else:
         workdir = Path(args.workdir)
         workdir.mkdir(parents=True, exist_ok=True)
-        record([partial(train_and_test, args.treebank, variant, args.epochs, workdir)
+        record([partial(train_and_test, args.treebank, variant, args.epochs, workdir,
+                        args.components)
                 for variant in args.variants], 1, args.results)
 
 
