@@ -55,6 +55,8 @@ class LinearOptions(FamilyOptions):
     learning_rate: float | None = option(
         None, float, "Initial learning rate: loglinear-sgd and latent (default 0.1); eg "
         "(default 1/C, as Koo et al.).", low=0.0, trainers=("loglinear-sgd", "eg", "latent"))
+    average: bool = option(True, bool, "eg: keep the mean of each pass's weights (off: the "
+                           "weights at the end of the pass).", trainers=("eg",))
     clusters: int = option(2, int, "Hidden clusters per arc.", low=1, trainers=LATENT)
     init_noise: float = option(0.01, float, "Standard deviation of the initial weights "
                                "(seeded by --seed).", low=0, trainers=LATENT)

@@ -50,7 +50,8 @@ def trainer(options: LinearOptions, *, dev: bool, progress: bool = True, checkpo
 
     def make(C_value):
         if name == "eg":
-            return eg.EGTrainer(C_value, learning_rate=o.learning_rate, **common)
+            return eg.EGTrainer(C_value, learning_rate=o.learning_rate, average=o.average,
+                                **common)
         latent = name in LATENT
         settings = dict(clusters=o.clusters if latent else 1,
                         init_noise=o.init_noise if latent else 0.0, squeeze=o.squeeze,

@@ -76,3 +76,18 @@ def test_primal_objective_and_duality_gap(decoder):
     expected = 0.5 * hinge + 0.5 * float(w @ w)
     assert trainer.primal_objective(model, w, encoded, heads, ids, losses) == pytest.approx(
         expected, rel=1e-9)
+
+
+def test_the_kept_weights_are_the_mean_of_the_pass():
+    """One sentence, one pass: the iterates are the initial weights and the end of the pass,
+    and the kept weights their mean (by default; without averaging, the end of the pass)."""
+    data = separable(1)[:1]
+
+    def weights(**options):
+        fitted = EGTrainer(C=1.0, epochs=1, hash_bits=12, progress=False, **options).fit(data)
+        return fitted.parser_.model.weights.astype(np.float64)
+
+    start = weights(average=False, learning_rate=1e-12)  # θ (and so w) does not move
+    end = weights(average=False)
+    assert np.abs(end - start).max() > 1e-3
+    assert weights() == pytest.approx((start + end) / 2, abs=1e-5)
