@@ -505,7 +505,7 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
     (sentences, words/s). The options that name families apply to those families' models
     only; the others, to every model. The options the model does not take are refused."""
     from arborparse.options import OptionError, check_options
-    from arborparse.pipeline import iter_parse_source, load
+    from arborparse.pipeline import iter_parse_source, load, offer
 
     if scheduler is None:
         _refuse(ctx, ["workers", "partition_kb", "resume"], "a serial parse (no --scheduler)")
@@ -517,15 +517,14 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
                 f"--scheduler {scheduler}")
     if scheduler is None or os.path.isfile(input):
         _output(output, [input, model_path], force=force)
-    parser = load(model_path)
     given = {name: options[name] for name in _given(ctx, options)}
     try:  # every parser checks its options before it reads a sentence
-        if scheduler is not None:
-            check_options(parser, given)
+        if scheduler is not None:  # the workers load the model; here its header is read
+            check_options(offer(model_path), given)
             _parse_on_cluster(input, model_path, output, fmt, scheduler, workers,
                               partition_kb, resume, force, given)
             return
-        parsed = iter_parse_source(parser, input, fmt, encoding, **given)
+        parsed = iter_parse_source(load(model_path), input, fmt, encoding, **given)
     except OptionError as err:  # the command line's names (kbest is the API's alone)
         names = {p.name for p in ctx.command.params}
         takes = ", ".join(_flag(ctx, name) for name in err.takes if name in names)

@@ -231,6 +231,12 @@ class FamilyOptions:
             spec.check(getattr(self, spec.name), self.family)
 
     @classmethod
+    def offers(cls, header: dict) -> Capabilities:
+        """What a model of the family whose model-file header is `header` offers when it
+        parses (the family's `parses`, unless the family says otherwise)."""
+        return cls.parses
+
+    @classmethod
     def specs(cls) -> list[Spec]:
         return [Spec(f.name, f.default, **f.metadata) for f in dataclasses.fields(cls)]
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from importlib import import_module
 from itertools import islice
+from typing import NamedTuple
 
 from arborparse import registry
 from arborparse.errors import ArborparseError
@@ -95,6 +96,33 @@ def info(path) -> dict:
     family = _family_of(parser["kind"], path) if parser.get("kind") else None
     return describe(header.get("info") or {}, family,
                     [c for c in COMPONENTS if c in components])
+
+
+class Offer(NamedTuple):
+    """What a model offers when it parses (what `check_options` reads): its parser's kind
+    and its capabilities."""
+
+    kind: str
+    capabilities: Capabilities
+
+
+def offer(path) -> Offer:
+    """What the model file at `path` offers when it parses, from its header alone (no
+    weights read: `parse --scheduler` checks its options with it, the workers load the
+    model)."""
+    header = model_files.header(path)
+    kind = str(header.get("kind"))
+    if kind != KIND:
+        family = _family_of(kind, path)
+        return Offer(family, registry.options_table(family).offers(header))
+    components = header.get("components") or {}
+    tags = Capabilities(tags="tagger" in components)
+    parser = components.get("parser")
+    if not parser:
+        return Offer(KIND, tags)
+    family = _family_of(str(parser.get("kind")), path)
+    return Offer(family, registry.options_table(family).offers(parser.get("header") or {})
+                 | tags)
 
 
 def describe(stored: dict, family: str | None, components: list[str]) -> dict:

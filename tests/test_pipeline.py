@@ -200,3 +200,16 @@ def test_pipeline_refuses_a_component_of_another_version(tmp_path):
     model_files.save(tmp_path / "p.npz", "pipeline", 1, header, arrays)
     with pytest.raises(ModelFileError, match="the pipeline's tagger is version 99"):
         arborparse.load(tmp_path / "p.npz")
+
+
+def test_a_model_file_says_what_it_offers_from_its_header(english_pipeline):
+    from pathlib import Path
+
+    from arborparse.pipeline import load, offer
+
+    models = Path(__file__).parent / "data" / "models"
+    for path in (english_pipeline, *(models / f"{name}-v2.npz"
+                                     for name in ("perceptron", "latent", "isbn"))):
+        model = load(path)
+        kind = getattr(getattr(model, "parser", None), "kind", model.kind)
+        assert offer(path) == (kind, model.capabilities), path

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from arborparse.options import Capabilities, FamilyOptions, option
@@ -22,6 +23,11 @@ class LinearOptions(FamilyOptions):
     family = "linear"
     components = ("tokenizer", "tagger", "lemmatizer", "parser")
     parses = Capabilities(marginals=True, mbr=True, kbest=True, max_z=True, decoders=DECODERS)
+
+    @classmethod
+    def offers(cls, header: dict) -> Capabilities:
+        """Max-z decoding only with hidden clusters."""
+        return dataclasses.replace(cls.parses, max_z=header.get("clusters", 1) > 1)
 
     trainer: str = option(
         "mira", str, "Online large-margin trainers; conditional log-linear training "

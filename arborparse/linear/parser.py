@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -106,7 +105,7 @@ class LinearParser:
     def capabilities(self) -> Capabilities:
         """The family's (`LinearOptions.parses`): marginals, MBR and k-best trees, either
         decoder; max-z only with hidden clusters."""
-        return dataclasses.replace(LinearOptions.parses, max_z=self.model.clusters > 1)
+        return LinearOptions.offers({"clusters": self.model.clusters})
 
     def marginals(self, sentence: Sentence, decoder: str | None = None) -> np.ndarray:
         """P(h -> m with label l) under P(tree) ∝ exp(Σ s(h, m, l) / T), over the trees of the

@@ -138,12 +138,17 @@ def test_a_malformed_file_is_reported_and_the_others_go_on(model, texts, client,
     assert sorted(os.listdir(tmp_path / "out")) == ["good.conllu"]
 
 
-def test_the_command_line(model, texts, tmp_path):
+def test_the_command_line(model, texts, tmp_path, monkeypatch):
     run = lambda *args: CliRunner().invoke(cli, list(map(str, args)))  # noqa: E731
     out = tmp_path / "out"
-    r = run("parse", "--model", model, "--scheduler", "local", "--workers", 1,
-            "--input-format", "text", "--partition-kb", 1, texts / "a.txt", "-o", out)
-    assert r.exit_code == 0, r.output
+    with monkeypatch.context() as patched:  # only the workers load the model
+        patched.setattr("arborparse.pipeline.load", lambda path: pytest.fail("loaded here"))
+        r = run("parse", "--model", model, "--scheduler", "local", "--workers", 1,
+                "--input-format", "text", "--partition-kb", 1, texts / "a.txt", "-o", out)
+        assert r.exit_code == 0, r.output
+        r = run("parse", "--model", model, "--scheduler", "local", "--beam", 3,
+                texts / "a.txt", "-o", tmp_path / "refused")
+        assert r.exit_code == 2 and "--beam 3 does not apply to this linear model" in r.output
     assert out.read_bytes() == serial(model, texts / "a.txt", "text")
     r = run("parse", "--model", model, "--scheduler", "local", texts / "a.txt")
     assert r.exit_code == 2 and "not stdin or stdout" in r.output
