@@ -219,8 +219,8 @@ class Spec:
 class FamilyOptions:
     """The base of every family's option table (see the module docstring). A subclass sets
     `family` (its name) and `components` (what `arborparse.train` builds by default) and
-    declares its fields with `option`; `parses` says what its models can offer when they parse
-(a model may offer less: max-z decoding needs hidden clusters)."""
+    declares its fields with `option`; `parses` says what its models can offer when they
+    parse (a model may offer less: max-z decoding needs hidden clusters)."""
 
     family: ClassVar[str] = ""
     components: ClassVar[tuple[str, ...]] = ()

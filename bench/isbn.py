@@ -12,8 +12,8 @@ under the mean-field approximation: MF) and parsing speed against the beam width
 
 `run` trains each variant with `arborparse train --model-type isbn` (dev LAS selects the
 epoch), parses the test set with the model's beam and records UAS, LAS, F1 by arc length,
-the kept epoch's dev UAS and LAS and the training time per epoch. `beam` parses the dev set at each beam width (one thread)
-and prints tokens/second and LAS, and plots them. `roots` scores the dev set parsed with
+the kept epoch's dev UAS and LAS and the training time per epoch. `beam` parses the dev
+set at each beam width (one thread) and prints tokens/second and LAS, and plots them. `roots` scores the dev set parsed with
 single-rooted output and with IDP's rule (headless words become roots). `approx` times one
 training step (likelihood and gradient) per minibatch of the first training sentences under
 the feed-forward and the mean-field approximation (one thread, same batches, FF = 1).
