@@ -533,10 +533,9 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
     try:
         write_conllu(_counted(_interruptible(parsed), input != "-"), output)
     except NotTreebankError as err:  # what parse takes besides CoNLL
-        raise NotTreebankError(err.path, err.line, f"{err.reason[:-1]}; for raw text give "
-                               "--input-format text, for one sentence per line --input-format "
-                               "lines, for one tokenized sentence per line --input-format "
-                               "tokenized)") from None
+        raise err.hinted("for raw text give --input-format text, for one sentence per line "
+                         "--input-format lines, for one tokenized sentence per line "
+                         "--input-format tokenized") from None
     except EncodingError as err:
         raise TreebankFormatError(err.path, err.line, f"{err.reason} (give --encoding NAME)"
                                   ) from None

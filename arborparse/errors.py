@@ -1,5 +1,7 @@
 """Errors a user can act on. The command line prints them as one line and exits with 1."""
 
+from __future__ import annotations
+
 
 class ArborparseError(Exception):
     """Base class of every error caused by user input (files, options, models)."""
@@ -20,8 +22,17 @@ class TreebankFormatError(ArborparseError, ValueError):
 
 
 class NotTreebankError(TreebankFormatError):
-    """A file read as a treebank is not CoNLL at all (plain text, say); a command that
-    takes other formats adds which to its message."""
+    """A file read as a treebank (`format`: its name, such as CoNLL-U) is not CoNLL at all
+    (plain text, say); a command that takes other formats adds which (`hinted`)."""
+
+    def __init__(self, path, line, format: str, hint: str = ""):
+        self.format = format
+        super().__init__(path, line, f"does not look like {format}: the line has 1 column "
+                         f"(10 tab-separated columns are expected{hint and '; ' + hint})")
+
+    def hinted(self, hint: str) -> NotTreebankError:
+        """The same error with `hint` (what else to give) in its parentheses."""
+        return NotTreebankError(self.path, self.line, self.format, hint)
 
 
 class EncodingError(TreebankFormatError):

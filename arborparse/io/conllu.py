@@ -362,8 +362,7 @@ def _not_treebank(name: str, start: int, lines: list[str], fmt: str) -> None:
                   if not (text.startswith("#") and fmt == "conllu")), None)
     if first is not None and "\t" not in lines[first]:
         lineno = start + first
-        raise NotTreebankError(name, lineno, f"does not look like {FORMAT_NAMES[fmt]}: the line "
-                               "has 1 column (10 tab-separated columns are expected)")
+        raise NotTreebankError(name, lineno, FORMAT_NAMES[fmt])
 
 
 def _parse_block(name: str, start: int, lines: list[str], fmt: str) -> Sentence:
