@@ -84,18 +84,25 @@ def load(path):
     return registry.parser_class(_family_of(kind, path)).load(path)
 
 
-def info(path) -> dict:
-    """What the model file at `path` says of itself (`INFO`'s keys, None where a file
-    written by an earlier version lacks one), from its header alone."""
+def _header_parts(path) -> tuple[dict, dict, str | None]:
+    """(what it says of itself, its components' entries by name, its parser's family) of
+    the model file at `path`, from its header alone; a parser's own file is read as a
+    pipeline of that parser alone."""
     header = model_files.header(path)
     kind = str(header.get("kind"))
     if kind != KIND:
-        return describe({}, _family_of(kind, path), ["parser"])
+        return {}, {"parser": {"kind": kind, "header": header}}, _family_of(kind, path)
     components = header.get("components") or {}
     parser = components.get("parser") or {}
     family = _family_of(parser["kind"], path) if parser.get("kind") else None
-    return describe(header.get("info") or {}, family,
-                    [c for c in COMPONENTS if c in components])
+    return header.get("info") or {}, components, family
+
+
+def info(path) -> dict:
+    """What the model file at `path` says of itself (`INFO`'s keys, None where a file
+    written by an earlier version lacks one), from its header alone."""
+    stored, components, family = _header_parts(path)
+    return describe(stored, family, [c for c in COMPONENTS if c in components])
 
 
 class Offer(NamedTuple):
@@ -110,19 +117,12 @@ def offer(path) -> Offer:
     """What the model file at `path` offers when it parses, from its header alone (no
     weights read: `parse --scheduler` checks its options with it, the workers load the
     model)."""
-    header = model_files.header(path)
-    kind = str(header.get("kind"))
-    if kind != KIND:
-        family = _family_of(kind, path)
-        return Offer(family, registry.options_table(family).offers(header))
-    components = header.get("components") or {}
+    _, components, family = _header_parts(path)
     tags = Capabilities(tags="tagger" in components)
-    parser = components.get("parser")
-    if not parser:
+    if family is None:  # no parser
         return Offer(KIND, tags)
-    family = _family_of(str(parser.get("kind")), path)
-    return Offer(family, registry.options_table(family).offers(parser.get("header") or {})
-                 | tags)
+    parser = components["parser"].get("header") or {}
+    return Offer(family, registry.options_table(family).offers(parser) | tags)
 
 
 def describe(stored: dict, family: str | None, components: list[str]) -> dict:
