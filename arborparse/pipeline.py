@@ -119,10 +119,12 @@ def offer(path) -> Offer:
     model)."""
     _, components, family = _header_parts(path)
     tags = Capabilities(tags="tagger" in components)
-    if family is None:  # no parser
+    if "parser" not in components:
         return Offer(KIND, tags)
-    parser = components["parser"].get("header") or {}
-    return Offer(family, registry.options_table(family).offers(parser) | tags)
+    parser = components["parser"]
+    family = family or _family_of(str(parser.get("kind")), path)  # refuses a missing kind
+    return Offer(family, registry.options_table(family).offers(parser.get("header") or {})
+                 | tags)
 
 
 def describe(stored: dict, family: str | None, components: list[str]) -> dict:
