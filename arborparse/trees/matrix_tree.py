@@ -14,8 +14,11 @@ Two exact routes, both O(n³):
   when the reciprocal condition number shows the factorization is accurate and the
   marginals land on the simplex. The compiled kernels `build_matrices` and `marginals_from_inverse`
   work on batches and also serve the batched PyTorch back end on CPU.
-- Otherwise (and for short sentences, where it is faster), a subtraction-free
-  elimination in log space, exact for any magnitudes of scores (`eliminate`).
+- Otherwise (and for short sentences, where it is faster), a subtraction-free elimination
+  on column-scaled weights (`eliminate_scaled`: blocked, most of its work two matrix
+  products per panel), accurate for any magnitudes of scores unless a pivot falls below
+  e^-600 of its column's scale; then the same elimination in log space (`eliminate`),
+  exact for any magnitudes but with a log-sum-exp in its inner loop.
 """
 
 from __future__ import annotations
@@ -235,7 +238,7 @@ def invert_small(M, lengths):
     return MinvT, logdet, bad
 
 
-# Below this many words the log-space elimination is faster than LAPACK; above it, the
+# Below this many words the scaled elimination is faster than LAPACK; above it, the
 # LU factorization is used whenever it is well conditioned (error about eps / rcond).
 SMALL = 24
 MIN_RCOND = 1e-6
@@ -275,20 +278,27 @@ def clean(S: np.ndarray) -> np.ndarray:
     return W
 
 
+def _exact(S: np.ndarray, single_root: bool, want_marginals: bool):
+    """(log Z, marginals or None) by the scaled elimination, or the log-space one where
+    a pivot is too small for scaled weights."""
+    W = clean(S)
+    found = eliminate_scaled(W, single_root, want_marginals)
+    if found is None:
+        logZ, mu = eliminate(W, single_root, want_marginals)
+        return float(logZ), (mu if want_marginals else None)
+    return found
+
+
 def log_partition(S: np.ndarray, single_root: bool = True) -> float:
     """log Z over non-projective trees of the (n+1, n+1) score array S. O(n³)."""
     found = None if len(S) - 1 <= SMALL else _lu_route(S, single_root, False)
-    if found is None:
-        return float(eliminate(clean(S), single_root, False)[0])
-    return found[0]
+    return (found or _exact(S, single_root, False))[0]
 
 
 def marginals(S: np.ndarray, single_root: bool = True) -> tuple[float, np.ndarray]:
     """log Z and the arc marginals mu[h, m] (shape (n+1, n+1)) over non-projective trees. O(n³)."""
     found = None if len(S) - 1 <= SMALL else _lu_route(S, single_root, True)
-    if found is None:
-        return eliminate(clean(S), single_root, True)
-    return found
+    return found or _exact(S, single_root, True)
 
 
 @njit(cache=True, nogil=True)
@@ -430,3 +440,177 @@ def eliminate(logW, single_root, want_grad):
             if i != j:
                 mu[i + 1, j + 1] = min(max(ga[i, j], 0.0), 1.0)
     return logZ, mu
+
+
+# Panels of this many words are eliminated word by word; the rest of the matrix is updated
+# once per panel by a matrix product.
+PANEL = 64
+# A pivot below e^LOG_TINY, in units of its column's largest arc weight from a word, would
+# let the mass lost to underflow (at most ~n³ · 1e-308 of a column) weigh in.
+LOG_TINY = -600.0
+
+
+@njit(cache=True, nogil=True)
+def _scaled_weights(logW):
+    """a[i, j] = exp(logW[i+1, j+1] - c_j), each column scaled by its largest arc from a
+    word (0 on the diagonal and where there is no arc), the root weights
+    r_j = logW[0, j+1] - c_j in log space, and the shifts c."""
+    n = logW.shape[0] - 1
+    a = np.zeros((n, n))
+    r = np.empty(n)
+    shift = np.zeros(n)
+    for j in range(n):
+        c = NEG_INF
+        for i in range(n):
+            if i != j and logW[i + 1, j + 1] > c:
+                c = logW[i + 1, j + 1]
+        if c == NEG_INF:
+            c = 0.0
+        shift[j] = c
+        r[j] = logW[0, j + 1] - c
+        for i in range(n):
+            if i != j and logW[i + 1, j + 1] != NEG_INF:
+                a[i, j] = np.exp(logW[i + 1, j + 1] - c)
+    return a, r, shift
+
+
+@njit(cache=True, nogil=True)
+def _panel(a, r, logp, k, e, single_root):
+    """Eliminate words k..e-1 (one panel): each one's pivot, the updates of the arcs that
+    leave or enter the panel's later words, and of the root weights. False if a pivot is
+    below e^LOG_TINY. The updates among words after the panel are left to `eliminate_scaled`."""
+    n = a.shape[0]
+    for t in range(k, e):
+        if single_root and t == n - 1:
+            p = r[t]
+        else:
+            total = 0.0
+            for i in range(t + 1, n):
+                total += a[i, t]
+            p = np.log(total) if total > 0.0 else NEG_INF
+            if not single_root:
+                p = _lae(p, r[t])
+        if p < LOG_TINY:
+            return False
+        logp[t] = p
+        ip = np.exp(-p)
+        for i in range(t + 1, n):
+            f = a[i, t] * ip
+            if f == 0.0:
+                continue
+            last = n if i < e else e  # rows after the panel: its columns only
+            for j in range(t + 1, last):
+                if j != i:
+                    a[i, j] += f * a[t, j]
+        if r[t] != NEG_INF:
+            for u in range(t + 1, n):
+                if a[t, u] > 0.0:
+                    r[u] = _lae(r[u], np.log(a[t, u]) + r[t] - p)
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _panel_adjoint(a, r, logp, G, gr, gp, k, e, single_root):
+    """The reverse of `_panel`, words e-1 down to k: G (the derivative of log Z with respect
+    to each arc weight) and gr (with respect to each log root weight) gain what the panel's
+    updates and pivots pass back; gp[t] is the derivative with respect to log p_t."""
+    n = a.shape[0]
+    for t in range(e - 1, k - 1, -1):
+        p = logp[t]
+        ip = np.exp(-p)
+        if r[t] != NEG_INF:
+            for u in range(t + 1, n):
+                if a[t, u] > 0.0:
+                    new = r[u]
+                    y = np.log(a[t, u]) + r[t] - p
+                    old = _log_sub(new, y)
+                    g = gr[u]
+                    if g != 0.0:
+                        gr[u] = g * np.exp(old - new)
+                        gy = g * np.exp(y - new)
+                        G[t, u] += gy / a[t, u]
+                        gr[t] += gy
+                        gp[t] -= gy
+                    r[u] = old
+        for i in range(t + 1, n):
+            f = a[i, t] * ip
+            if f == 0.0:
+                continue
+            last = n if i < e else e
+            gf = 0.0
+            for j in range(t + 1, last):
+                if j != i:
+                    gf += G[i, j] * a[t, j]
+                    G[t, j] += f * G[i, j]
+            G[i, t] += gf * ip
+            gp[t] -= gf * f
+        if single_root and t == n - 1:
+            gr[t] += gp[t]
+        else:
+            if not single_root:
+                gr[t] += gp[t] * np.exp(r[t] - p)
+            for i in range(t + 1, n):
+                G[i, t] += gp[t] * ip
+
+
+@njit(cache=True, nogil=True)
+def _shares(logW, shift, G, gr):
+    """The marginals: each arc weight times the derivative of log Z with respect to it."""
+    N = logW.shape[0]
+    n = N - 1
+    mu = np.zeros((N, N))
+    for j in range(n):
+        c = shift[j]
+        mu[0, j + 1] = min(max(gr[j], 0.0), 1.0)
+        for i in range(n):
+            if i != j and logW[i + 1, j + 1] != NEG_INF:
+                share = np.exp(logW[i + 1, j + 1] - c) * G[i, j]
+                mu[i + 1, j + 1] = min(max(share, 0.0), 1.0)
+    return mu
+
+
+def eliminate_scaled(logW: np.ndarray, single_root: bool, want_grad: bool):
+    """The elimination of `eliminate` on arc weights instead of their logarithms, blocked
+    so that most of its work is two matrix products per panel: (log Z, marginals or None),
+    or None when a pivot is too small for the scaled weights (then use `eliminate`).
+
+    Each column of weights is scaled by its largest arc from a word (exact: log Z moves
+    by the shift, the marginals not at all); root weights stay in log space. The pivots
+    are sums of positive weights, as in `eliminate`; underflow loses at most ~n³ · 1e-308
+    of a column's mass, negligible next to any pivot above e^LOG_TINY. The marginals are
+    the reverse-mode derivative of the same steps, computed with respect to the weights
+    (which every update leaves unchanged) and multiplied by them at the end.
+    O(n³) time, O(n²) memory.
+    """
+    a, r, shift = _scaled_weights(logW)
+    n = a.shape[0]
+    logp = np.empty(n)
+    for k in range(0, n, PANEL):
+        e = min(k + PANEL, n)
+        if not _panel(a, r, logp, k, e, single_root):
+            return None
+        if e < n:
+            F = a[e:, k:e] * np.exp(-logp[k:e])
+            rest = a[e:, e:]
+            diagonal = rest.diagonal().copy()
+            rest += F @ a[k:e, e:]
+            np.fill_diagonal(rest, diagonal)  # no arc from a word to itself
+    logZ = float(shift.sum() + logp.sum())
+    if not want_grad:
+        return logZ, None
+    G = np.zeros((n, n))
+    gr = np.zeros(n)
+    gp = np.ones(n)
+    for k in reversed(range(0, n, PANEL)):
+        e = min(k + PANEL, n)
+        if e < n:
+            ip = np.exp(-logp[k:e])
+            F = a[e:, k:e] * ip
+            U = a[k:e, e:]
+            Grest = G[e:, e:]
+            gF = Grest @ U.T
+            G[k:e, e:] += F.T @ Grest
+            G[e:, k:e] += gF * ip
+            gp[k:e] -= (gF * F).sum(axis=0)
+        _panel_adjoint(a, r, logp, G, gr, gp, k, e, single_root)
+    return logZ, _shares(logW, shift, G, gr)

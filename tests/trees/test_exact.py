@@ -239,3 +239,40 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert float(out.stdout) < 64, f"{out.stdout} MB"
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("panel", [2, 3, 64])
+def test_scaled_elimination_against_brute_force_and_log_space(single_root, panel, monkeypatch):
+    """The blocked elimination on scaled weights: panels of 2 and 3 words exercise the
+    matrix-product updates and their reverse on small sentences, 64 a single panel."""
+    from arborparse.trees import matrix_tree
+
+    monkeypatch.setattr(matrix_tree, "PANEL", panel)
+    rng = np.random.default_rng(29 + panel)
+    for n in range(1, 7):
+        for scale, forbidden in itertools.product((0.1, 1.0, 5.0, 30.0), (0.0, 0.1)):
+            S = random_scores(n, rng, scale=scale)
+            S[rng.random(S.shape) < forbidden] = -np.inf
+            _, _, logZ, mu = brute(S, False, single_root)
+            found = matrix_tree.eliminate_scaled(matrix_tree.clean(S), single_root, True)
+            if forbidden and found is None:  # a word left with no arc from a later one
+                continue
+            assert found[0] == pytest.approx(logZ, rel=1e-12, abs=1e-10)
+            np.testing.assert_allclose(found[1], mu, atol=1e-10)
+    for scale in (1.0, 30.0, 100.0):  # against the log-space elimination, 150 words
+        W = matrix_tree.clean(random_scores(150, rng, scale=scale))
+        logZ, mu = matrix_tree.eliminate(W, single_root, True)
+        found = matrix_tree.eliminate_scaled(W, single_root, True)
+        assert found[0] == pytest.approx(logZ, rel=1e-13)
+        np.testing.assert_allclose(found[1], mu, atol=1e-10)
+
+
+def test_scaled_elimination_gives_way_where_a_pivot_underflows():
+    # the best arcs form a cycle e^{1e4} above every tree: no scaled pivot survives
+    from arborparse.trees import matrix_tree
+
+    S = np.zeros((3, 3))
+    S[1, 2] = S[2, 1] = 1e4
+    assert matrix_tree.eliminate_scaled(matrix_tree.clean(S), True, True) is None
+    assert trees.log_partition(S) == pytest.approx(1e4 + np.log(2), rel=1e-15)
