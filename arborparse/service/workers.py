@@ -86,8 +86,8 @@ class Workers:
     overloaded). A worker process that dies (killed, out of memory) fails the calls it and
     the pool were running with `Overdue`, and the pool is started again.
 
-    Use it within one event loop: `start` (which waits until every worker is set up),
-    `run`, then `close`, which stops the processes (waiting for the running calls).
+    Use it within one event loop: `start`, `run`, then `close`, which stops the processes
+    (waiting for the calls they are running).
     """
 
     def __init__(self, processes: int, initializer=None, initargs: tuple = (),
@@ -108,7 +108,8 @@ class Workers:
                                    initializer, initargs)
 
     async def start(self) -> None:
-        """Start every process and wait until each is set up (the model loaded)."""
+        """Start the processes and wait for as many first answers (a process answers once
+        it is set up: the model loaded), so that requests seldom meet a loading worker."""
         loop = asyncio.get_running_loop()
         await asyncio.gather(*(asyncio.wrap_future(self._executor.submit(int), loop=loop)
                                for _ in range(self.processes)))
@@ -123,9 +124,10 @@ class Workers:
         try:
             return await asyncio.wait_for(answer, self.timeout)
         except TimeoutError:
-            self.admission.remove(entry)
             raise Overdue(f"not answered within the timeout ({self.timeout:g} s): the "
                           "service is overloaded; send it again later") from None
+        finally:  # timed out, or its caller gone: no longer queued
+            self.admission.remove(entry)
 
     def _dispatch(self) -> None:
         """Give each free worker the request that ranks first."""
