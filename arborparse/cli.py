@@ -34,7 +34,7 @@ from arborparse.io.conllu import check_encoding
 from arborparse.io.plain import FORMATS as PLAIN_FORMATS
 from arborparse.io.model_files import is_model
 from arborparse.options import DIRECTORY, FILE, Capabilities
-from arborparse.service.workers import TIMEOUT
+from arborparse.service.workers import SHORT, TIMEOUT
 from arborparse.training import TrainingInterrupted, is_interrupt
 
 FORMAT = click.option("--format", "fmt", type=click.Choice(["auto", "conllu", "conllx"]),
@@ -690,7 +690,7 @@ def _limits(command):
               help="The port to listen on.")
 @click.option("--workers", type=click.IntRange(1),
               help="Worker processes parsing, each loading the model once (default: one "
-                   "per core).")
+                   f"per core); one more is kept for requests of at most {SHORT} words.")
 @click.option("--timeout", type=click.FloatRange(0, min_open=True), default=TIMEOUT,
               show_default=True,
               help="Seconds a request may wait and run; after them it is answered 503 and "

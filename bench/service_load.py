@@ -13,7 +13,8 @@ test (raw text, the sentences in turn). With ``--mixed``, the load of tracker #2
 text), one client posts one sentence at a time; it reports the latency of the sentences
 (p50, p95, p99), the documents' throughput, the errors and the machine's load average
 after the run (other work on the machine shows there), first of the reference (one
-worker, first come, first served: the service before its pool and its admission order),
+worker, first come, first served, no spare worker: the service before its pool and its
+admission order),
 then of `arborparse serve` as it is, and the ratios. The server's resident memory (main
 process) is read from /proc after a warm-up and every second after.
 """
@@ -173,8 +174,8 @@ def serve_reference(model, port):
 
     from arborparse.service.app import create_app
 
-    uvicorn.run(create_app(model, workers=1, aging=math.inf), host="127.0.0.1", port=port,
-                log_level="warning")
+    uvicorn.run(create_app(model, workers=1, aging=math.inf, short=0), host="127.0.0.1",
+                port=port, log_level="warning")
 
 
 def uniform(args, sentences):

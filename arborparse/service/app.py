@@ -21,10 +21,11 @@ served, 413 too large (naming the limit, and the sentence where one sentence is 
 415 wrong content type, 422 an option the model does not take, 503 not answered within the
 timeout.
 
-Parsing runs in a pool of worker processes (`workers.Workers`, one per core by default),
-each of which loads the model once; requests wait for a worker in order of cost (their
-words: a one-sentence request is not queued behind 250-word documents, and a large one is
-aged so that it is not passed over forever: `workers.Admission`). A request not answered
+Parsing runs in a pool of worker processes (`workers.Workers`, one per core by default,
+and a spare one for requests of at most 50 words when the others are busy), each of which
+loads the model once; requests wait for a worker in order of cost (their words: a
+one-sentence request is not queued behind 250-word documents, and a large one is aged so
+that it is not passed over forever: `workers.Admission`). A request not answered
 within the timeout (30 s by default) gets 503 and its work is abandoned (taken out of the
 queue; one that a worker is already running is finished there and its answer dropped).
 The event loop only reads, checks and answers, so ``GET /health`` answers at once under any
@@ -61,7 +62,7 @@ from arborparse.options import OptionError, check_options
 from arborparse.pipeline import Pipeline, load
 from arborparse.render import svg
 from arborparse.render.page import sentence_text
-from arborparse.service.workers import AGING, TIMEOUT, Overdue, Workers
+from arborparse.service.workers import AGING, SHORT, TIMEOUT, Overdue, Workers
 
 SCHEMA = json.loads(resources.files("arborparse.service").joinpath("openapi.json")
                     .read_text("utf-8"))
@@ -293,12 +294,13 @@ def _model_file(model):
 
 
 def create_app(model, limits: Limits | None = None, workers: int | None = None,
-               timeout: float = TIMEOUT, aging: float = AGING) -> Starlette:
+               timeout: float = TIMEOUT, aging: float = AGING,
+               short: int = SHORT) -> Starlette:
     """The app serving `model` (a model file's path, or a loaded parser or pipeline, which
     the worker processes then load from a temporary copy) with `workers` processes (default:
-    one per core) and `timeout` seconds per request; `aging`, in words per second, is how
-    fast a waiting request gains rank (`workers.Admission`; ``math.inf``: first come, first
-    served).
+    one per core) and a spare one for requests of at most `short` words (0: none), and
+    `timeout` seconds per request; `aging`, in words per second, is how fast a waiting
+    request gains rank (`workers.Admission`; ``math.inf``: first come, first served).
 
     The workers start with the app (its lifespan: uvicorn runs it; a test client runs it
     when used as a context manager, ``with TestClient(app) as client``) and stop with it;
@@ -312,7 +314,8 @@ def create_app(model, limits: Limits | None = None, workers: int | None = None,
     @asynccontextmanager
     async def lifespan(app):
         with _model_file(path or model) as file:
-            pool = Workers(processes, _start_worker, (file, service.limits), timeout, aging)
+            pool = Workers(processes, _start_worker, (file, service.limits), timeout, aging,
+                           short)
             try:
                 await pool.start()
                 app.state.workers = pool

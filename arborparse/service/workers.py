@@ -21,6 +21,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 AGING = 1000.0  # words per second: a request of w words ranks as if it came w / AGING s later
 TIMEOUT = 30.0  # seconds a request may wait and run together
+SHORT = 50  # words: a request this short may also go to the spare worker
 
 
 class Overdue(Exception):
@@ -40,43 +41,55 @@ class Admission:
     the rest. All waiting requests age at the same rate, so the ranks never need updating.
     With `aging` infinite the cost counts for nothing: first come, first served.
 
+    Requests of at most `short` words are also kept apart, so that ``pop(short=True)``
+    gives the first-ranked of them (for the spare worker, see `Workers`).
     `clock` gives the time in seconds (`time.monotonic`; tests give their own).
     """
 
-    def __init__(self, aging: float = AGING, clock=time.monotonic):
+    def __init__(self, aging: float = AGING, clock=time.monotonic, short: float = SHORT):
         if aging <= 0:
             raise ValueError(f"aging={aging}: the words per second must be positive")
-        self.aging, self.clock = aging, clock
-        self._heap: list[list] = []
+        self.aging, self.clock, self.short = aging, clock, short
+        self._heaps: tuple[list, list] = ([], [])  # the short requests, the others
         self._order = itertools.count()  # equal ranks: first come, first served
 
     def push(self, cost: float, item) -> list:
         """Queue `item` of `cost`; returns its entry (for `remove`)."""
         entry = [self.clock() + cost / self.aging, next(self._order), item]
-        heapq.heappush(self._heap, entry)
+        heapq.heappush(self._heaps[cost > self.short], entry)
         return entry
 
-    def pop(self):
-        """The item that ranks first, taken out of the queue."""
-        return heapq.heappop(self._heap)[2]
+    def waiting(self, short: bool = False) -> bool:
+        """Whether a request waits (with `short`: a short one)."""
+        return bool(self._heaps[0] if short else len(self))
+
+    def pop(self, short: bool = False):
+        """The item that ranks first (with `short`: first among the short requests),
+        taken out of the queue."""
+        heap = min((h for h in self._heaps[:1 if short else 2] if h), key=lambda h: h[0][:2])
+        return heapq.heappop(heap)[2]
 
     def remove(self, entry: list) -> bool:
         """Take `entry` out of the queue; False if it was no longer there."""
-        for i, queued in enumerate(self._heap):
-            if queued is entry:
-                self._heap[i] = self._heap[-1]
-                self._heap.pop()
-                heapq.heapify(self._heap)
-                return True
+        for heap in self._heaps:
+            for i, queued in enumerate(heap):
+                if queued is entry:
+                    heap[i] = heap[-1]
+                    heap.pop()
+                    heapq.heapify(heap)
+                    return True
         return False
 
     def __len__(self) -> int:
-        return len(self._heap)
+        return sum(map(len, self._heaps))
 
 
 class Workers:
     """`processes` worker processes, each set up once by ``initializer(*initargs)``, that
-    run ``await workers.run(cost, fn, *args)`` calls in the order `Admission` gives.
+    run ``await workers.run(cost, fn, *args)`` calls in the order `Admission` gives, and
+    a spare one (unless `short` is 0) for calls of at most `short` words when the others
+    are all busy: a sentence never waits for a document to finish, and takes a moment of
+    the cores from the documents instead (a worker's memory, one model more).
 
     A call not answered within `timeout` seconds (waiting and running together) raises
     `Overdue`, and its work is abandoned: taken out of the queue if it is still waiting; if
@@ -91,15 +104,16 @@ class Workers:
     """
 
     def __init__(self, processes: int, initializer=None, initargs: tuple = (),
-                 timeout: float = TIMEOUT, aging: float = AGING):
+                 timeout: float = TIMEOUT, aging: float = AGING, short: int = SHORT):
         if processes < 1:
             raise ValueError(f"processes={processes}: at least 1")
         if timeout <= 0:
             raise ValueError(f"timeout={timeout}: the seconds must be positive")
-        self.processes, self.timeout = processes, timeout
+        self.timeout = timeout
         self._setup = (initializer, initargs)
-        self.admission = Admission(aging)
-        self.free = processes
+        self.admission = Admission(aging, short=short)
+        self.free, self.spare = processes, int(short > 0)  # idle workers, idle spare
+        self.processes = processes + self.spare
         self._executor = self._pool()
 
     def _pool(self) -> ProcessPoolExecutor:
@@ -130,22 +144,35 @@ class Workers:
             self.admission.remove(entry)
 
     def _dispatch(self) -> None:
-        """Give each free worker the request that ranks first."""
-        while self.free and self.admission:
-            answer, fn, args = self.admission.pop()
-            self.free -= 1
+        """Give each free worker the request that ranks first, and the spare worker the
+        short one that ranks first."""
+        while True:
+            if self.free and self.admission.waiting():
+                spare = False
+            elif self.spare and self.admission.waiting(short=True):
+                spare = True
+            else:
+                return
+            answer, fn, args = self.admission.pop(short=spare)
+            self._take(spare, -1)
             executor = self._executor
             try:
                 work = executor.submit(fn, *args)
             except BrokenProcessPool as err:
-                self._finished(executor, answer, err)
+                self._finished(executor, answer, err, spare)
                 continue
             loop = answer.get_loop()
-            work.add_done_callback(lambda work, executor=executor, answer=answer:
+            work.add_done_callback(lambda work, executor=executor, answer=answer, spare=spare:
                                    loop.call_soon_threadsafe(self._done, executor, answer,
-                                                             work))
+                                                             work, spare))
 
-    def _done(self, executor, answer, work) -> None:
+    def _take(self, spare: bool, count: int) -> None:
+        if spare:
+            self.spare += count
+        else:
+            self.free += count
+
+    def _done(self, executor, answer, work, spare: bool) -> None:
         """A worker's answer arrived (in the event loop): hand it on, unless abandoned."""
         error = work.exception()
         if not answer.done():
@@ -153,11 +180,11 @@ class Workers:
                 answer.set_result(work.result())
             elif not isinstance(error, BrokenProcessPool):
                 answer.set_exception(error)
-        self._finished(executor, answer, error)
+        self._finished(executor, answer, error, spare)
 
-    def _finished(self, executor, answer, error) -> None:
+    def _finished(self, executor, answer, error, spare: bool) -> None:
         """A worker is free again; if the pool broke, start another."""
-        self.free += 1
+        self._take(spare, 1)
         if isinstance(error, BrokenProcessPool):
             if not answer.done():
                 answer.set_exception(Overdue(f"a worker process stopped ({error}); the "

@@ -1,13 +1,15 @@
 """The service's concurrency: the admission order (cheapest first, aged), the worker pool
-(order, timeout, a worker that dies), and the app under load: /health answers while every
-worker is busy, a request over the timeout gets 503 and leaves nothing queued, concurrent
-requests get the trees of sequential parsing. Workers are held busy by a shared event
-(a multiprocessing manager's), never by a time; every pool is closed by its test."""
+(order, the spare worker for short requests, timeout, a worker that dies), and the app
+under load: /health answered while every worker is busy, a request over the timeout gets
+503 and leaves nothing queued, concurrent requests get the trees of sequential parsing.
+Workers are held busy by a shared event (a multiprocessing manager's), never by a time;
+every pool is closed by its test."""
 
 import asyncio
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from multiprocessing import Manager
 
 import pytest
@@ -47,6 +49,15 @@ def test_admission_takes_the_cheapest_first_and_ages_the_rest():
     assert [queue.pop() for _ in range(2)] == ["huge", "late"]
 
 
+def test_admission_gives_the_first_short_request_apart():
+    queue = Admission(short=50)
+    queue.push(250, "big")
+    queue.push(50, "sentence")
+    assert queue.waiting(short=True) and queue.pop(short=True) == "sentence"
+    assert not queue.waiting(short=True) and queue.waiting()
+    assert queue.pop() == "big" and not queue.waiting()
+
+
 def test_admission_removes_an_entry_once():
     queue = Admission()
     entries = [queue.push(cost, name) for cost, name in ((3, "c"), (1, "a"), (2, "b"))]
@@ -56,9 +67,18 @@ def test_admission_removes_an_entry_once():
         Admission(aging=0)
 
 
-def busy(workers: Workers, gate):
-    """A task that keeps a worker busy until `gate` is set."""
-    return asyncio.ensure_future(workers.run(0, gate.wait))
+@asynccontextmanager
+async def held(*args, gate, **kwargs):
+    """Started `Workers(*args, **kwargs)` whose one worker is kept busy until `gate` is set
+    (the busy call's task beside them), closed after."""
+    workers = Workers(*args, **kwargs)
+    try:
+        await workers.start()
+        busy = asyncio.ensure_future(workers.run(0, gate.wait))
+        await until(lambda: workers.free == 0)
+        yield workers, busy
+    finally:
+        workers.close()
 
 
 async def until(condition):
@@ -70,42 +90,45 @@ def test_a_small_request_goes_to_the_worker_before_queued_big_ones(manager):
     gate, done = manager.Event(), manager.list()
 
     async def scenario():
-        workers = Workers(1)
-        try:
-            await workers.start()
-            held = busy(workers, gate)
-            await until(lambda: workers.free == 0)
+        async with held(1, short=0, gate=gate) as (workers, busy):
             calls = [asyncio.ensure_future(workers.run(cost, done.append, name))
                      for cost, name in ((250, "big 1"), (250, "big 2"), (15, "small"))]
             await until(lambda: len(workers.admission) == 3)
             gate.set()
-            await asyncio.gather(held, *calls)
-        finally:
-            workers.close()
+            await asyncio.gather(busy, *calls)
 
     asyncio.run(scenario())
     assert list(done) == ["small", "big 1", "big 2"]
+
+
+def test_the_spare_worker_takes_a_short_request_while_the_others_are_busy(manager):
+    gate, done = manager.Event(), manager.list()
+
+    async def scenario():
+        async with held(1, short=50, gate=gate) as (workers, busy):
+            big = asyncio.ensure_future(workers.run(250, done.append, "big"))
+            await workers.run(50, done.append, "sentence")
+            assert list(done) == ["sentence"] and len(workers.admission) == 1
+            gate.set()
+            await asyncio.gather(busy, big)
+
+    asyncio.run(scenario())
+    assert list(done) == ["sentence", "big"]
 
 
 def test_a_request_over_the_timeout_is_abandoned_and_the_pool_goes_on(manager):
     gate = manager.Event()
 
     async def scenario():
-        workers = Workers(1, timeout=1)
-        try:
-            await workers.start()
-            held = busy(workers, gate)
-            await until(lambda: workers.free == 0)
+        async with held(1, timeout=1, gate=gate) as (workers, busy):
             with pytest.raises(Overdue, match=r"not answered within the timeout \(1 s\)"):
-                await workers.run(1, os.getpid)
+                await workers.run(100, os.getpid)  # too long for the spare worker
             assert len(workers.admission) == 0
             with pytest.raises(Overdue):  # the busy one too, but its worker finishes it
-                await held
+                await busy
             assert workers.free == 0
             gate.set()
             assert await workers.run(1, int, "7") == 7
-        finally:
-            workers.close()
 
     asyncio.run(scenario())
 
@@ -146,7 +169,7 @@ def test_health_answers_while_every_worker_is_busy_and_a_late_request_gets_503(
         health = client.get("/health")
         assert health.status_code == 200 and health.json()["status"] == "ok"
         assert workers.free == 0  # answered while the worker was still busy
-        r = client.post("/parse", content="The dog barks.")
+        r = client.post("/parse", content="The dog barks. " * 20)  # 60 words: no spare
         assert r.status_code == 503
         assert r.json()["error"].startswith("not answered within the timeout (1 s)")
         assert len(workers.admission) == 0
