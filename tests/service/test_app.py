@@ -200,4 +200,4 @@ def test_the_page_the_schema_and_health(client):
     assert request["additionalProperties"] is False
     assert all(spec["type"] == request["properties"][name]["type"]
                for name, spec in query.items())
-    assert {"400", "405", "413", "415", "422"} <= set(post["responses"])
+    assert {"400", "405", "413", "415", "422", "503"} <= set(post["responses"])
