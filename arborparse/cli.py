@@ -34,6 +34,7 @@ from arborparse.io.conllu import check_encoding
 from arborparse.io.plain import FORMATS as PLAIN_FORMATS
 from arborparse.io.model_files import is_model
 from arborparse.options import DIRECTORY, FILE, Capabilities
+from arborparse.service.workers import SHORT, TIMEOUT
 from arborparse.training import TrainingInterrupted, is_interrupt
 
 FORMAT = click.option("--format", "fmt", type=click.Choice(["auto", "conllu", "conllx"]),
@@ -682,16 +683,25 @@ def _limits(command):
 
 @cli.command("serve")
 @click.option("--model", "model_path", required=True, type=click.Path(),
-              help="The model file (loaded once).")
+              help="The model file (loaded once, and once by each worker).")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to listen on (0.0.0.0: every interface).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
               help="The port to listen on.")
+@click.option("--workers", type=click.IntRange(1),
+              help="Worker processes parsing, each loading the model once (default: one "
+                   f"per core); one more is kept for requests of at most {SHORT} words.")
+@click.option("--timeout", type=click.FloatRange(0, min_open=True), default=TIMEOUT,
+              show_default=True,
+              help="Seconds a request may wait and run; after them it is answered 503 and "
+                   "its work abandoned.")
 @_limits
-def serve_cmd(model_path, host, port, max_body_kb, max_words, max_sentence_words):
+def serve_cmd(model_path, host, port, workers, timeout, max_body_kb, max_words,
+              max_sentence_words):
     """Serve the model over HTTP: POST /parse (raw text, tokenized text or CoNLL-U in,
     CoNLL-U or JSON out, marginals and k-best trees on request), GET / (a web page that
-    draws the trees), GET /openapi.json (the schema)."""
+    draws the trees), GET /openapi.json (the schema), GET /health. Requests are parsed by
+    a pool of worker processes, the cheapest waiting request first."""
     try:
         import uvicorn
 
@@ -699,10 +709,8 @@ def serve_cmd(model_path, host, port, max_body_kb, max_words, max_sentence_words
     except ImportError:
         raise ArborparseError("the service needs starlette and uvicorn: pip install "
                               "'arborparse[service]'") from None
-    from arborparse.pipeline import load
-
-    app = create_app(load(model_path), Limits(max_body_kb * 1024, max_words,
-                                              max_sentence_words))
+    app = create_app(model_path, Limits(max_body_kb * 1024, max_words, max_sentence_words),
+                     workers, timeout)
     click.echo(f"serving {model_path} on http://{host}:{port}/ (Ctrl-C stops)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 

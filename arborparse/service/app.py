@@ -18,8 +18,18 @@ are checked against it strictly: an unknown field, or a value of another type (`
 refused as `arborparse.options.check_options` refuses it, by its capabilities. Refusals are
 JSON ``{"error": "..."}`` with a 4xx status: 400 bad input, 404 and 405 a path or method not
 served, 413 too large (naming the limit, and the sentence where one sentence is over it),
-415 wrong content type, 422 an option the model does not take. Parsing runs in a worker
-thread, one request at a time.
+415 wrong content type, 422 an option the model does not take, 503 not answered within the
+timeout.
+
+Parsing runs in a pool of worker processes (`workers.Workers`, one per core by default,
+and a spare one for requests of at most 50 words when the others are busy), each of which
+loads the model once; requests wait for a worker in order of cost (their words: a
+one-sentence request is not queued behind 250-word documents, and a large one is aged so
+that it is not passed over forever: `workers.Admission`). A request not answered
+within the timeout (30 s by default) gets 503 and its work is abandoned (taken out of the
+queue; one that a worker is already running is finished there and its answer dropped).
+The event loop only reads, checks and answers, so ``GET /health`` answers at once under any
+load.
 
 ``GET /``: the web page (`page.html`); ``GET /openapi.json``: the schema; ``GET /health``.
 `serving(app)` runs an app in a thread on a free loopback port (tests, screenshots).
@@ -29,15 +39,17 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import socket
+import tempfile
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
@@ -47,9 +59,10 @@ from arborparse.errors import ArborparseError
 from arborparse.io.conllu import MISC, iter_conllu
 from arborparse.io.plain import iter_tokenized
 from arborparse.options import OptionError, check_options
-from arborparse.pipeline import Pipeline
+from arborparse.pipeline import Pipeline, load
 from arborparse.render import svg
 from arborparse.render.page import sentence_text
+from arborparse.service.workers import AGING, SHORT, TIMEOUT, Overdue, Workers
 
 SCHEMA = json.loads(resources.files("arborparse.service").joinpath("openapi.json")
                     .read_text("utf-8"))
@@ -74,6 +87,9 @@ class Refused(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status = status
+
+    def __reduce__(self):  # raised in a worker process, it comes back pickled
+        return Refused, (self.status, str(self))
 
 
 def _settings(request: Request, body: bytes) -> dict:
@@ -148,12 +164,22 @@ def _format(text: str) -> str:
     return "text"
 
 
+def _cost(settings: dict) -> int:
+    """The words of a request, estimated without tokenizing it (the admission order's
+    cost): its lines with tabs for CoNLL, its whitespace-separated tokens otherwise."""
+    text = settings["text"]
+    fmt = _format(text) if settings["format"] == "auto" else settings["format"]
+    if fmt in ("conllu", "conllx"):
+        return sum(1 for line in text.splitlines() if "\t" in line)
+    return len(text.split())
+
+
 class Service:
-    """The model and the limits; `parse` does the work of one request."""
+    """The model and the limits; `parse` does the work of one request (in a worker
+    process: `_start_worker`)."""
 
     def __init__(self, model, limits: Limits):
         self.model, self.limits = model, limits
-        self.lock = threading.Lock()
 
     def sentences(self, text: str, fmt: str):
         if fmt == "auto":
@@ -186,26 +212,25 @@ class Service:
 
     def parse(self, settings: dict):
         limits, options = self.limits, self.options(settings)
-        with self.lock:
-            try:
-                sentences = self.sentences(settings["text"], settings["format"])
-            except ArborparseError as err:
-                raise Refused(400, str(err)) from None
-            for i, sentence in enumerate(sentences, 1):
-                if len(sentence) > limits.sentence_words:
-                    opening = " ".join(sentence.forms[:5])
-                    raise Refused(413, f"sentence {i} ({opening} ...) has {len(sentence)} "
-                                       f"words; at most {limits.sentence_words} a sentence")
-            words = sum(map(len, sentences))
-            if words > limits.words:
-                raise Refused(413, f"{words} words; at most {limits.words} a request")
-            try:  # one scoring per sentence serves the tree, the marginals and the k best
-                parsed = self.model.parse(sentences, **options)
-            except ArborparseError as err:
-                raise Refused(400, str(err)) from None
-            if settings["output"] == "conllu":
-                return "".join(s.to_text() for s in parsed)
-            return {"sentences": [self._json(s, settings) for s in parsed]}
+        try:
+            sentences = self.sentences(settings["text"], settings["format"])
+        except ArborparseError as err:
+            raise Refused(400, str(err)) from None
+        for i, sentence in enumerate(sentences, 1):
+            if len(sentence) > limits.sentence_words:
+                opening = " ".join(sentence.forms[:5])
+                raise Refused(413, f"sentence {i} ({opening} ...) has {len(sentence)} "
+                                   f"words; at most {limits.sentence_words} a sentence")
+        words = sum(map(len, sentences))
+        if words > limits.words:
+            raise Refused(413, f"{words} words; at most {limits.words} a request")
+        try:  # one scoring per sentence serves the tree, the marginals and the k best
+            parsed = self.model.parse(sentences, **options)
+        except ArborparseError as err:
+            raise Refused(400, str(err)) from None
+        if settings["output"] == "conllu":
+            return "".join(s.to_text() for s in parsed)
+        return {"sentences": [self._json(s, settings) for s in parsed]}
 
     @staticmethod
     def _json(s, settings) -> dict:
@@ -241,10 +266,63 @@ def _without_probabilities(s):
 
 PROBABILITIES = ("HeadProb", "LabelProb")
 
+_service: Service | None = None  # in a worker process: what it parses with
 
-def create_app(model, limits: Limits | None = None) -> Starlette:
-    """The app serving `model` (a loaded parser or pipeline)."""
+
+def _start_worker(path: str, limits: Limits) -> None:
+    """Set up a worker process: load the model (once)."""
+    global _service
+    _service = Service(load(path), limits)
+
+
+def _parse(settings: dict):
+    """One request's work, in a worker process."""
+    return _service.parse(settings)
+
+
+@contextmanager
+def _model_file(model):
+    """The path of `model`'s file: its own if `model` is a path, else a temporary one that
+    it is saved to (removed after)."""
+    if isinstance(model, (str, os.PathLike)):
+        yield str(model)
+        return
+    with tempfile.TemporaryDirectory(prefix="arborparse-service-") as folder:
+        path = Path(folder) / "model.npz"
+        model.save(path)
+        yield str(path)
+
+
+def create_app(model, limits: Limits | None = None, workers: int | None = None,
+               timeout: float = TIMEOUT, aging: float = AGING,
+               short: int = SHORT) -> Starlette:
+    """The app serving `model` (a model file's path, or a loaded parser or pipeline, which
+    the worker processes then load from a temporary copy) with `workers` processes (default:
+    one per core) and a spare one for requests of at most `short` words (0: none), and
+    `timeout` seconds per request; `aging`, in words per second, is how fast a waiting
+    request gains rank (`workers.Admission`; ``math.inf``: first come, first served).
+
+    The workers start with the app (its lifespan: uvicorn runs it; a test client runs it
+    when used as a context manager, ``with TestClient(app) as client``) and stop with it;
+    meanwhile they are ``app.state.workers``.
+    """
+    path, model = (model, load(model)) if isinstance(model, (str, os.PathLike)) else \
+        (None, model)
     service = Service(model, limits or Limits())
+    processes = workers or os.cpu_count() or 1
+
+    @asynccontextmanager
+    async def lifespan(app):
+        with _model_file(path or model) as file:
+            pool = Workers(processes, _start_worker, (file, service.limits), timeout, aging,
+                           short)
+            try:
+                await pool.start()
+                app.state.workers = pool
+                yield
+            finally:
+                pool.close()
+
     page = resources.files("arborparse.service").joinpath("page.html").read_text("utf-8")
 
     async def parse(request: Request):
@@ -263,9 +341,12 @@ def create_app(model, limits: Limits | None = None) -> Starlette:
                                               f"{service.limits.body_bytes} bytes"}, 413)
         try:
             settings = _settings(request, body)
-            result = await run_in_threadpool(service.parse, settings)
+            service.options(settings)  # refused here, before it waits for a worker
+            result = await request.app.state.workers.run(_cost(settings), _parse, settings)
         except Refused as err:
             return JSONResponse({"error": str(err)}, err.status)
+        except Overdue as err:
+            return JSONResponse({"error": str(err)}, 503)
         if isinstance(result, str):
             return PlainTextResponse(result, media_type="text/x-conllu; charset=utf-8")
         return JSONResponse(result)
@@ -294,7 +375,8 @@ def create_app(model, limits: Limits | None = None) -> Starlette:
                                       f"{err.detail.lower()} (the service answers {served})"},
                             err.status_code, headers=err.headers)
 
-    return Starlette(routes=routes, exception_handlers={HTTPException: not_served})
+    return Starlette(routes=routes, exception_handlers={HTTPException: not_served},
+                     lifespan=lifespan)
 
 
 def describe(model) -> dict:

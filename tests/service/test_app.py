@@ -1,6 +1,7 @@
-"""The HTTP service in process (Starlette's test client): every input kind and output, the
-marginals and k-best trees against the parser's own, and every bad input refused with a
-4xx JSON message while the service keeps serving."""
+"""The HTTP service in process (Starlette's test client, its worker processes started and
+stopped with it): every input kind and output, the marginals and k-best trees against the
+parser's own, and every bad input refused with a 4xx JSON message while the service keeps
+serving."""
 
 import json
 
@@ -9,7 +10,7 @@ import pytest
 from starlette.testclient import TestClient
 
 import arborparse
-from arborparse.service.app import Limits, create_app
+from arborparse.service.app import Limits, Service, create_app
 
 TEXT = "The dog barks. It sleeps all day.\n"
 
@@ -19,10 +20,13 @@ def parser(english_pipeline):
     return arborparse.load(english_pipeline)
 
 
+LIMITS = Limits(body_bytes=20_000, words=300, sentence_words=40)
+
+
 @pytest.fixture(scope="module")
-def client(parser):
-    return TestClient(create_app(parser, Limits(body_bytes=20_000, words=300,
-                                                sentence_words=40)))
+def client(english_pipeline):
+    with TestClient(create_app(english_pipeline, LIMITS, workers=2)) as client:
+        yield client
 
 
 def test_raw_text_to_conllu_as_parse_gives(client, parser):
@@ -58,8 +62,12 @@ def test_the_service_answers_as_nlp_and_scores_each_sentence_once(client, parser
     scores = LinearParser._scores
     monkeypatch.setattr(LinearParser, "_scores", lambda self, x: calls.append(1) or
                         scores(self, x))
+    settings = {"text": TEXT, "format": "auto", "output": "json", "marginals": True, "k": 3,
+                "svg": True}
+    answer = Service(parser, LIMITS).parse(settings)  # a request's work, as a worker does it
+    assert len(calls) == 2  # two sentences, each scored once
     r = client.post("/parse", json={"text": TEXT, "marginals": True, "k": 3, "svg": True})
-    assert r.status_code == 200 and len(calls) == 2  # two sentences, each scored once
+    assert r.status_code == 200 and r.json() == json.loads(json.dumps(answer))
     doc = parser(TEXT, marginals=True, kbest=3)
     for got, sentence in zip(r.json()["sentences"], doc.sentences):
         assert [w["head"] for w in got["words"]] == [w.head for w in sentence.words]
@@ -151,22 +159,26 @@ def test_beam_is_taken_by_a_model_with_beam_search_only():
 
     model = ISBNTrainer(hidden=8, cutoff=1, unknown_cutoff=0, epochs=1,
                         progress=False).fit(separable(1)).parser_
+    text = separable_text(1)
     given, parse = [], model.parse
     model.parse = lambda sentences, **options: given.append(options) or \
         parse(sentences, **options)
-    client = TestClient(create_app(model))
-    text = separable_text(1)
-    r = client.post("/parse", json={"text": text, "beam": 2})
-    assert r.status_code == 200 and given == [{"beam": 2}], r.text
-    assert [[w["head"] for w in s["words"]] for s in r.json()["sentences"]] == \
-        [list(s.heads[1:]) for s in model.parse(separable(1), beam=2)]
-    for field, value, what in (("k", 3, "k=3"), ("marginals", True, "marginals=True")):
-        r = client.post("/parse", json={"text": text, field: value})
-        assert r.status_code == 422
-        assert r.json()["error"] == f"{what} does not apply to this isbn model " \
-                                    f"(its options: beam)"
-    assert client.post("/parse", json={"text": text, "beam": 65}).json()["error"] == \
-        "beam=65: at most 64"
+    settings = {"text": text, "format": "auto", "output": "json", "marginals": False,
+                "beam": 2, "svg": False}
+    assert Service(model, Limits()).parse(settings) and given == [{"beam": 2}]
+    del model.parse
+    with TestClient(create_app(model, workers=1)) as client:  # the workers load a copy
+        r = client.post("/parse", json={"text": text, "beam": 2})
+        assert r.status_code == 200, r.text
+        assert [[w["head"] for w in s["words"]] for s in r.json()["sentences"]] == \
+            [list(s.heads[1:]) for s in model.parse(separable(1), beam=2)]
+        for field, value, what in (("k", 3, "k=3"), ("marginals", True, "marginals=True")):
+            r = client.post("/parse", json={"text": text, field: value})
+            assert r.status_code == 422
+            assert r.json()["error"] == f"{what} does not apply to this isbn model " \
+                                        f"(its options: beam)"
+        assert client.post("/parse", json={"text": text, "beam": 65}).json()["error"] == \
+            "beam=65: at most 64"
 
 
 def test_the_page_the_schema_and_health(client):
@@ -188,4 +200,4 @@ def test_the_page_the_schema_and_health(client):
     assert request["additionalProperties"] is False
     assert all(spec["type"] == request["properties"][name]["type"]
                for name, spec in query.items())
-    assert {"400", "405", "413", "415", "422"} <= set(post["responses"])
+    assert {"400", "405", "413", "415", "422", "503"} <= set(post["responses"])
