@@ -61,15 +61,29 @@ class Encoded:
 
 @dataclass
 class Scores:
-    """arc[h, m]; label[h, m] the best label of the arc and label_score[h, m] its score."""
+    """arc[h, m]; label[h, m] the best label of the arc and label_score[h, m] its score;
+    label_sum[h, m] log Σ_l exp of the label scores (empty unless asked for)."""
 
     arc: np.ndarray
     label: np.ndarray
     label_score: np.ndarray
+    label_sum: np.ndarray
 
     @property
     def total(self) -> np.ndarray:
+        """The score of each arc with its best label (the MAP tree's arc scores)."""
         return self.arc + self.label_score
+
+    @property
+    def folded(self) -> np.ndarray:
+        """log Σ_l exp s(h, m, l): the arc scores of the tree distribution, labels summed
+        out (needs label_sum)."""
+        return self.arc + self.label_sum
+
+    def label_probabilities(self, heads: np.ndarray) -> np.ndarray:
+        """P(best label | arc) of each word's arc in the tree `heads` (needs label_sum)."""
+        m = np.arange(1, len(heads))
+        return np.exp(self.label_score[heads[1:], m] - self.label_sum[heads[1:], m])
 
 
 @dataclass
@@ -126,15 +140,17 @@ class LinearModel:
         with np.errstate(invalid="ignore"):  # -inf everywhere off the arcs
             return logsumexp(A, axis=0) if combine == "sum" else A.max(axis=0)
 
-    def scores(self, x: Encoded, weights: np.ndarray | None = None,
-               combine: str = "sum") -> Scores:
+    def scores(self, x: Encoded, weights: np.ndarray | None = None, combine: str = "sum",
+               scale: float = 1.0, with_sum: bool = False) -> Scores:
         """Arc scores (clusters summed out, or their best with ``combine="max"``) and each
-        arc's best label with its score."""
+        arc's best label with its score, under the weights scale × `weights`; `with_sum`
+        also log Σ_l exp of each arc's label scores. O(n²) memory whatever the labels."""
         w = self.weights if weights is None else weights
         t = x.table
-        label, label_score = score_labels(t.attrs, t.feats_ptr, t.feats, w, self.keys,
-                                          self.label_keys, len(self.labels), x.buf)
-        return Scores(self._arc_scores(x, w, combine), label, label_score)
+        label, label_score, label_sum = score_labels(
+            t.attrs, t.feats_ptr, t.feats, w, self.keys, self.label_keys, len(self.labels),
+            x.buf, scale, with_sum)
+        return Scores(self._arc_scores(x, w, combine, scale), label, label_score, label_sum)
 
     def labeled_scores(self, x: Encoded, weights: np.ndarray | None = None, scale: float = 1.0,
                        posteriors: bool = False):

@@ -13,9 +13,10 @@ from arborparse.io import model_files as files
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import require_tags
 from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, VERSION, Encoded, LinearModel,
-                                     decode)
+                                     Scores, decode)
 from arborparse.linear.options import LinearOptions
 from arborparse.options import check_options
+from arborparse.trees.scores import arc_labels
 from arborparse.trees.structure import is_projective
 
 class LinearParser:
@@ -116,20 +117,25 @@ class LinearParser:
 
     def head_marginals(self, sentence: Sentence) -> np.ndarray:
         """P(h -> m) summed over labels: (n+1, n+1), each column m >= 1 sums to 1."""
-        return self.marginals(sentence).sum(axis=2)
+        return trees.marginals(self._distribution(Encoded.of(sentence)).folded,
+                               self.decoder == "eisner", self.single_root)
 
     def kbest(self, sentence: Sentence, k: int) -> list[tuple[float, np.ndarray, list[str]]]:
         """The k most probable labeled trees, best first, as (probability, heads, labels):
         each arc with its best label, the probability under the model's tree distribution."""
-        return self._kbest(self._scores(Encoded.of(sentence)), k, self.decoder == "eisner")
+        return self._kbest(self._distribution(Encoded.of(sentence)), k,
+                           self.decoder == "eisner")
 
-    def _kbest(self, S: np.ndarray, k: int, projective: bool):
-        best, arg = S.max(axis=2), S.argmax(axis=2)
-        log_z = trees.log_partition(S, projective, self.single_root)
-        m = np.arange(1, S.shape[0])
+    def _distribution(self, x: Encoded) -> Scores:
+        """The scores s(h, m, l) / T of the tree distribution, reduced over labels (best
+        label, its score, the log-sum-exp): O(n²) memory, not O(n² L)."""
+        return self.model.scores(x, scale=1.0 / self.temperature, with_sum=True)
+
+    def _kbest(self, s: Scores, k: int, projective: bool):
+        log_z = trees.log_partition(s.folded, projective, self.single_root)
         return [(float(np.exp(score - log_z)), heads,
-                 [self.model.labels[label] for label in arg[heads[1:], m]])
-                for score, heads in trees.kbest(best, k, projective, self.single_root)]
+                 [self.model.labels[label] for label in arc_labels(s.label, heads)[1:]])
+                for score, heads in trees.kbest(s.total, k, projective, self.single_root)]
 
     def parse_one(self, sentence: Sentence, **options) -> Sentence:
         """One sentence parsed; options as in `parse`."""
@@ -140,32 +146,30 @@ class LinearParser:
         decoder = decoder or self.decoder
         projective = decoder == "eisner"
         x = Encoded.of(sentence)
-        # the full label scores serve MBR, the marginals, the k best and the best tree alike
-        S = self._scores(x) if marginals or k or decode_as == "mbr" else None
-        # one inside-outside (or Matrix-Tree inverse) serves MBR and the marginals
-        mu = trees.marginals(S, projective, self.single_root) if marginals else None
-        if decode_as == "mbr":
-            heads, labels = trees.mbr(S, projective, self.single_root,
-                                      None if mu is None else mu.sum(axis=2))
-        elif decode_as == "map" and S is not None:
-            heads, labels = (trees.eisner if projective else trees.mst)(
-                S, single_root=self.single_root)
-        else:
+        if not (marginals or k or decode_as == "mbr"):
             combine = "max" if decode_as == "max-z" else "sum"
             heads, labels = decode(self.model.scores(x, combine=combine), decoder,
                                    self.single_root)
-        names = self.model.labels
-        parsed = sentence.with_tree(heads, [names[label] for label in labels[1:]])
+            return sentence.with_tree(heads, [self.model.labels[i] for i in labels[1:]])
+        # one scoring serves the tree, MBR, the marginals and the k best; one
+        # inside-outside (or Matrix-Tree elimination) serves MBR and the marginals
+        s = self._distribution(x)
+        mu = trees.marginals(s.folded, projective, self.single_root) if marginals else None
+        if decode_as == "mbr":
+            heads = trees.mbr(s.folded, projective, self.single_root, mu)
+            labels = arc_labels(s.label, heads)
+        else:
+            heads, labels = decode(self.model.scores(x, combine="max") if decode_as == "max-z"
+                                   else s, decoder, self.single_root)
+        parsed = sentence.with_tree(heads, [self.model.labels[i] for i in labels[1:]])
         if k:
-            parsed = parsed.with_analysis(kbest=self._kbest(S, k, projective))
+            parsed = parsed.with_analysis(kbest=self._kbest(s, k, projective))
         if not marginals:
             return parsed
-        m = np.arange(1, len(heads))
-        head_prob = mu[heads[1:], m].sum(axis=1)
-        label_prob = mu[heads[1:], m, labels[1:]] / np.maximum(head_prob, 1e-300)
-        return parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}"
-                                 for h, lp in zip(head_prob, label_prob)]) \
-            .with_analysis(heads=mu.sum(axis=2))
+        head_prob = mu[heads[1:], np.arange(1, len(heads))]
+        return parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}" for h, lp in
+                                 zip(head_prob, s.label_probabilities(heads))]) \
+            .with_analysis(heads=mu)
 
     def iter_parse(self, sentences: Iterable[Sentence], **options) -> Iterator[Sentence]:
         """Parse lazily, one sentence at a time (for streams); options as in `parse`."""

@@ -251,33 +251,38 @@ def cluster_index(h, z, clusters, keys, size):
 @njit(cache=True, nogil=True)
 def _tag_counts(attrs):
     """Per view (UPOS, XPOS; the in-between templates' order): the distinct tags, padded
-    (2, U); how many (2,); and prefix counts (2, N+1, U): count[v, i, u] = how many of
-    the words 0..i-1 have tag u."""
+    (2, U); how many (2,); each word's tag as an index into them (2, N); and prefix counts
+    (2, N+1, U): count[v, i, u] = how many of the words 0..i-1 have tag u."""
     N = attrs.shape[0]
     U = 1
     for P in (UPOS, XPOS):
         U = max(U, np.unique(attrs[:, P]).shape[0])
     tags = np.zeros((2, U), dtype=np.int64)
     sizes = np.zeros(2, dtype=np.int64)
+    position = np.zeros((2, N), dtype=np.int64)
     count = np.zeros((2, N + 1, U), dtype=np.int64)
     for view in range(2):
         P = UPOS if view == 0 else XPOS
         distinct = np.unique(attrs[:, P])
         sizes[view] = distinct.shape[0]
         tags[view, :distinct.shape[0]] = distinct
-        position = np.searchsorted(distinct, attrs[:, P])
+        position[view] = np.searchsorted(distinct, attrs[:, P])
         for i in range(N):
             count[view, i + 1] = count[view, i]
-            count[view, i + 1, position[i]] += 1
-    return tags, sizes, count
+            count[view, i + 1, position[view, i]] += 1
+    return tags, sizes, position, count
 
 
 @njit(inline="always", cache=True)
-def _add_between(attrs, h, m, dd, tags, sizes, count, w, keys, clusters, total):
+def _add_between(attrs, h, m, dd, tags, sizes, position, count, by_tag, known, w, keys,
+                 clusters, total):
     """total[z] += the weights of the in-between POS features of h -> m in cluster z: by
     walking the words between when they are fewer than the distinct tags, else by tag
     with the prefix counts. The same sum as over `arc_features`'s list: O(min(|h - m|,
-    tags)) per arc instead of O(|h - m|)."""
+    tags)) per arc instead of O(|h - m|). By tag, the weights of every tag between a
+    given pair of tags at a given direction-distance are looked up once, into
+    by_tag[view, tag_h, tag_m, dd] (filled where known is set): long sentences, whose
+    arcs are mostly counted by tag, then add counts times weights without hashing."""
     size = w.shape[0]
     left = min(h, m)
     right = max(h, m)
@@ -285,21 +290,31 @@ def _add_between(attrs, h, m, dd, tags, sizes, count, w, keys, clusters, total):
         P = UPOS if view == 0 else XPOS
         hp = np.uint64(attrs[h, P])
         cp = np.uint64(attrs[m, P])
-        walk = right - left - 1 <= sizes[view]
-        for j in range(right - left - 1 if walk else sizes[view]):
-            if walk:
-                times, tag = 1.0, attrs[left + 1 + j, P]
-            else:
-                times = float(count[view, right, j] - count[view, left + 1, j])
-                tag = tags[view, j]
-                if times == 0.0:
-                    continue
-            base = _between(view, hp, np.uint64(tag), cp)
-            for feature in (_final(_mix(base, 0)), _final(_mix(base, dd))):
-                i = cluster_index(feature, 0, clusters, keys, size)
-                if i >= 0:
-                    for z in range(clusters):
-                        total[z] += times * w[i + z]
+        if right - left - 1 <= sizes[view]:
+            for j in range(right - left - 1):
+                base = _between(view, hp, np.uint64(attrs[left + 1 + j, P]), cp)
+                for feature in (_final(_mix(base, 0)), _final(_mix(base, dd))):
+                    i = cluster_index(feature, 0, clusters, keys, size)
+                    if i >= 0:
+                        for z in range(clusters):
+                            total[z] += w[i + z]
+            continue
+        table = by_tag[view, position[view, h], position[view, m], dd]
+        if not known[view, position[view, h], position[view, m], dd]:
+            table[:] = 0.0
+            for j in range(sizes[view]):
+                base = _between(view, hp, np.uint64(tags[view, j]), cp)
+                for feature in (_final(_mix(base, 0)), _final(_mix(base, dd))):
+                    i = cluster_index(feature, 0, clusters, keys, size)
+                    if i >= 0:
+                        for z in range(clusters):
+                            table[j, z] += w[i + z]
+            known[view, position[view, h], position[view, m], dd] = True
+        for j in range(sizes[view]):
+            times = float(count[view, right, j] - count[view, left + 1, j])
+            if times != 0.0:
+                for z in range(clusters):
+                    total[z] += times * table[j, z]
 
 
 @njit(inline="always", cache=True)
@@ -330,7 +345,10 @@ def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
     N = attrs.shape[0]
     S = np.full((clusters, N, N), -np.inf)
     total = np.empty(clusters)
-    tags, sizes, count = _tag_counts(attrs)
+    tags, sizes, position, count = _tag_counts(attrs)
+    U = tags.shape[1]
+    by_tag = np.empty((2, U, U, 16, U, clusters))  # see `_add_between`
+    known = np.zeros((2, U, U, 16), dtype=np.bool_)
     own = np.zeros((N, 2, 16, clusters))  # (word, role, dd): its unigram features' weights
     done = np.zeros((N, 2, 16), dtype=np.bool_)
     for h in range(N):
@@ -347,7 +365,8 @@ def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
                                       False)
             total[:] = own[h, 0, dd] + own[m, 1, dd]
             _add_weights(buf, n_features, w, keys, clusters, total)
-            _add_between(attrs, h, m, dd, tags, sizes, count, w, keys, clusters, total)
+            _add_between(attrs, h, m, dd, tags, sizes, position, count, by_tag, known, w,
+                          keys, clusters, total)
             S[:, h, m] = total
     return S
 
@@ -439,32 +458,48 @@ def _label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
 
 
 @njit(inline="always", cache=True)
-def _label_score(token, pair, tag, distance, h, m, label):
+def _arc_label_scores(token, pair, tag, distance, h, m, out):
+    """out[l] = s(h, m, l) for every label: four rows of the tables added (they vectorize)."""
     direction = 1 if h < m else 0
-    return (token[h, 0, direction, label] + token[m, 1, direction, label]
-            + pair[tag[h], tag[m], direction, label]
-            + distance[direction_distance(h, m), label])
+    head = token[h, 0, direction]
+    child = token[m, 1, direction]
+    both = pair[tag[h], tag[m], direction]
+    far = distance[direction_distance(h, m)]
+    for label in range(out.shape[0]):
+        out[label] = head[label] + child[label] + both[label] + far[label]
 
 
 @njit(cache=True, nogil=True)
-def score_labels(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
-    """The best label and its score for every arc: (best (n+1, n+1) int, score (n+1, n+1)).
-    O(n L) weight lookups plus O(n² L) additions."""
+def score_labels(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf, scale=1.0,
+                 with_sum=False):
+    """Under the scores scale × s(h, m, l): the best label of every arc, its score and,
+    `with_sum`, log Σ_l exp of the scores (else an empty array), each (n+1, n+1), -inf
+    where there is no arc. O(n L) weight lookups plus O(n² L) additions, without the
+    (n+1, n+1, L) array."""
     token, pair, tag, distance = _label_tables(attrs, feats_ptr, feats, w, keys, label_keys,
                                                labels, buf)
     N = attrs.shape[0]
     best = np.zeros((N, N), dtype=np.int64)
     score = np.full((N, N), -np.inf)
+    total = np.full((N, N) if with_sum else (0, 0), -np.inf)
+    values = np.empty(labels)
     for h in range(N):
         for m in range(1, N):
             if h == m:
                 continue
-            for label in range(labels):
-                total = _label_score(token, pair, tag, distance, h, m, label)
-                if total > score[h, m]:
-                    score[h, m] = total
-                    best[h, m] = label
-    return best, score
+            _arc_label_scores(token, pair, tag, distance, h, m, values)
+            top = 0
+            for label in range(1, labels):
+                if values[label] > values[top]:
+                    top = label
+            best[h, m] = top
+            score[h, m] = scale * values[top]
+            if with_sum:
+                acc = 0.0
+                for label in range(labels):
+                    acc += np.exp(scale * (values[label] - values[top]))
+                total[h, m] = score[h, m] + np.log(acc)
+    return best, score, total
 
 
 @njit(cache=True, nogil=True)
@@ -477,8 +512,7 @@ def label_scores(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
     for h in range(N):
         for m in range(1, N):
             if h != m:
-                for label in range(labels):
-                    out[h, m, label] = _label_score(token, pair, tag, distance, h, m, label)
+                _arc_label_scores(token, pair, tag, distance, h, m, out[h, m])
     return out
 
 
