@@ -21,7 +21,7 @@ operations. A sentence whose factorization is inaccurate (huge score ranges) is
 recomputed by the exact log-space elimination.
 
 Projective: on CPU the compiled inside-outside of `arborparse.trees.projective`, one
-sentence at a time; on other devices the inside algorithm vectorized over the spans of
+call for the batch; on other devices the inside algorithm vectorized over the spans of
 each width, differentiated by autograd.
 """
 
@@ -218,12 +218,10 @@ def _projective_tensor(S: torch.Tensor, lengths: torch.Tensor, single_root: bool
 
 
 def _projective_cpu(S: torch.Tensor, lengths: torch.Tensor, single_root: bool):
-    scores = S.detach().to(torch.float64).numpy()
     logZ = np.empty(S.shape[0])
     mu = np.zeros(S.shape)
-    for b, n in enumerate(lengths.tolist()):
-        logZ[b], mu[b, :n + 1, :n + 1] = projective._marginals(
-            np.ascontiguousarray(scores[b, :n + 1, :n + 1]), single_root)
+    projective._marginals_batch(S.detach().to(torch.float64).numpy(), lengths.numpy(),
+                                single_root, logZ, mu)
     return torch.from_numpy(logZ).to(S.dtype), torch.from_numpy(mu).to(S.dtype)
 
 
