@@ -7,7 +7,8 @@ beyond it is ignored). Works on CPU and GPU, in float32 or float64.
 - `log_partition` is differentiable; its gradient is the marginals.
 - `log_partition_and_marginals` returns both from one factorization (or one inside pass).
 - `marginals` returns the arc marginals only.
-- `mst` and `eisner` decode each sentence with the compiled decoders of `arborparse.trees`.
+- `mst` and `eisner` decode the batch in one call of the compiled decoders of
+  `arborparse.trees`.
 - `TreeCRF(S, lengths, projective, single_root)`: the same as a distribution object
   (``log_partition``, ``log_prob``, ``marginals``, ``entropy``, ``argmax``, ``kbest``,
   ``sample``), in the style of `torch.distributions`.
@@ -31,7 +32,7 @@ import numpy as np
 import torch
 
 from arborparse.trees import matrix_tree, projective
-from arborparse.trees.decode import best_tree, kbest
+from arborparse.trees.decode import _best_trees, kbest
 from arborparse.trees.distribution import sample
 
 
@@ -275,14 +276,11 @@ def marginals(S: torch.Tensor, lengths=None, projective: bool = False,
 
 def _decode(S, lengths, single_root, projective):
     lengths = _lengths(S, lengths)
-    scores = S.detach().double().cpu().numpy()
     out = np.full((S.shape[0], S.shape[1]), -1, dtype=np.int64)
-    for b, n in enumerate(lengths.tolist()):
-        heads = best_tree(np.ascontiguousarray(scores[b, :n + 1, :n + 1]), projective,
-                          single_root)
-        if heads is None:
-            raise ValueError(f"sentence {b}: no tree has a finite score")
-        out[b, :n + 1] = heads
+    b = _best_trees(S.detach().double().cpu().numpy(), lengths.cpu().numpy(), projective,
+                    single_root, out)
+    if b >= 0:
+        raise ValueError(f"sentence {b}: no tree has a finite score")
     return torch.from_numpy(out).to(S.device)
 
 
