@@ -64,11 +64,13 @@ def best_times(fns: dict, repeat=15) -> dict:
     return best
 
 
-def run(args, threads: int = 1) -> Run:
-    """Run a command (`threads` threads for numeric libraries, this checkout's package) and
-    measure it; raise with its stderr when it fails."""
+def run(args, threads: int = 1, package=ROOT) -> Run:
+    """Run a command (`threads` threads for numeric libraries, the arborparse package of the
+    checkout `package`, by default this one) and measure it; raise with its stderr when it
+    fails."""
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
-               MKL_NUM_THREADS=str(threads), PYTHONPATH=str(ROOT))
+               MKL_NUM_THREADS=str(threads), PYTHONPATH=str(package),
+               PYTHONSAFEPATH="1")  # `python -m` must not import the working directory's
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
         proc = subprocess.Popen(list(map(str, args)), stdout=out, stderr=err, env=env)

@@ -161,12 +161,11 @@ class Network(nn.Module):
         dep = dep[words]
         ones = head.new_ones(head.shape[:-1] + (1,))
         head, dep = torch.cat([head, ones], -1), torch.cat([dep, ones], -1)
-        L, i, j = self.label_weight.shape  # dep W_l head for every label, by two products
-        left = (dep @ self.label_weight.transpose(0, 1).reshape(i, L * j)).view(-1, L, j)
-        return (left @ head[:, :, None]).squeeze(-1)
+        return nn.functional.bilinear(dep, head, self.label_weight)  # dep W_l head, each l
 
-    def tag_scores(self, states: torch.Tensor, words: torch.Tensor) -> dict[str, torch.Tensor]:
-        """name -> (W, classes) for UPOS, XPOS, FEATS and lemma scripts of the W positions
-        where `words` (B, N+1) is true, in row-major order."""
+    def tag_scores(self, states: torch.Tensor, words: torch.Tensor,
+                   names: tuple[str, ...] = HEADS) -> dict[str, torch.Tensor]:
+        """name -> (W, classes) for the heads `names` (UPOS, XPOS, FEATS, lemma scripts) of
+        the W positions where `words` (B, N+1) is true, in row-major order."""
         states = states[words]
-        return {name: layer(states) for name, layer in self.tags.items()}
+        return {name: self.tags[name](states) for name in names}

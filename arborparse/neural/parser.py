@@ -27,7 +27,7 @@ from arborparse.trees import batch as tb
 
 KIND = "neural"
 VERSION = 1
-CHUNK = 256  # sentences read ahead from a stream; sorted by length into batches
+CHUNK = 1024  # sentences read ahead from a stream; sorted by length into batches
 BATCH_WORDS = 2000  # words per batch when parsing
 SCRIPTS_TRIED = 8  # lemma scripts tried, best first, for one that applies to the form
 
@@ -67,17 +67,43 @@ class NeuralParser:
 
     # ------------------------------------------------------------------ parsing
 
-    def _lemma(self, form: str, upos: str, best: list[int]) -> str:
-        """The lemma seen with the form and UPOS in training, else the first script of
-        `best` (script ids, best first) that applies to the form, else the form."""
-        seen = self.vocab.lemmas.get(f"{form}\t{upos}")
-        if seen is not None:
-            return seen
+    def _scripted(self, form: str, best: list[int]) -> str:
+        """The form under the first lemma script of `best` (script ids, best first) that
+        applies to it, else the form."""
         for k in best:
             script = self.vocab.scripts[k]
             if applies(form, script):
                 return apply_script(form, script)
         return form
+
+    def _lemmas(self, sentences: list[Sentence], upos: list[list[str]], states, retag: bool,
+                wanted: list[bool]) -> dict[int, list[str]]:
+        """Sentence index -> LEMMA column, for the sentences `wanted`: each word (each
+        blank one unless `retag`) gets the lemma seen with its form and UPOS in training,
+        else its form under the best applicable script; scripts are scored for those
+        words only."""
+        known = self.vocab.lemmas
+        out, missing = {}, []  # missing: (sentence, word) without a known lemma
+        need = torch.zeros(states.shape[:2], dtype=torch.bool)
+        for b, s in enumerate(sentences):
+            if not wanted[b]:
+                continue
+            column = out[b] = list(s.lemmas)
+            for i, (form, u, lemma) in enumerate(zip(s.forms, upos[b], s.lemmas)):
+                if lemma == "_" or retag:
+                    seen = known.get(f"{form}\t{u}")
+                    if seen is None:
+                        missing.append((b, i))
+                        need[b, i + 1] = True
+                    else:
+                        column[i] = seen
+        if missing:
+            scores = self.network.tag_scores(states, need.to(states.device), ("lemma",))
+            ranked = scores["lemma"].topk(min(SCRIPTS_TRIED, scores["lemma"].shape[1])) \
+                .indices.tolist()
+            for (b, i), best in zip(missing, ranked):  # row-major, as `need` is
+                out[b][i] = self._scripted(sentences[b].forms[i], best)
+        return out
 
     def _parse_batch(self, sentences: list[Sentence], decoder: str, mbr: bool,
                      marginals: bool, retag: bool, keep_tags: bool,
@@ -86,7 +112,10 @@ class NeuralParser:
         device = next(net.parameters()).device
         batch = Batch.of(vocab, sentences)
         lengths = batch.lengths
-        with torch.no_grad():
+        tagged = [retag or (not keep_tags and "_" in s.upos) for s in sentences]
+        lemmatized = [bool(vocab.scripts) and not keep_tags and (retag or "_" in s.lemmas)
+                      for s in sentences]
+        with torch.inference_mode():
             states = net.encode(batch.to(device))
             S = net.arc_scores(states).float().cpu()
             projective = decoder == "eisner"
@@ -98,28 +127,27 @@ class NeuralParser:
             words = word_mask(lengths, S.shape[1]).to(device)
             label_scores = net.label_scores(states, heads.to(device), words).float().cpu()
             labels = label_scores.argmax(-1).tolist()
-            tags = {name: s.float().cpu() for name, s in net.tag_scores(states, words).items()}
-            best = {name: tags[name].argmax(-1).tolist() for name in ("upos", "xpos", "feats")}
-            scripts = tags["lemma"].topk(min(SCRIPTS_TRIED, tags["lemma"].shape[1])) \
-                .indices.tolist()
-        out, first = [], 0  # the sentence's first row in the tag scores
+            best = {}
+            if any(tagged):
+                best = {name: s.argmax(-1).tolist() for name, s in
+                        net.tag_scores(states, words, ("upos", "xpos", "feats")).items()}
+            offsets = np.cumsum([0] + [len(s) for s in sentences]).tolist()
+            columns = [{column: [getattr(vocab, name)[k] for k in best[name][a:z]]
+                        for name, column in (("upos", UPOS), ("xpos", XPOS), ("feats", FEATS))}
+                       if tag else {} for tag, a, z in zip(tagged, offsets, offsets[1:])]
+            if any(lemmatized):
+                upos = [c.get(UPOS, s.upos) for c, s in zip(columns, sentences)]
+                for b, lemmas in self._lemmas(sentences, upos, states, retag,
+                                              lemmatized).items():
+                    columns[b][LEMMA] = lemmas
+        out = []
         for b, s in enumerate(sentences):
             n = len(s)
-            rows, first = slice(first, first + n), first + n
+            rows = slice(offsets[b], offsets[b + 1])  # the sentence's rows in the word scores
             parsed = s.with_tree(heads[b, :n + 1].numpy(),
                                  [vocab.labels[k] for k in labels[rows]])
-            columns = {}
-            if retag or (not keep_tags and "_" in s.upos):
-                for name, column in (("upos", UPOS), ("xpos", XPOS), ("feats", FEATS)):
-                    values = getattr(vocab, name)
-                    columns[column] = [values[k] for k in best[name][rows]]
-            if vocab.scripts and not keep_tags and (retag or "_" in s.lemmas):
-                upos = columns.get(UPOS, s.upos)
-                columns[LEMMA] = [lemma if lemma != "_" and not retag
-                                  else self._lemma(form, u, ranked) for form, u, lemma, ranked
-                                  in zip(s.forms, upos, s.lemmas, scripts[rows])]
-            if columns:
-                parsed = parsed.with_columns(columns)
+            if columns[b]:
+                parsed = parsed.with_columns(columns[b])
             if marginals:
                 m = np.arange(1, n + 1)
                 mu_b = mu[b].numpy()[:n + 1, :n + 1]

@@ -7,7 +7,8 @@ beyond it is ignored). Works on CPU and GPU, in float32 or float64.
 - `log_partition` is differentiable; its gradient is the marginals.
 - `log_partition_and_marginals` returns both from one factorization (or one inside pass).
 - `marginals` returns the arc marginals only.
-- `mst` and `eisner` decode each sentence with the compiled decoders of `arborparse.trees`.
+- `mst` and `eisner` decode the batch in one call of the compiled decoders of
+  `arborparse.trees`.
 - `TreeCRF(S, lengths, projective, single_root)`: the same as a distribution object
   (``log_partition``, ``log_prob``, ``marginals``, ``entropy``, ``argmax``, ``kbest``,
   ``sample``), in the style of `torch.distributions`.
@@ -21,7 +22,7 @@ operations. A sentence whose factorization is inaccurate (huge score ranges) is
 recomputed by the exact log-space elimination.
 
 Projective: on CPU the compiled inside-outside of `arborparse.trees.projective`, one
-sentence at a time; on other devices the inside algorithm vectorized over the spans of
+call for the batch; on other devices the inside algorithm vectorized over the spans of
 each width, differentiated by autograd.
 """
 
@@ -31,7 +32,7 @@ import numpy as np
 import torch
 
 from arborparse.trees import matrix_tree, projective
-from arborparse.trees.decode import best_tree, kbest
+from arborparse.trees.decode import _best_trees, kbest
 from arborparse.trees.distribution import sample
 
 
@@ -218,12 +219,10 @@ def _projective_tensor(S: torch.Tensor, lengths: torch.Tensor, single_root: bool
 
 
 def _projective_cpu(S: torch.Tensor, lengths: torch.Tensor, single_root: bool):
-    scores = S.detach().to(torch.float64).numpy()
     logZ = np.empty(S.shape[0])
     mu = np.zeros(S.shape)
-    for b, n in enumerate(lengths.tolist()):
-        logZ[b], mu[b, :n + 1, :n + 1] = projective._marginals(
-            np.ascontiguousarray(scores[b, :n + 1, :n + 1]), single_root)
+    projective._marginals_batch(S.detach().to(torch.float64).numpy(), lengths.numpy(),
+                                single_root, logZ, mu)
     return torch.from_numpy(logZ).to(S.dtype), torch.from_numpy(mu).to(S.dtype)
 
 
@@ -277,14 +276,11 @@ def marginals(S: torch.Tensor, lengths=None, projective: bool = False,
 
 def _decode(S, lengths, single_root, projective):
     lengths = _lengths(S, lengths)
-    scores = S.detach().double().cpu().numpy()
     out = np.full((S.shape[0], S.shape[1]), -1, dtype=np.int64)
-    for b, n in enumerate(lengths.tolist()):
-        heads = best_tree(np.ascontiguousarray(scores[b, :n + 1, :n + 1]), projective,
-                          single_root)
-        if heads is None:
-            raise ValueError(f"sentence {b}: no tree has a finite score")
-        out[b, :n + 1] = heads
+    b = _best_trees(S.detach().double().cpu().numpy(), lengths.cpu().numpy(), projective,
+                    single_root, out)
+    if b >= 0:
+        raise ValueError(f"sentence {b}: no tree has a finite score")
     return torch.from_numpy(out).to(S.device)
 
 

@@ -5,18 +5,43 @@ from __future__ import annotations
 import heapq
 
 import numpy as np
+from numba import njit
 
 from arborparse.trees.arborescence import _mst
 from arborparse.trees.projective import _eisner
 from arborparse.trees.scores import arc_labels, check_scores, force_arc, tree_score
 
 
+@njit(cache=True, nogil=True)
+def _best_tree(S, projective, single_root):
+    """(heads, whether the best tree of S has a finite score)."""
+    heads, ok = _eisner(S, single_root) if projective else _mst(S, single_root)
+    if not ok:
+        return heads, False
+    total = 0.0
+    for m in range(1, S.shape[0]):
+        total += S[heads[m], m]
+    return heads, np.isfinite(total)
+
+
+@njit(cache=True, nogil=True)
+def _best_trees(S, lengths, projective, single_root, heads):
+    """The best tree of each sentence b of a padded batch S (B, N+1, N+1) of lengths n_b,
+    into heads (B, N+1); returns the first b without a finite tree, or -1."""
+    for b in range(S.shape[0]):
+        n = lengths[b]
+        tree, ok = _best_tree(np.ascontiguousarray(S[b, :n + 1, :n + 1]), projective,
+                              single_root)
+        if not ok:
+            return b
+        heads[b, :n + 1] = tree
+    return -1
+
+
 def best_tree(S: np.ndarray, projective: bool, single_root: bool):
     """Heads of the best tree of a checked (n+1, n+1) array, or None when no tree is finite."""
-    heads, ok = (_eisner if projective else _mst)(S, single_root)
-    if not ok or not np.isfinite(tree_score(S, heads)):
-        return None
-    return heads
+    heads, ok = _best_tree(S, projective, single_root)
+    return heads if ok else None
 
 
 def _decode(S, projective: bool, single_root: bool):

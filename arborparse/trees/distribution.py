@@ -13,7 +13,7 @@ from arborparse.trees.scores import arc_labels, check_scores, fold_labels, force
 
 def _log_partition(S, projective, single_root):
     if projective:
-        return float(projective_dp._inside(S, single_root)[-1])
+        return float(projective_dp._log_partition(S, single_root))
     return matrix_tree.log_partition(S, single_root)
 
 

@@ -7,8 +7,16 @@ Chart items over spans s < t (index 0 is the root):
 
 Multi-root trees are ``CR[0, n]``. Single-root trees attach exactly one word r to the root:
 ``S[0, r] + CL[1, r] + CR[r, n]``, combined over r. Marginals are the gradient of log Z,
-computed by a backward pass over the same chart (in probability space, so every
-exponent is ≤ 0 and nothing overflows).
+computed by a backward pass over the same chart.
+
+log Z and the marginals are first computed in probability space, where every combination is
+a product and every sum a plain sum (no exponential per split point): each column m is
+shifted by its largest score c[m], which changes log Z by Σ c[m] and the marginals not at
+all, since every word has exactly one head. An item's value is then at most the number of
+its derivations, and one whose value underflows adds at most a rounding error's worth to
+Z. When Z itself is too small for that bound (scores that differ by hundreds), too large
+(hundreds of words), or not finite, the sentence is recomputed in log space, where every
+split point costs an exponential but nothing can underflow.
 """
 
 from __future__ import annotations
@@ -183,8 +191,8 @@ def _inside(S, single_root):
 
 
 @njit(cache=True, nogil=True)
-def _marginals(S, single_root):
-    """log Z and the arc marginals mu[h, m] = d log Z / d S[h, m].
+def _marginals_log(S, single_root):
+    """log Z and the arc marginals mu[h, m] = d log Z / d S[h, m], in log space.
 
     Gradients of items are kept in a row array (accumulated along rows) and a transposed
     array (accumulated along columns); an item's gradient is their sum.
@@ -241,3 +249,160 @@ def _marginals(S, single_root):
                     gCRr[s, r] += p
                     gCLc[t, r + 1] += p
     return logZ, np.minimum(mu, 1.0)  # sums of probabilities can round just above 1
+
+
+@njit(cache=True, nogil=True)
+def _shifted_weights(S):
+    """W[h, m] = exp(S[h, m] - c[m]) with c[m] the largest score of column m (0 where the
+    column is all -inf), and Σ c[m]. Column 0 and the diagonal of W are 0."""
+    N = S.shape[0]
+    W = np.zeros((N, N))
+    total = 0.0
+    for m in range(1, N):
+        c = NEG_INF
+        for h in range(N):
+            if h != m and S[h, m] > c:
+                c = S[h, m]
+        if c == NEG_INF:
+            c = 0.0
+        total += c
+        for h in range(N):
+            if h != m:
+                W[h, m] = np.exp(S[h, m] - c)
+    return W, total
+
+
+@njit(cache=True, nogil=True)
+def _inside_linear(W, single_root):
+    """The inside charts of weights W in probability space, and Z.
+
+    Returns CR, CL, IR, IL, Z. Each chart is symmetric, x[s, t] = x[t, s] = the item over
+    s..t: row s from s on holds the items starting at s, row t up to t those ending at t,
+    so every sum over split points is a dot product of two contiguous row segments.
+    """
+    N = W.shape[0]
+    n = N - 1
+    CR = np.zeros((N, N))
+    CL = np.zeros((N, N))
+    IR = np.zeros((N, N))
+    IL = np.zeros((N, N))
+    for s in range(N):
+        CR[s, s] = CL[s, s] = 1.0
+    for w in range(1, N):
+        for s in range(0, N - w):
+            t = s + w
+            split = 0.0
+            for r in range(s, t):
+                split += CR[s, r] * CL[t, r + 1]
+            IR[s, t] = IR[t, s] = split * W[s, t]
+            IL[s, t] = IL[t, s] = split * W[t, s]  # W[t, 0] = 0: no arc into the root
+            total = 0.0
+            for r in range(s + 1, t + 1):
+                total += IR[s, r] * CR[t, r]
+            CR[s, t] = CR[t, s] = total
+            total = 0.0
+            for r in range(s, t):
+                total += CL[s, r] * IL[t, r]
+            CL[s, t] = CL[t, s] = total
+    if single_root:
+        Z = 0.0
+        for r in range(1, N):
+            Z += W[0, r] * CL[1, r] * CR[r, n]
+    else:
+        Z = CR[0, n]
+    return CR, CL, IR, IL, Z
+
+
+@njit(cache=True, nogil=True)
+def _trusted(Z, N):
+    """Whether a probability-space Z of N = n+1 positions is exact to rounding.
+
+    Every item's value (and every outside value) is at most the number of trees, below 7^N;
+    each of the ~N³ products that underflow loses at most 2.2e-308 times such a value.
+    Z must exceed that total by 16 orders of magnitude, and be finite.
+    """
+    return np.log(Z) >= -708.0 + N * np.log(7.0) + 3.0 * np.log(N) + 37.0 and Z < np.inf
+
+
+@njit(cache=True, nogil=True)
+def _log_partition(S, single_root):
+    """log Z over projective trees: in probability space where that is exact, else in log
+    space (see the module's docstring)."""
+    W, shift = _shifted_weights(S)
+    Z = _inside_linear(W, single_root)[-1]
+    if _trusted(Z, S.shape[0]):
+        return np.log(Z) + shift
+    return _inside(S, single_root)[-1]
+
+
+@njit(cache=True, nogil=True)
+def _marginals(S, single_root):
+    """log Z and the arc marginals mu[h, m] = d log Z / d S[h, m].
+
+    The inside and outside passes in probability space, where that is exact; else
+    `_marginals_log`. The outside pass gathers each item's outside value (dZ / d item)
+    from the wider items that use it, into symmetric charts like the inside ones (oS: the
+    sum over split points shared by IR[s, t] and IL[s, t]), so that every sum is again a
+    dot product of contiguous rows; an arc's marginal is its incomplete item's inside
+    times outside, over Z.
+    """
+    N = S.shape[0]
+    n = N - 1
+    W, shift = _shifted_weights(S)
+    CR, CL, IR, IL, Z = _inside_linear(W, single_root)
+    if not _trusted(Z, N):
+        return _marginals_log(S, single_root)
+    inv = 1.0 / Z
+    mu = np.zeros((N, N))
+    oCR = np.zeros((N, N))
+    oCL = np.zeros((N, N))
+    oS = np.zeros((N, N))
+    if single_root:
+        for r in range(1, N):
+            mu[0, r] = W[0, r] * CL[1, r] * CR[r, n] * inv
+            oCL[1, r] += W[0, r] * CR[r, n]
+            oCR[r, n] += W[0, r] * CL[1, r]
+    else:
+        oCR[0, n] = 1.0
+    for w in range(n, 0, -1):
+        for x in range(0, N - w):
+            y = x + w
+            total = oCR[x, y]  # uses of CR[x, y]: left of a split, right of a CR
+            for t in range(y + 1, N):
+                total += oS[x, t] * CL[y + 1, t]
+            for s in range(0, x):
+                total += oCR[y, s] * IR[x, s]
+            oCR[x, y] = oCR[y, x] = total
+            total = oCL[x, y]  # uses of CL[x, y]: right of a split, left of a CL
+            for s in range(0, x):
+                total += oS[y, s] * CR[x - 1, s]
+            for t in range(y + 1, N):
+                total += oCL[x, t] * IL[y, t]
+            oCL[x, y] = oCL[y, x] = total
+            right = 0.0  # IR[x, y], left part of CR[x, t]
+            for t in range(y, N):
+                right += oCR[x, t] * CR[y, t]
+            left = 0.0  # IL[x, y], right part of CL[s, y]
+            if x > 0:
+                for s in range(0, x + 1):
+                    left += oCL[y, s] * CL[x, s]
+            oS[x, y] = oS[y, x] = right * W[x, y] + left * W[y, x]
+            if x > 0 or not single_root:
+                mu[x, y] = right * IR[x, y] * inv
+            mu[y, x] = left * IL[x, y] * inv
+    for h in range(N):
+        for m in range(N):
+            if not np.isfinite(mu[h, m]):  # an outside value overflowed: hundreds of words
+                return _marginals_log(S, single_root)
+            mu[h, m] = min(mu[h, m], 1.0)  # sums of probabilities can round just above 1
+    return np.log(Z) + shift, mu
+
+
+@njit(cache=True, nogil=True)
+def _marginals_batch(S, lengths, single_root, logZ, mu):
+    """`_marginals` of each sentence b of a padded batch S (B, N+1, N+1) of lengths n_b,
+    into logZ (B,) and mu (B, N+1, N+1) (zero beyond each sentence)."""
+    for b in range(S.shape[0]):
+        n = lengths[b]
+        logZ[b], mu[b, :n + 1, :n + 1] = _marginals(np.ascontiguousarray(S[b, :n + 1, :n + 1]),
+                                                     single_root)

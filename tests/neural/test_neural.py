@@ -184,10 +184,16 @@ def test_the_lemma_dictionary_comes_before_the_scripts(memorized):
                    for lemma in ("go", "go", "went"))
     vocab = type(parser.vocab).build(read_conllu(__import__("io").StringIO(text)))
     assert vocab.lemmas == {"went\tVERB": "go"}
+    assert parser._scripted("sees", [0]) == "sees"  # the identity script
     parser.vocab.lemmas["sees\tVERB"] = "see"
-    assert parser._lemma("sees", "VERB", [0]) == "see"
-    assert parser._lemma("sees", "NOUN", [0]) == "sees"  # the identity script
-    del parser.vocab.lemmas["sees\tVERB"]
+    text = "1\tsees\t_\tVERB\t_\t_\t0\troot\t_\t_\n2\tsees\t_\tNOUN\t_\t_\t1\tdep\t_\t_\n\n"
+    sentence = read_conllu(__import__("io").StringIO(text))
+    try:  # the input's UPOS: VERB finds the dictionary's lemma, NOUN goes to the scripts
+        parser._scripted = lambda form, best: "SCRIPTED"
+        assert parser.parse(sentence)[0].lemmas == ["see", "SCRIPTED"]
+    finally:
+        del parser._scripted
+        del parser.vocab.lemmas["sees\tVERB"]
 
 
 def test_two_processes_train_data_parallel(tmp_path):

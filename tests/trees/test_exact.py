@@ -276,3 +276,28 @@ def test_scaled_elimination_gives_way_where_a_pivot_underflows():
     S[1, 2] = S[2, 1] = 1e4
     assert matrix_tree.eliminate_scaled(matrix_tree.clean(S), True, True) is None
     assert trees.log_partition(S) == pytest.approx(1e4 + np.log(2), rel=1e-15)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+def test_projective_probability_space_against_log_space(single_root):
+    from arborparse.trees import projective
+
+    rng = np.random.default_rng(29)
+    for n, scale in ((1, 1.0), (7, 3.0), (40, 1.0), (40, 10.0), (120, 3.0)):
+        S = random_scores(n, rng, scale=scale)
+        far = np.abs(np.subtract.outer(np.arange(n + 1), np.arange(n + 1))) > 1
+        S[far & (rng.random(S.shape) < 0.1)] = -np.inf  # forbidden: exact zeros; the chain stays
+        W = projective._shifted_weights(S)[0]
+        assert projective._trusted(projective._inside_linear(W, single_root)[-1], n + 1)
+        z, mu = projective._marginals_log(S, single_root)
+        assert trees.log_partition(S, True, single_root) == pytest.approx(z, rel=1e-13)
+        got_z, got_mu = projective._marginals(S, single_root)
+        assert got_z == pytest.approx(z, rel=1e-13)
+        np.testing.assert_allclose(got_mu, mu, rtol=1e-10, atol=1e-14)
+    # scores that differ by thousands underflow, hundreds of equal words overflow: log space
+    for S in (random_scores(20, rng, scale=1e4), np.zeros((401, 401))):
+        W = projective._shifted_weights(S)[0]
+        assert not projective._trusted(projective._inside_linear(W, single_root)[-1], len(S))
+        assert trees.log_partition(S, True, single_root) == projective._inside(S, single_root)[-1]
+        np.testing.assert_array_equal(projective._marginals(S, single_root)[1],
+                                      projective._marginals_log(S, single_root)[1])
