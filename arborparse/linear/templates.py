@@ -35,7 +35,10 @@ label and `label_index` gives the labels of one feature consecutive weights.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from arborparse.linear.tokens import ATTRIBUTES, FORM, LEMMA, LONG, PREFIX, UPOS, XPOS
 
@@ -45,6 +48,23 @@ _STR = np.uint64(0x5354520000000001)
 _END = np.uint64(0x454E440000000002)
 _MID = np.uint64(0x4D49440000000003)
 _FEAT_SALT = ATTRIBUTES
+
+
+@intrinsic
+def prefetch(typingctx, array, i):
+    """Ask the CPU to bring array[i] into its caches (LLVM's prefetch: read, keep)."""
+    def codegen(context, builder, signature, args):
+        kind = signature.args[0]
+        item = cgutils.get_item_pointer(context, builder, kind,
+                                        context.make_array(kind)(context, builder, args[0]),
+                                        [args[1]])
+        i32 = ir.IntType(32)
+        call = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [item.type, i32, i32, i32]),
+            "llvm.prefetch.p0")
+        builder.call(call, [item, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+    return types.void(array, i), codegen
 
 
 @njit(inline="always", cache=True)
@@ -273,12 +293,13 @@ def _tag_counts(attrs):
 
 
 @njit(inline="always", cache=True)
-def _add_between(attrs, h, m, dd, tags, sizes, count, w, keys, clusters, total):
-    """total[z] += the weights of the in-between POS features of h -> m in cluster z: by
-    walking the words between when they are fewer than the distinct tags, else by tag
-    with the prefix counts. The same sum as over `arc_features`'s list: O(min(|h - m|,
-    tags)) per arc instead of O(|h - m|)."""
-    size = w.shape[0]
+def _between_indices(attrs, h, m, dd, tags, sizes, count, w, keys, clusters, idx, times,
+                     k):
+    """Write the weight indices of the in-between POS features of h -> m (in cluster 0)
+    into idx from k, and how often each fires into times; return the new k. By walking
+    the words between when they are fewer than the distinct tags, else by tag with the
+    prefix counts: the same sum as over `arc_features`'s list, O(min(|h - m|, tags)) per
+    arc instead of O(|h - m|)."""
     left = min(h, m)
     right = max(h, m)
     for view in range(2):
@@ -288,18 +309,21 @@ def _add_between(attrs, h, m, dd, tags, sizes, count, w, keys, clusters, total):
         walk = right - left - 1 <= sizes[view]
         for j in range(right - left - 1 if walk else sizes[view]):
             if walk:
-                times, tag = 1.0, attrs[left + 1 + j, P]
+                n_times, tag = 1.0, attrs[left + 1 + j, P]
             else:
-                times = float(count[view, right, j] - count[view, left + 1, j])
+                n_times = float(count[view, right, j] - count[view, left + 1, j])
                 tag = tags[view, j]
-                if times == 0.0:
+                if n_times == 0.0:
                     continue
             base = _between(view, hp, np.uint64(tag), cp)
             for feature in (_final(_mix(base, 0)), _final(_mix(base, dd))):
-                i = cluster_index(feature, 0, clusters, keys, size)
+                i = cluster_index(feature, 0, clusters, keys, w.shape[0])
                 if i >= 0:
-                    for z in range(clusters):
-                        total[z] += times * w[i + z]
+                    prefetch(w, i)
+                    idx[k] = i
+                    times[k] = n_times
+                    k += 1
+    return k
 
 
 @njit(inline="always", cache=True)
@@ -320,20 +344,48 @@ def _add_weights(buf, count, w, keys, clusters, total):
                 total[z] += w[i + z]
 
 
+@njit(inline="always", cache=True)
+def _gather(w, idx, times, arcs, base, pending, h, S):
+    """S[z, h, m] for the pending arcs of head h: arc a (to m = arcs[a, 0]) owns the
+    weight indices idx[arcs[a, 1]:arcs[a, 3]] (from arcs[a, 2] on, the in-between POS
+    features, each counted times[k] times); its score in cluster z is base[a, z] + the
+    sum of its features' weights. One tight loop of independent loads over many arcs, so
+    that their cache misses overlap."""
+    for a in range(pending):
+        for z in range(base.shape[1]):
+            one = 0.0
+            for k in range(arcs[a, 1], arcs[a, 2]):
+                one += w[idx[k] + z]
+            total = base[a, z] + one
+            for k in range(arcs[a, 2], arcs[a, 3]):
+                total += times[k] * w[idx[k] + z]
+            S[z, h, arcs[a, 0]] = total
+
+
+_GATHER = 4096  # weight indices gathered at once: many arcs' misses in flight, in cache
+
+
 @njit(cache=True, nogil=True)
 def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
     """S[z, h, m] = w · f(x, h, m, z) for every arc and each of `clusters` clusters (1:
     the plain scores w · f(x, h, m)); shape (clusters, n+1, n+1), -inf on the diagonal
     and in column 0. buf: scratch of `arc_capacity` entries. O(n² (features + tags)):
-    the in-between POS features are counted per tag (`_add_between`), and the features
-    of the head or the child alone summed once per word, role and direction-distance."""
+    the in-between POS features are counted per tag (`_between_indices`), and the features
+    of the head or the child alone summed once per word, role and direction-distance. The
+    weight indices of a head's arcs are listed first and their weights read together
+    (`_gather`)."""
     N = attrs.shape[0]
+    size = w.shape[0]
     S = np.full((clusters, N, N), -np.inf)
-    total = np.empty(clusters)
     tags, sizes, count = _tag_counts(attrs)
     own = np.zeros((N, 2, 16, clusters))  # (word, role, dd): its unigram features' weights
     done = np.zeros((N, 2, 16), dtype=np.bool_)
+    idx = np.empty(_GATHER + buf.shape[0], dtype=np.int64)
+    times = np.empty(_GATHER + buf.shape[0])
+    arcs = np.empty((N, 4), dtype=np.int64)  # pending arcs: m, where their indices start
+    base = np.empty((N, clusters))  # and their unigram features' weights
     for h in range(N):
+        pending = k = 0
         for m in range(1, N):
             if h == m:
                 continue
@@ -343,12 +395,25 @@ def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
                     _add_weights(buf, _unigrams(attrs, i, role, dd, buf, 0), w, keys,
                                  clusters, own[i, role, dd])
                     done[i, role, dd] = True
-            n_features = arc_features(attrs, feats_ptr, feats, h, m, buf, squeeze, False,
-                                      False)
-            total[:] = own[h, 0, dd] + own[m, 1, dd]
-            _add_weights(buf, n_features, w, keys, clusters, total)
-            _add_between(attrs, h, m, dd, tags, sizes, count, w, keys, clusters, total)
-            S[:, h, m] = total
+            arcs[pending, 0] = m
+            arcs[pending, 1] = k
+            base[pending] = own[h, 0, dd] + own[m, 1, dd]
+            for j in range(arc_features(attrs, feats_ptr, feats, h, m, buf, squeeze, False,
+                                        False)):
+                i = cluster_index(buf[j], 0, clusters, keys, size)
+                if i >= 0:
+                    prefetch(w, i)
+                    idx[k] = i
+                    k += 1
+            arcs[pending, 2] = k
+            k = _between_indices(attrs, h, m, dd, tags, sizes, count, w, keys, clusters, idx,
+                                 times, k)
+            arcs[pending, 3] = k
+            pending += 1
+            if k >= _GATHER:
+                _gather(w, idx, times, arcs, base, pending, h, S)
+                pending = k = 0
+        _gather(w, idx, times, arcs, base, pending, h, S)
     return S
 
 

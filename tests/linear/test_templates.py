@@ -99,11 +99,15 @@ def test_label_features(h, m):
 @pytest.mark.parametrize("clusters", [1, 3])
 def test_scores_equal_the_sum_over_the_feature_list(ud, clusters):
     """score_arcs counts the in-between POS features by tag on long arcs and walks them on
-    short ones: both give Σ w over `arc_features`'s list, arc by arc."""
-    from arborparse.linear.templates import cluster_index, index, score_arcs
+    short ones, and reads the weights of a head's arcs in batches: all give Σ w over
+    `arc_features`'s list, arc by arc."""
+    from arborparse.linear.templates import _GATHER, cluster_index, index, score_arcs
 
     path = ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu"
     long_one = max(read_conllu(path)[:400], key=len)  # dozens of words: both branches
+    # at least 60 features an arc (bigrams and surrounding POS): a head's arcs fill the
+    # gather batch more than once
+    assert (len(long_one) - 1) * 60 > _GATHER
     rng = np.random.default_rng(0)
     size = 1 << 12
     w = rng.standard_normal(size)
