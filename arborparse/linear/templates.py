@@ -472,30 +472,51 @@ def _add_labels(w, h, labels, keys, label_keys, out):
             out[label] += w[i]
 
 
+@njit(inline="always", cache=True)
+def _prefetch_labels(w, h, labels, keys, label_keys):
+    """Prefetch the weights of label feature h with every label (one or a few cache
+    lines: they are consecutive)."""
+    for label in range(0, labels + 15, 16):  # the first, every 16th and the last label
+        i = label_index(h, min(label, labels - 1), labels, keys, label_keys, w.shape[0])
+        if i >= 0:
+            prefetch(w, i)
+
+
 @njit(cache=True, nogil=True)
 def _label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
     """The parts of s(h, m, l) = head(h, l, dir) + child(m, l, dir)
     + pair(UPOS_h, UPOS_m, l, dir) + distance(l, dir, dist), each looked up once per
     distinct argument: token [i, role, dir, l], pair [tag_h, tag_m, dir, l], tag [i] (the
-    index of word i's UPOS in pair), distance [dd, l]."""
+    index of word i's UPOS in pair), distance [dd, l]. Each table's features are listed
+    (and their weights prefetched) before their weights are read."""
     N = attrs.shape[0]
     L = labels
     token = np.zeros((N, 2, 2, L))
-    for i in range(N):
-        for role in range(2):
-            for direction in range(2):
-                count = token_label_features(attrs, feats_ptr, feats, i, role, direction, buf)
-                for k in range(count):
-                    _add_labels(w, buf[k], L, keys, label_keys, token[i, role, direction])
+    hashes = np.empty(32 * N + 4 * feats.shape[0], dtype=np.uint64)  # 8 + FEATS per entry
+    ptr = np.zeros(4 * N + 1, dtype=np.int64)
+    for e in range(4 * N):  # e = (i, role, direction)
+        ptr[e + 1] = ptr[e] + token_label_features(attrs, feats_ptr, feats, e // 4,
+                                                   (e // 2) % 2, e % 2, hashes[ptr[e]:])
+        for k in range(ptr[e], ptr[e + 1]):
+            _prefetch_labels(w, hashes[k], L, keys, label_keys)
+    for e in range(4 * N):
+        for k in range(ptr[e], ptr[e + 1]):
+            _add_labels(w, hashes[k], L, keys, label_keys, token[e // 4, (e // 2) % 2, e % 2])
     tags = np.unique(attrs[:, UPOS])
     tag = np.searchsorted(tags, attrs[:, UPOS])
     U = tags.shape[0]
     pair = np.zeros((U, U, 2, L))
+    pairs = np.empty((U, U, 2), dtype=np.uint64)
     for a in range(U):
         for b in range(U):
             for direction in range(2):
-                _add_labels(w, _pos_pair_feature(np.uint64(tags[a]), np.uint64(tags[b]),
-                                                 direction), L, keys, label_keys,
+                pairs[a, b, direction] = _pos_pair_feature(np.uint64(tags[a]),
+                                                           np.uint64(tags[b]), direction)
+                _prefetch_labels(w, pairs[a, b, direction], L, keys, label_keys)
+    for a in range(U):
+        for b in range(U):
+            for direction in range(2):
+                _add_labels(w, pairs[a, b, direction], L, keys, label_keys,
                             pair[a, b, direction])
     distance = np.zeros((16, L))
     for dd in range(16):

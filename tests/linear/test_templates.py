@@ -124,3 +124,31 @@ def test_scores_equal_the_sum_over_the_feature_list(ud, clusters):
                     idx = [index(f, NONE, size) if clusters == 1 else
                            cluster_index(f, 0, clusters, NONE, size) + z for f in feats]
                     assert S[z, h, m] == pytest.approx(w[idx].sum(), abs=1e-9)
+
+
+def test_label_scores_equal_the_sum_over_the_feature_list(ud):
+    """label_scores and score_labels read tables of the label features (listed, then their
+    weights read) and give Σ w over `label_features`'s list, arc by arc and label by
+    label; score_labels the best label and its score."""
+    from arborparse.linear.templates import label_scores, score_labels
+
+    path = ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu"
+    longer = max(read_conllu(path)[:50], key=len)
+    rng = np.random.default_rng(0)
+    size, labels = 1 << 12, 7
+    w = rng.standard_normal(size)
+    for s in (sentence(), longer):
+        t = encode(s)
+        buf = np.empty(arc_capacity(len(t), 16), dtype=np.uint64)
+        S = label_scores(t.attrs, t.feats_ptr, t.feats, w, NONE, NONE, labels, buf)
+        best, score = score_labels(t.attrs, t.feats_ptr, t.feats, w, NONE, NONE, labels, buf)
+        for h in range(len(t) + 1):
+            for m in range(1, len(t) + 1):
+                if h == m:
+                    continue
+                count = label_features(t.attrs, t.feats_ptr, t.feats, h, m, buf)
+                expected = [w[[label_index(f, label, labels, NONE, NONE, size)
+                               for f in buf[:count]]].sum() for label in range(labels)]
+                assert S[h, m] == pytest.approx(expected, abs=1e-9)
+                assert score[h, m] == pytest.approx(max(expected), abs=1e-9)
+                assert best[h, m] == int(np.argmax(S[h, m]))
