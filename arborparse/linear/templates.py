@@ -35,7 +35,10 @@ label and `label_index` gives the labels of one feature consecutive weights.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from arborparse.linear.tokens import ATTRIBUTES, FORM, LEMMA, LONG, PREFIX, UPOS, XPOS
 
@@ -45,6 +48,23 @@ _STR = np.uint64(0x5354520000000001)
 _END = np.uint64(0x454E440000000002)
 _MID = np.uint64(0x4D49440000000003)
 _FEAT_SALT = ATTRIBUTES
+
+
+@intrinsic
+def prefetch(typingctx, array, i):
+    """Ask the CPU to bring array[i] into its caches (LLVM's prefetch: read, keep)."""
+    def codegen(context, builder, signature, args):
+        kind = signature.args[0]
+        item = cgutils.get_item_pointer(context, builder, kind,
+                                        context.make_array(kind)(context, builder, args[0]),
+                                        [args[1]])
+        i32 = ir.IntType(32)
+        call = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [item.type, i32, i32, i32]),
+            "llvm.prefetch.p0")
+        builder.call(call, [item, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+    return types.void(array, i), codegen
 
 
 @njit(inline="always", cache=True)
@@ -251,70 +271,59 @@ def cluster_index(h, z, clusters, keys, size):
 @njit(cache=True, nogil=True)
 def _tag_counts(attrs):
     """Per view (UPOS, XPOS; the in-between templates' order): the distinct tags, padded
-    (2, U); how many (2,); each word's tag as an index into them (2, N); and prefix counts
-    (2, N+1, U): count[v, i, u] = how many of the words 0..i-1 have tag u."""
+    (2, U); how many (2,); and prefix counts (2, N+1, U): count[v, i, u] = how many of
+    the words 0..i-1 have tag u."""
     N = attrs.shape[0]
     U = 1
     for P in (UPOS, XPOS):
         U = max(U, np.unique(attrs[:, P]).shape[0])
     tags = np.zeros((2, U), dtype=np.int64)
     sizes = np.zeros(2, dtype=np.int64)
-    position = np.zeros((2, N), dtype=np.int64)
     count = np.zeros((2, N + 1, U), dtype=np.int64)
     for view in range(2):
         P = UPOS if view == 0 else XPOS
         distinct = np.unique(attrs[:, P])
         sizes[view] = distinct.shape[0]
         tags[view, :distinct.shape[0]] = distinct
-        position[view] = np.searchsorted(distinct, attrs[:, P])
+        position = np.searchsorted(distinct, attrs[:, P])
         for i in range(N):
             count[view, i + 1] = count[view, i]
-            count[view, i + 1, position[view, i]] += 1
-    return tags, sizes, position, count
+            count[view, i + 1, position[i]] += 1
+    return tags, sizes, count
 
 
 @njit(inline="always", cache=True)
-def _add_between(attrs, h, m, dd, tags, sizes, position, count, by_tag, known, w, keys,
-                 clusters, total):
-    """total[z] += the weights of the in-between POS features of h -> m in cluster z: by
-    walking the words between when they are fewer than the distinct tags, else by tag
-    with the prefix counts. The same sum as over `arc_features`'s list: O(min(|h - m|,
-    tags)) per arc instead of O(|h - m|). By tag, the weights of every tag between a
-    given pair of tags at a given direction-distance are looked up once, into
-    by_tag[view, tag_h, tag_m, dd] (filled where known is set): long sentences, whose
-    arcs are mostly counted by tag, then add counts times weights without hashing."""
-    size = w.shape[0]
+def _between_indices(attrs, h, m, dd, tags, sizes, count, w, keys, clusters, idx, times,
+                     k):
+    """Write the weight indices of the in-between POS features of h -> m (in cluster 0)
+    into idx from k, and how often each fires into times; return the new k. By walking
+    the words between when they are fewer than the distinct tags, else by tag with the
+    prefix counts: the same sum as over `arc_features`'s list, O(min(|h - m|, tags)) per
+    arc instead of O(|h - m|)."""
     left = min(h, m)
     right = max(h, m)
     for view in range(2):
         P = UPOS if view == 0 else XPOS
         hp = np.uint64(attrs[h, P])
         cp = np.uint64(attrs[m, P])
-        if right - left - 1 <= sizes[view]:
-            for j in range(right - left - 1):
-                base = _between(view, hp, np.uint64(attrs[left + 1 + j, P]), cp)
-                for feature in (_final(_mix(base, 0)), _final(_mix(base, dd))):
-                    i = cluster_index(feature, 0, clusters, keys, size)
-                    if i >= 0:
-                        for z in range(clusters):
-                            total[z] += w[i + z]
-            continue
-        table = by_tag[view, position[view, h], position[view, m], dd]
-        if not known[view, position[view, h], position[view, m], dd]:
-            table[:] = 0.0
-            for j in range(sizes[view]):
-                base = _between(view, hp, np.uint64(tags[view, j]), cp)
-                for feature in (_final(_mix(base, 0)), _final(_mix(base, dd))):
-                    i = cluster_index(feature, 0, clusters, keys, size)
-                    if i >= 0:
-                        for z in range(clusters):
-                            table[j, z] += w[i + z]
-            known[view, position[view, h], position[view, m], dd] = True
-        for j in range(sizes[view]):
-            times = float(count[view, right, j] - count[view, left + 1, j])
-            if times != 0.0:
-                for z in range(clusters):
-                    total[z] += times * table[j, z]
+        walk = right - left - 1 <= sizes[view]
+        for j in range(right - left - 1 if walk else sizes[view]):
+            if walk:
+                n_times, tag = 1.0, attrs[left + 1 + j, P]
+            else:
+                n_times = float(count[view, right, j] - count[view, left + 1, j])
+                tag = tags[view, j]
+                if n_times == 0.0:
+                    continue
+            base = _between(view, hp, np.uint64(tag), cp)
+            for feature in (_final(_mix(base, 0)), _final(_mix(base, dd))):
+                i = cluster_index(feature, 0, clusters, keys, w.shape[0])
+                if i >= 0:
+                    prefetch(w, i)
+                    idx[k] = i
+                    times[k] = n_times
+                    k += 1
+    return k
 
 
 @njit(inline="always", cache=True)
@@ -335,23 +344,48 @@ def _add_weights(buf, count, w, keys, clusters, total):
                 total[z] += w[i + z]
 
 
+@njit(inline="always", cache=True)
+def _gather(w, idx, times, arcs, base, pending, h, S):
+    """S[z, h, m] for the pending arcs of head h: arc a (to m = arcs[a, 0]) owns the
+    weight indices idx[arcs[a, 1]:arcs[a, 3]] (from arcs[a, 2] on, the in-between POS
+    features, each counted times[k] times); its score in cluster z is base[a, z] + the
+    sum of its features' weights. One tight loop of independent loads over many arcs, so
+    that their cache misses overlap."""
+    for a in range(pending):
+        for z in range(base.shape[1]):
+            one = 0.0
+            for k in range(arcs[a, 1], arcs[a, 2]):
+                one += w[idx[k] + z]
+            total = base[a, z] + one
+            for k in range(arcs[a, 2], arcs[a, 3]):
+                total += times[k] * w[idx[k] + z]
+            S[z, h, arcs[a, 0]] = total
+
+
+_GATHER = 4096  # weight indices gathered at once: many arcs' misses in flight, in cache
+
+
 @njit(cache=True, nogil=True)
 def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
     """S[z, h, m] = w · f(x, h, m, z) for every arc and each of `clusters` clusters (1:
     the plain scores w · f(x, h, m)); shape (clusters, n+1, n+1), -inf on the diagonal
     and in column 0. buf: scratch of `arc_capacity` entries. O(n² (features + tags)):
-    the in-between POS features are counted per tag (`_add_between`), and the features
-    of the head or the child alone summed once per word, role and direction-distance."""
+    the in-between POS features are counted per tag (`_between_indices`), and the features
+    of the head or the child alone summed once per word, role and direction-distance. The
+    weight indices of a head's arcs are listed first and their weights read together
+    (`_gather`)."""
     N = attrs.shape[0]
+    size = w.shape[0]
     S = np.full((clusters, N, N), -np.inf)
-    total = np.empty(clusters)
-    tags, sizes, position, count = _tag_counts(attrs)
-    U = tags.shape[1]
-    by_tag = np.empty((2, U, U, 16, U, clusters))  # see `_add_between`
-    known = np.zeros((2, U, U, 16), dtype=np.bool_)
+    tags, sizes, count = _tag_counts(attrs)
     own = np.zeros((N, 2, 16, clusters))  # (word, role, dd): its unigram features' weights
     done = np.zeros((N, 2, 16), dtype=np.bool_)
+    idx = np.empty(_GATHER + buf.shape[0], dtype=np.int64)
+    times = np.empty(_GATHER + buf.shape[0])
+    arcs = np.empty((N, 4), dtype=np.int64)  # pending arcs: m, where their indices start
+    base = np.empty((N, clusters))  # and their unigram features' weights
     for h in range(N):
+        pending = k = 0
         for m in range(1, N):
             if h == m:
                 continue
@@ -361,13 +395,25 @@ def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
                     _add_weights(buf, _unigrams(attrs, i, role, dd, buf, 0), w, keys,
                                  clusters, own[i, role, dd])
                     done[i, role, dd] = True
-            n_features = arc_features(attrs, feats_ptr, feats, h, m, buf, squeeze, False,
-                                      False)
-            total[:] = own[h, 0, dd] + own[m, 1, dd]
-            _add_weights(buf, n_features, w, keys, clusters, total)
-            _add_between(attrs, h, m, dd, tags, sizes, position, count, by_tag, known, w,
-                          keys, clusters, total)
-            S[:, h, m] = total
+            arcs[pending, 0] = m
+            arcs[pending, 1] = k
+            base[pending] = own[h, 0, dd] + own[m, 1, dd]
+            for j in range(arc_features(attrs, feats_ptr, feats, h, m, buf, squeeze, False,
+                                        False)):
+                i = cluster_index(buf[j], 0, clusters, keys, size)
+                if i >= 0:
+                    prefetch(w, i)
+                    idx[k] = i
+                    k += 1
+            arcs[pending, 2] = k
+            k = _between_indices(attrs, h, m, dd, tags, sizes, count, w, keys, clusters, idx,
+                                 times, k)
+            arcs[pending, 3] = k
+            pending += 1
+            if k >= _GATHER:
+                _gather(w, idx, times, arcs, base, pending, h, S)
+                pending = k = 0
+        _gather(w, idx, times, arcs, base, pending, h, S)
     return S
 
 
@@ -426,30 +472,51 @@ def _add_labels(w, h, labels, keys, label_keys, out):
             out[label] += w[i]
 
 
+@njit(inline="always", cache=True)
+def _prefetch_labels(w, h, labels, keys, label_keys):
+    """Prefetch the weights of label feature h with every label (one or a few cache
+    lines: they are consecutive)."""
+    for label in range(0, labels + 15, 16):  # the first, every 16th and the last label
+        i = label_index(h, min(label, labels - 1), labels, keys, label_keys, w.shape[0])
+        if i >= 0:
+            prefetch(w, i)
+
+
 @njit(cache=True, nogil=True)
 def _label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
     """The parts of s(h, m, l) = head(h, l, dir) + child(m, l, dir)
     + pair(UPOS_h, UPOS_m, l, dir) + distance(l, dir, dist), each looked up once per
     distinct argument: token [i, role, dir, l], pair [tag_h, tag_m, dir, l], tag [i] (the
-    index of word i's UPOS in pair), distance [dd, l]."""
+    index of word i's UPOS in pair), distance [dd, l]. Each table's features are listed
+    (and their weights prefetched) before their weights are read."""
     N = attrs.shape[0]
     L = labels
     token = np.zeros((N, 2, 2, L))
-    for i in range(N):
-        for role in range(2):
-            for direction in range(2):
-                count = token_label_features(attrs, feats_ptr, feats, i, role, direction, buf)
-                for k in range(count):
-                    _add_labels(w, buf[k], L, keys, label_keys, token[i, role, direction])
+    hashes = np.empty(32 * N + 4 * feats.shape[0], dtype=np.uint64)  # 8 + FEATS per entry
+    ptr = np.zeros(4 * N + 1, dtype=np.int64)
+    for e in range(4 * N):  # e = (i, role, direction)
+        ptr[e + 1] = ptr[e] + token_label_features(attrs, feats_ptr, feats, e // 4,
+                                                   (e // 2) % 2, e % 2, hashes[ptr[e]:])
+        for k in range(ptr[e], ptr[e + 1]):
+            _prefetch_labels(w, hashes[k], L, keys, label_keys)
+    for e in range(4 * N):
+        for k in range(ptr[e], ptr[e + 1]):
+            _add_labels(w, hashes[k], L, keys, label_keys, token[e // 4, (e // 2) % 2, e % 2])
     tags = np.unique(attrs[:, UPOS])
     tag = np.searchsorted(tags, attrs[:, UPOS])
     U = tags.shape[0]
     pair = np.zeros((U, U, 2, L))
+    pairs = np.empty((U, U, 2), dtype=np.uint64)
     for a in range(U):
         for b in range(U):
             for direction in range(2):
-                _add_labels(w, _pos_pair_feature(np.uint64(tags[a]), np.uint64(tags[b]),
-                                                 direction), L, keys, label_keys,
+                pairs[a, b, direction] = _pos_pair_feature(np.uint64(tags[a]),
+                                                           np.uint64(tags[b]), direction)
+                _prefetch_labels(w, pairs[a, b, direction], L, keys, label_keys)
+    for a in range(U):
+        for b in range(U):
+            for direction in range(2):
+                _add_labels(w, pairs[a, b, direction], L, keys, label_keys,
                             pair[a, b, direction])
     distance = np.zeros((16, L))
     for dd in range(16):

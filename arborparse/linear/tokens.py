@@ -54,19 +54,30 @@ class TokenTable:
         return len(self.attrs) - 1
 
 
+@lru_cache(maxsize=1 << 17)  # a word's row comes back with every sentence that has it
+def _row(form: str, lemma: str, upos: str, xpos: str) -> tuple[int, ...]:
+    """A word's attributes (`TokenTable.attrs`' row)."""
+    word = normalize(form)
+    return (string_hash(word, FORM), string_hash(normalize(lemma), LEMMA),
+            string_hash(upos, UPOS), string_hash(xpos, XPOS),
+            string_hash(word[:PREFIX_LENGTH], PREFIX), int(len(word) > PREFIX_LENGTH))
+
+
+@lru_cache(maxsize=1 << 14)
+def _feats(feats: str) -> tuple[int, ...]:
+    """The hashes of a FEATS bundle's items."""
+    return () if feats == "_" else tuple(string_hash(f, ATTRIBUTES) for f in feats.split("|"))
+
+
 def encode(sentence: Sentence) -> TokenTable:
     """The token table of a sentence (CoNLL-X: CPOSTAG plays UPOS, POSTAG plays XPOS)."""
-    rows = [[0 if a == LONG else ROOT[a] for a in range(ATTRIBUTES)]]
+    rows = [tuple(0 if a == LONG else ROOT[a] for a in range(ATTRIBUTES))]
     ptr = [0, 0]
     feats: list[int] = []
     for form, lemma, upos, xpos, fts in zip(sentence.forms, sentence.lemmas, sentence.upos,
                                             sentence.xpos, sentence.feats):
-        word = normalize(form)
-        rows.append([string_hash(word, FORM), string_hash(normalize(lemma), LEMMA),
-                     string_hash(upos, UPOS), string_hash(xpos, XPOS),
-                     string_hash(word[:PREFIX_LENGTH], PREFIX), len(word) > PREFIX_LENGTH])
-        if fts != "_":
-            feats.extend(string_hash(f, ATTRIBUTES) for f in fts.split("|"))
+        rows.append(_row(form, lemma, upos, xpos))
+        feats.extend(_feats(fts))
         ptr.append(len(feats))
     return TokenTable(np.array(rows, dtype=np.int64), np.array(ptr, dtype=np.int64),
                       np.array(feats, dtype=np.int64))

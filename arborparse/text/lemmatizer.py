@@ -26,6 +26,7 @@ from arborparse.text.features import word_features
 
 VERSION = 2  # of the lemmatizer inside a model file
 KEEP, LOWER = "keep", "lower"
+FOUND = 1 << 17  # (form, UPOS) pairs whose candidate scripts are kept between calls
 
 
 def edit_script(form: str, lemma: str) -> tuple[str, str, str, str, str]:
@@ -137,13 +138,19 @@ class Lemmatizer:
         bounds = offsets([len(s) for s in sentences])
         words = [(f, u, ft) for s in sentences for f, u, ft in zip(s.forms, s.upos, s.feats)]
         given = np.array([self._given(u, ft, grow) for _, u, ft in words], dtype=np.int64)
-        found = {key: self._candidates(*key) for key in {(f, u) for f, u, _ in words}}
+        found = self._found
+        if len(found) > FOUND:
+            found.clear()
+        for key in {(f, u) for f, u, _ in words}.difference(found):
+            found[key] = self._candidates(*key)
         # a word no script applies to keeps its form: the candidate -1 stands for that
         cptr, cand = candidate_arrays([found[f, u] or [-1] for f, u, _ in words])
         return X, bounds, given, cptr, cand
 
     def _index_prefixes(self) -> None:
-        """(UPOS, suffix cut) -> prefix cut -> scripts, for `_candidates`."""
+        """(UPOS, suffix cut) -> prefix cut -> scripts, for `_candidates`; its answers are
+        kept per (form, UPOS) across calls (up to `FOUND` of them)."""
+        self._found = {}
         self._by_cut = {}
         for key, ids in self.scripts_by_suffix.items():
             by_prefix = self._by_cut[key] = defaultdict(list)

@@ -4,6 +4,7 @@ import io
 
 import numpy as np
 import pytest
+from scipy.special import logsumexp
 
 from arborparse.io import read_conllu
 from arborparse.linear.templates import (arc_capacity, arc_features, direction_distance,
@@ -99,11 +100,15 @@ def test_label_features(h, m):
 @pytest.mark.parametrize("clusters", [1, 3])
 def test_scores_equal_the_sum_over_the_feature_list(ud, clusters):
     """score_arcs counts the in-between POS features by tag on long arcs and walks them on
-    short ones: both give Σ w over `arc_features`'s list, arc by arc."""
-    from arborparse.linear.templates import cluster_index, index, score_arcs
+    short ones, and reads the weights of a head's arcs in batches: all give Σ w over
+    `arc_features`'s list, arc by arc."""
+    from arborparse.linear.templates import _GATHER, cluster_index, index, score_arcs
 
     path = ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu"
     long_one = max(read_conllu(path)[:400], key=len)  # dozens of words: both branches
+    # at least 60 features an arc (bigrams and surrounding POS): a head's arcs fill the
+    # gather batch more than once
+    assert (len(long_one) - 1) * 60 > _GATHER
     rng = np.random.default_rng(0)
     size = 1 << 12
     w = rng.standard_normal(size)
@@ -120,3 +125,37 @@ def test_scores_equal_the_sum_over_the_feature_list(ud, clusters):
                     idx = [index(f, NONE, size) if clusters == 1 else
                            cluster_index(f, 0, clusters, NONE, size) + z for f in feats]
                     assert S[z, h, m] == pytest.approx(w[idx].sum(), abs=1e-9)
+
+
+def test_label_scores_equal_the_sum_over_the_feature_list(ud):
+    """label_scores and score_labels read tables of the label features (listed, then their
+    weights read) and give Σ w over `label_features`'s list, arc by arc and label by
+    label; score_labels the best label and its score."""
+    from arborparse.linear.templates import label_scores, score_labels
+
+    path = ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu"
+    longer = max(read_conllu(path)[:50], key=len)
+    rng = np.random.default_rng(0)
+    size, labels = 1 << 12, 7
+    w = rng.standard_normal(size)
+    for s in (sentence(), longer):
+        t = encode(s)
+        buf = np.empty(arc_capacity(len(t), 16), dtype=np.uint64)
+        S = label_scores(t.attrs, t.feats_ptr, t.feats, w, NONE, NONE, labels, buf)
+        best, score, _ = score_labels(t.attrs, t.feats_ptr, t.feats, w, NONE, NONE, labels, buf)
+        for h in range(len(t) + 1):
+            for m in range(1, len(t) + 1):
+                if h == m:
+                    continue
+                count = label_features(t.attrs, t.feats_ptr, t.feats, h, m, buf)
+                expected = [w[[label_index(f, label, labels, NONE, NONE, size)
+                               for f in buf[:count]]].sum() for label in range(labels)]
+                assert S[h, m] == pytest.approx(expected, abs=1e-9)
+                assert score[h, m] == pytest.approx(max(expected), abs=1e-9)
+                assert best[h, m] == int(np.argmax(S[h, m]))
+        # scaled, with the log-sum-exp over labels (the tree distribution's arc scores)
+        _, score, total = score_labels(t.attrs, t.feats_ptr, t.feats, w, NONE, NONE, labels,
+                                       buf, 0.5, True)
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_allclose(total, logsumexp(0.5 * S, axis=2), rtol=1e-12)
+        np.testing.assert_allclose(score, 0.5 * S.max(axis=2), rtol=1e-12)
