@@ -59,8 +59,8 @@ def test_the_service_answers_as_nlp_and_scores_each_sentence_once(client, parser
     from arborparse.linear.parser import LinearParser
 
     calls = []
-    scores = LinearParser._scores
-    monkeypatch.setattr(LinearParser, "_scores", lambda self, x: calls.append(1) or
+    scores = LinearParser._distribution
+    monkeypatch.setattr(LinearParser, "_distribution", lambda self, x: calls.append(1) or
                         scores(self, x))
     settings = {"text": TEXT, "format": "auto", "output": "json", "marginals": True, "k": 3,
                 "svg": True}
