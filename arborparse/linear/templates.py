@@ -295,10 +295,10 @@ def _tag_counts(attrs):
 
 @njit(inline="always", cache=True)
 def _between_indices(attrs, h, m, dd, tags, sizes, position, count, by_tag, known, w, keys,
-                     clusters, idx, times, k, base):
+                     clusters, idx, k, base):
     """The in-between POS features of h -> m: walking the words between when they are
     fewer than the distinct tags, their weight indices (in cluster 0) written into idx
-    from k, each once (times 1); else, by tag with the prefix counts, count times weight
+    from k; else, by tag with the prefix counts, count times weight
     added to base[z] from by_tag[view, tag_h, tag_m, dd] (each tag's weights between that
     pair of tags at that direction-distance, looked up once, where known is set: long
     sentences' arcs are mostly counted by tag and share those few pairs). The same sum as
@@ -319,7 +319,6 @@ def _between_indices(attrs, h, m, dd, tags, sizes, position, count, by_tag, know
                     if i >= 0:
                         prefetch(w, i)
                         idx[k] = i
-                        times[k] = 1.0
                         k += 1
             continue
         a, b = position[view, h], position[view, m]
@@ -361,11 +360,11 @@ def _add_weights(buf, count, w, keys, clusters, total):
 
 
 @njit(inline="always", cache=True)
-def _gather(w, idx, times, arcs, base, pending, h, S):
+def _gather(w, idx, arcs, base, pending, h, S):
     """S[z, h, m] for the pending arcs of head h: arc a (to m = arcs[a, 0]) owns the
     weight indices idx[arcs[a, 1]:arcs[a, 3]] (from arcs[a, 2] on, the in-between POS
-    features, each counted times[k] times); its score in cluster z is base[a, z] + the
-    sum of its features' weights. One tight loop of independent loads over many arcs, so
+    features walked); its score in cluster z is base[a, z] + the sum of its features'
+    weights. One tight loop of independent loads over many arcs, so
     that their cache misses overlap."""
     for a in range(pending):
         for z in range(base.shape[1]):
@@ -374,7 +373,7 @@ def _gather(w, idx, times, arcs, base, pending, h, S):
                 one += w[idx[k] + z]
             total = base[a, z] + one
             for k in range(arcs[a, 2], arcs[a, 3]):
-                total += times[k] * w[idx[k] + z]
+                total += w[idx[k] + z]
             S[z, h, arcs[a, 0]] = total
 
 
@@ -400,9 +399,8 @@ def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
     own = np.zeros((N, 2, 16, clusters))  # (word, role, dd): its unigram features' weights
     done = np.zeros((N, 2, 16), dtype=np.bool_)
     idx = np.empty(_GATHER + buf.shape[0], dtype=np.int64)
-    times = np.empty(_GATHER + buf.shape[0])
     arcs = np.empty((N, 4), dtype=np.int64)  # pending arcs: m, where their indices start
-    base = np.empty((N, clusters))  # and their unigram features' weights
+    base = np.empty((N, clusters))  # and the weights summed without them (`_between_indices`)
     for h in range(N):
         pending = k = 0
         for m in range(1, N):
@@ -426,13 +424,13 @@ def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
                     k += 1
             arcs[pending, 2] = k
             k = _between_indices(attrs, h, m, dd, tags, sizes, position, count, by_tag, known,
-                                 w, keys, clusters, idx, times, k, base[pending])
+                                 w, keys, clusters, idx, k, base[pending])
             arcs[pending, 3] = k
             pending += 1
             if k >= _GATHER:
-                _gather(w, idx, times, arcs, base, pending, h, S)
+                _gather(w, idx, arcs, base, pending, h, S)
                 pending = k = 0
-        _gather(w, idx, times, arcs, base, pending, h, S)
+        _gather(w, idx, arcs, base, pending, h, S)
     return S
 
 

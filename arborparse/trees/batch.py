@@ -19,7 +19,7 @@ et al.'s §3.2 formulas. On CPU the matrices are built and the formulas evaluate
 compiled kernels of `arborparse.trees.matrix_tree` (one pass each, where a chain of tensor
 operations would cost more than the factorization); on other devices by tensor
 operations. A sentence whose factorization is inaccurate (huge score ranges) is
-recomputed by the exact log-space elimination.
+recomputed by the exact elimination (`matrix_tree.exact`).
 
 Projective: on CPU the compiled inside-outside of `arborparse.trees.projective`, one
 call for the batch; on other devices the inside algorithm vectorized over the spans of
@@ -62,9 +62,10 @@ def _arc_mask(lengths: torch.Tensor, N1: int) -> torch.Tensor:
 
 
 def _exact(S: torch.Tensor, n: int, single_root: bool):
-    """(log Z, marginals) of one sentence by the log-space elimination, as numpy."""
+    """(log Z, marginals) of one sentence by the exact elimination (`matrix_tree.exact`),
+    as numpy."""
     scores = S[:n + 1, :n + 1].detach().to("cpu", torch.float64).numpy()
-    return matrix_tree.eliminate(matrix_tree.clean(scores), single_root, True)
+    return matrix_tree.exact(scores, single_root, True)
 
 
 # Sentences per chunk on CPU: the build, factorization, solve and marginal passes of a

@@ -7,7 +7,7 @@ Koo, Globerson, Carreras & Collins (2007), §3. With A[h, m] = exp(S[h, m]):
 
 The marginals are the §3.2 formulas over the inverse of the same matrix.
 
-Two exact routes, both O(n³):
+Exact routes, all O(n³):
 
 - LAPACK LU of the matrix, after shifting column m of S by its maximum c_m (every
   modifier has exactly one head: log Z moves by c_m, the marginals not at all). Used
@@ -278,7 +278,7 @@ def clean(S: np.ndarray) -> np.ndarray:
     return W
 
 
-def _exact(S: np.ndarray, single_root: bool, want_marginals: bool):
+def exact(S: np.ndarray, single_root: bool, want_marginals: bool):
     """(log Z, marginals or None) by the scaled elimination, or the log-space one where
     a pivot is too small for scaled weights."""
     W = clean(S)
@@ -292,13 +292,13 @@ def _exact(S: np.ndarray, single_root: bool, want_marginals: bool):
 def log_partition(S: np.ndarray, single_root: bool = True) -> float:
     """log Z over non-projective trees of the (n+1, n+1) score array S. O(n³)."""
     found = None if len(S) - 1 <= SMALL else _lu_route(S, single_root, False)
-    return (found or _exact(S, single_root, False))[0]
+    return (found or exact(S, single_root, False))[0]
 
 
 def marginals(S: np.ndarray, single_root: bool = True) -> tuple[float, np.ndarray]:
     """log Z and the arc marginals mu[h, m] (shape (n+1, n+1)) over non-projective trees. O(n³)."""
     found = None if len(S) - 1 <= SMALL else _lu_route(S, single_root, True)
-    return found or _exact(S, single_root, True)
+    return found or exact(S, single_root, True)
 
 
 @njit(cache=True, nogil=True)

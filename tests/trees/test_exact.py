@@ -219,7 +219,7 @@ def test_lapack_route_against_brute_force_and_elimination(single_root, monkeypat
 
 
 def test_exact_route_memory_is_quadratic():
-    """The log-space elimination used when LU is inaccurate keeps O(n²) memory: on 400
+    """The log-space elimination, the last exact route, keeps O(n²) memory: on 400
     words a stored history would take (n + 1) n² doubles, 512 MB."""
     import subprocess
     import sys
