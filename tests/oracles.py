@@ -50,3 +50,58 @@ def brute(S: np.ndarray, projective: bool, single_root: bool):
     for t, w in zip(trees, p):
         mu[t[1:], m] += w
     return trees, scores, logZ, mu
+
+
+def second_order_parts(trees: np.ndarray):
+    """Sibling and grandparent parts of each tree, as boolean indicator arrays.
+
+    ``sib[t, h, m, s]`` is set when, in tree t, m is a child of h whose next sibling towards h
+    on the same side is s (s == h when m is h's closest child on that side); ``grand[t, g, h, m]``
+    when h -> m and g -> h (h > 0).
+    """
+    T, N = trees.shape
+    child = np.zeros((T, N, N), dtype=bool)  # child[t, h, m]: h -> m
+    rows = np.repeat(np.arange(T), N - 1)
+    child[rows, trees[:, 1:].ravel(), np.tile(np.arange(1, N), T)] = True
+    sib = np.zeros((T, N, N, N), dtype=bool)
+    for h in range(N):
+        prev = np.full(T, h)
+        for m in range(h + 1, N):  # right children, outward
+            on = child[:, h, m]
+            sib[on, h, m, prev[on]] = True
+            prev = np.where(on, m, prev)
+        prev = np.full(T, h)
+        for m in range(h - 1, 0, -1):  # left children, outward
+            on = child[:, h, m]
+            sib[on, h, m, prev[on]] = True
+            prev = np.where(on, m, prev)
+    grand = np.zeros((T, N, N, N), dtype=bool)
+    for m in range(1, N):
+        h = trees[:, m]
+        inner = h > 0
+        t = np.arange(T)[inner]
+        grand[t, trees[t, h[inner]], h[inner], m] = True
+    return sib, grand
+
+
+def brute_second_order(S, sib, grand, projective: bool, single_root: bool):
+    """(trees, scores, log Z, arc, sibling and grandparent marginals) by enumeration.
+
+    A tree scores Σ S[h, m] + Σ sib[h, m, s] over its sibling parts + Σ grand[g, h, m] over its
+    grandparent parts (``grand`` may be None).
+    """
+    n = S.shape[0] - 1
+    trees = all_trees(n, projective, single_root)
+    psib, pgrand = second_order_parts(trees)
+    scores = scores_of(S, trees) + (psib * sib).sum(axis=(1, 2, 3))
+    if grand is not None:
+        scores = scores + (pgrand * grand).sum(axis=(1, 2, 3))
+    logZ = logsumexp(scores)
+    p = np.exp(scores - logZ)
+    mu = np.zeros_like(S)
+    m = np.arange(1, n + 1)
+    for t, w in zip(trees, p):
+        mu[t[1:], m] += w
+    mu_sib = np.tensordot(p, psib, axes=1)
+    mu_grand = np.tensordot(p, pgrand, axes=1)
+    return trees, scores, logZ, mu, mu_sib, mu_grand
