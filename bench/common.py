@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 UD = Path(os.environ.get("ARBORPARSE_UD", ROOT.parent / "shared" / "data" / "ud"))
 TREEBANKS = ["UD_Gothic-PROIEL", "UD_Turkish-IMST", "UD_English-EWT"]
 COMMAND = [sys.executable, "-m", "arborparse"]
+MEASURES = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags", "Lemmas",
+            "UAS", "LAS", "CLAS", "MLAS", "BLEX")
 
 
 class Run(NamedTuple):
@@ -118,6 +120,17 @@ def parse_and_score(model, treebank, decodings, stem) -> dict:
             result = json.loads(run([*COMMAND, "evaluate", gold, parsed, "--json"]).out)
             scores[f"{decode}-{decoder}-{split}"] = {k: result[k] for k in ("UAS", "LAS")}
     return scores
+
+
+def official(gold, system) -> dict:
+    """The CoNLL 2018 shared task's scores (F1, in %) of `system` against `gold`, by the
+    official script (``conll18_ud_eval.py`` beside the UD folder, in ../tools)."""
+    sys.path.insert(0, str(UD.parent.parent / "tools"))
+    import conll18_ud_eval as script
+
+    result = script.evaluate(script.load_conllu_file(str(gold)),
+                             script.load_conllu_file(str(system)))
+    return {m: 100 * result[m].f1 for m in MEASURES}
 
 
 def best_epoch(log: str) -> int:

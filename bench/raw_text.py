@@ -18,12 +18,11 @@ JSON line to --results.
 import argparse
 import datetime
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from common import COMMAND, ROOT, UD, append_result, files, machine, run
+from common import COMMAND, MEASURES, ROOT, append_result, files, machine, official, run
 from udpipe_reference import load
 from ufal.udpipe import Model, Pipeline, ProcessingError, Trainer
 
@@ -31,18 +30,6 @@ import arborparse
 from arborparse.io import read_conllu
 from arborparse.pipeline import Pipeline as Ours
 from arborparse.text.tokenizer import paragraphs
-
-MEASURES = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags", "Lemmas",
-            "UAS", "LAS", "CLAS", "MLAS", "BLEX")
-
-
-def official(gold, system) -> dict:
-    sys.path.insert(0, str(UD.parent.parent / "tools"))
-    import conll18_ud_eval as script
-
-    result = script.evaluate(script.load_conllu_file(str(gold)),
-                             script.load_conllu_file(str(system)))
-    return {m: 100 * result[m].f1 for m in MEASURES}
 
 
 def main():

@@ -117,9 +117,11 @@ def _sib_inside(A, B, single_root, mode):
 
 
 @njit(cache=True, nogil=True)
-def _sib_outside(A, B, single_root, mode, CR, CL, IR, IL, SB):
-    """Arc and sibling marginals: each item's outside value is gathered from the wider items
-    that use it (an item's own width is finished before it passes its value on)."""
+def _sib_outside(A, B, single_root, mode, CR, CL, IR, IL, SB, msib):
+    """Arc marginals, and the sibling marginals written into msib (zeros, or B itself: each
+    entry of B is read once, just before its marginal is written). Each item's outside value
+    is gathered from the wider items that use it (an item's own width is finished before it
+    passes its value on)."""
     N = A.shape[0]
     n = N - 1
     zero = _zero(mode)
@@ -130,7 +132,6 @@ def _sib_outside(A, B, single_root, mode, CR, CL, IR, IL, SB):
     oIL = np.full((N, N), zero)
     oSB = np.full((N, N), zero)
     mu = np.zeros((N, N))
-    msib = np.zeros((N, N, N))
     oCR[0, n] = _one(mode)
     for w in range(n, 0, -1):
         for s in range(N - w):
@@ -168,6 +169,8 @@ def _sib_outside(A, B, single_root, mode, CR, CL, IR, IL, SB):
                     oIR[s, r] = _add(oIR[s, r], _mul(x, SB[r, t], mode), mode)
                     oSB[r, t] = _add(oSB[r, t], _mul(x, IR[s, r], mode), mode)
                     msib[s, t, r] = _share(_mul(_mul(x, IR[s, r], mode), SB[r, t], mode), Z, mode)
+            else:
+                msib[s, t, s + 1:t] = 0.0  # the root's only child has no sibling
             if s > 0:
                 o = oSB[s, t]
                 for r in range(s, t):
@@ -295,6 +298,7 @@ def _grand_inside(A, B, G, single_root, mode):
 
 @njit(cache=True, nogil=True)
 def _grand_outside(A, B, G, single_root, mode, CR, CL, IR, IL, SB):
+    """As `_sib_outside`, also giving the grandparent marginals."""
     N = A.shape[0]
     n = N - 1
     zero = _zero(mode)
@@ -320,10 +324,10 @@ def _grand_outside(A, B, G, single_root, mode, CR, CL, IR, IL, SB):
                         oCL[t, s, r] = _add(oCL[t, s, r], _mul(o, IL[g, r, t], mode), mode)
                         oIL[g, r, t] = _add(oIL[g, r, t], _mul(o, CL[t, s, r], mode), mode)
                     o = oIL[g, s, t]
+                    oa = _mul(o, _mul(A[t, s], G[g, t, s], mode), mode)
                     x = _share(_mul(o, IL[g, s, t], mode), Z, mode)
                     mu[t, s] += x
                     mgrand[g, t, s] = x
-                    oa = _mul(o, _mul(A[t, s], G[g, t, s], mode), mode)
                     x = _mul(oa, B[t, s, t], mode)
                     oCR[t, s, t - 1] = _add(oCR[t, s, t - 1], x, mode)
                     msib[t, s, t] += _share(_mul(x, CR[t, s, t - 1], mode), Z, mode)
@@ -340,11 +344,11 @@ def _grand_outside(A, B, G, single_root, mode, CR, CL, IR, IL, SB):
                     oIR[g, s, r] = _add(oIR[g, s, r], _mul(o, CR[s, r, t], mode), mode)
                     oCR[s, r, t] = _add(oCR[s, r, t], _mul(o, IR[g, s, r], mode), mode)
                 o = oIR[g, s, t]
+                oa = _mul(o, _mul(A[s, t], G[g, s, t], mode), mode)
                 x = _share(_mul(o, IR[g, s, t], mode), Z, mode)
                 mu[s, t] += x
                 if s > 0:
                     mgrand[g, s, t] = x
-                oa = _mul(o, _mul(A[s, t], G[g, s, t], mode), mode)
                 x = _mul(oa, B[s, t, s], mode)
                 oCL[s, s + 1, t] = _add(oCL[s, s + 1, t], x, mode)
                 msib[s, t, s] += _share(_mul(x, CL[s, s + 1, t], mode), Z, mode)
@@ -581,7 +585,7 @@ def _check(S, sib, grand):
         if X.shape != (N, N, N):
             raise ValueError(f"{name} scores must have shape {(N, N, N)} for scores of shape "
                              f"{S.shape}, got {X.shape}")
-        if np.isnan(X).any() or np.isposinf(X).any():
+        if not X.max() < np.inf:  # NaN or +inf (the maximum of an array with NaN is NaN)
             raise ValueError(f"{name} scores must not contain NaN or +inf")
         arrays.append(X)
     return arrays
@@ -647,10 +651,14 @@ def _inside_outside(S, sib, grand, single_root, marginals, modes=(PROB, LOG)):
         logZ = (np.log(Z) if mode == PROB else Z) + offset
         if not marginals:
             return logZ
-        parts = outside(*args, single_root, mode, *charts)
-        if mode == PROB and not all(np.isfinite(p).all() for p in parts):
+        if grand is None:  # the sibling marginals overwrite the weights: see `_sib_outside`
+            parts = outside(*args, single_root, mode, *charts,
+                            args[1] if mode == PROB else np.zeros_like(sib))
+        else:
+            parts = outside(*args, single_root, mode, *charts)
+        if mode == PROB and not all(np.isfinite(p.sum()) for p in parts):
             continue  # an outside value overflowed: hundreds of words
-        return logZ, [np.minimum(p, 1.0) for p in parts]
+        return logZ, [np.minimum(p, 1.0, out=p) for p in parts]
     return None  # not exact in the semirings tried (log space always is)
 
 

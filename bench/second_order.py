@@ -1,0 +1,204 @@
+"""Second-order parsing: inference speed, and first against second order with everything
+else equal.
+
+    python bench/second_order.py inference [--n 40] [--results bench/second_order.jsonl]
+    python bench/second_order.py accuracy --family linear|neural [--treebanks ...]
+                                 [--seeds 0 1 2] [--epochs N] [--variants ...]
+                                 [--workdir bench/runs/second_order] [--results FILE]
+    python bench/second_order.py table [--results FILE]
+
+`inference` times, on random scores of one n-word sentence, second-order MAP (Eisner with
+siblings; with siblings and grandparents) against second-order inside-outside (log Z and
+every part's marginal), with the first-order Eisner and inside-outside of the same sentence
+as the reference, each the fastest of interleaved repeats on one core.
+
+`accuracy` trains, for each treebank and seed, one model per variant (linear: `--order 1`
+and `--order 2`; neural: `--objective crf` and `crf2o`) with the family's defaults
+otherwise (`arborparse train --components parser`: the linear parser reads the gold tags,
+the neural one predicts its own), measuring training CPU time; parses test (parse speed in
+sentences per CPU second on one core, the start-up cost measured on one sentence and taken
+out) and scores it with the official CoNLL 2018 script. Models and parsed files stay in
+--workdir; finished configurations in --results are skipped, so a run resumes.
+
+`table` prints, per family and treebank, each variant's test UAS/LAS (mean over seeds), the
+difference, the sentence-level sign and permutation tests of `arborparse compare` (first
+seed's pair), training CPU and parse speed; then the average over treebanks.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+from pathlib import Path
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+from common import (  # noqa: E402
+    COMMAND,
+    ROOT,
+    TREEBANKS,
+    append_result,
+    best_times,
+    files,
+    machine,
+    official,
+    run,
+)
+
+from arborparse import trees  # noqa: E402
+from arborparse.io import read_conllu  # noqa: E402
+from arborparse.trees import second_order  # noqa: E402
+
+VARIANTS = {"linear": {"order1": ["--order", "1"], "order2": ["--order", "2"],
+                       "order2g": ["--order", "2", "--second-order", "siblings+grandparents"]},
+            "neural": {"crf": ["--objective", "crf"], "crf2o": ["--objective", "crf2o"]}}
+DEFAULT_VARIANTS = {"linear": ["order1", "order2"], "neural": ["crf", "crf2o"]}
+RESULTS = ROOT / "bench" / "second_order.jsonl"
+
+
+def inference(args):
+    rng = np.random.default_rng(0)
+    N = args.n + 1
+    S = rng.normal(size=(N, N))
+    sib = rng.normal(size=(N, N, N))
+    grand = rng.normal(size=(N, N, N))
+    fns = {
+        "first-order MAP": lambda: trees.eisner(S),
+        "first-order inside-outside": lambda: trees.log_partition_and_marginals(S, True),
+        "siblings MAP": lambda: second_order.eisner(S, sib),
+        "siblings inside-outside": lambda: second_order.log_partition_and_marginals(S, sib),
+        "grandparents MAP": lambda: second_order.eisner(S, sib, grand),
+        "grandparents inside-outside":
+            lambda: second_order.log_partition_and_marginals(S, sib, grand),
+    }
+    for fn in fns.values():  # compile
+        fn()
+    best = best_times(fns, repeat=args.repeat)
+    for name, seconds in best.items():
+        print(f"{name:30s} {1000 * seconds:8.3f} ms")
+    ratios = {model: best[f"{model} MAP"] / best[f"{model} inside-outside"]
+              for model in ("first-order", "siblings", "grandparents")}
+    for model, ratio in ratios.items():
+        print(f"{model}: inside-outside runs at {ratio:.2f} of MAP's speed")
+    append_result(args.results, {
+        "bench": "inference", "n": args.n, "date": datetime.date.today().isoformat(),
+        "machine": machine(), "ms": {k: round(1000 * v, 4) for k, v in best.items()},
+        "inside_outside_speed_over_map": {k: round(v, 3) for k, v in ratios.items()}})
+
+
+def done(results):
+    if not Path(results).exists():
+        return set()
+    rows = [json.loads(line) for line in open(results)]
+    return {(r["family"], r["treebank"], r["seed"], r["variant"], r["epochs"])
+            for r in rows if r.get("bench") == "accuracy"}
+
+
+def configuration(family, treebank, seed, variant, epochs, workdir):
+    train, dev, test = files(treebank)
+    stem = Path(workdir) / f"{family}-{treebank}-{variant}-seed{seed}"
+    model = stem.with_suffix(".npz")
+    extra = ["--epochs", str(epochs)] if epochs else []
+    trained = run([*COMMAND, "train", "--model-type", family, "--components", "parser",
+                   "--train", train, "--dev", dev, "--model", model, "--seed", str(seed),
+                   "--quiet", "--force", *VARIANTS[family][variant], *extra])
+    parsed = stem.with_suffix(".test.conllu")
+    one = stem.with_suffix(".one.conllu")
+    one.write_text(read_conllu(test)[0].to_text())
+    start_up = run([*COMMAND, "parse", "--model", model, one, "-o", stem.with_suffix(".x")])
+    parsing = run([*COMMAND, "parse", "--model", model, test, "-o", parsed])
+    sentences = len(read_conllu(test))
+    scores = official(test, parsed)
+    return {"bench": "accuracy", "family": family, "treebank": treebank, "seed": seed,
+            "variant": variant, "epochs": epochs, "options": VARIANTS[family][variant],
+            "date": datetime.date.today().isoformat(), "machine": machine(),
+            "train_cpu_s": round(trained.cpu, 1), "train_wall_s": round(trained.wall, 1),
+            "parse_sentences_per_cpu_s": round(sentences / max(parsing.cpu - start_up.cpu,
+                                                               1e-9), 1),
+            "test_UAS": round(scores["UAS"], 2), "test_LAS": round(scores["LAS"], 2),
+            "parsed": str(parsed)}
+
+
+def accuracy(args):
+    variants = args.variants or DEFAULT_VARIANTS[args.family]
+    Path(args.workdir).mkdir(parents=True, exist_ok=True)
+    finished = done(args.results)
+    for seed in args.seeds:
+        for treebank in args.treebanks:
+            for variant in variants:
+                if (args.family, treebank, seed, variant, args.epochs) in finished:
+                    continue
+                append_result(args.results, configuration(args.family, treebank, seed,
+                                                          variant, args.epochs, args.workdir))
+
+
+def significance(treebank, a, b, metric):
+    test = files(treebank)[2]
+    out = run([*COMMAND, "compare", test, a, b, "--metric", metric, "--json"]).out
+    result = json.loads(out)
+    return result["sign_test_p"], result["permutation_p"]
+
+
+def table(args):
+    rows = [json.loads(line) for line in open(args.results)]
+    rows = [r for r in rows if r.get("bench") == "accuracy"]
+    for family in sorted({r["family"] for r in rows}):
+        base, *others = DEFAULT_VARIANTS[family] + [
+            v for v in VARIANTS[family] if v not in DEFAULT_VARIANTS[family]]
+        metric = "UAS" if family == "linear" else "LAS"
+        print(f"\n{family} ({metric} compared; test, CoNLL 2018 script; mean over seeds)")
+        for other in others:
+            gains = []
+            for treebank in TREEBANKS:
+                mine = {v: [r for r in rows if r["family"] == family
+                            and r["treebank"] == treebank and r["variant"] == v]
+                        for v in (base, other)}
+                if not mine[base] or not mine[other]:
+                    continue
+                mean = {v: {m: statistics.mean(r[f"test_{m}"] for r in mine[v])
+                            for m in ("UAS", "LAS")} for v in mine}
+                cpu = {v: statistics.mean(r["train_cpu_s"] for r in mine[v]) for v in mine}
+                speed = {v: statistics.mean(r["parse_sentences_per_cpu_s"] for r in mine[v])
+                         for v in mine}
+                gain = mean[other][metric] - mean[base][metric]
+                gains.append(gain)
+                sign_p, perm_p = significance(treebank, mine[other][0]["parsed"],
+                                              mine[base][0]["parsed"], metric)
+                print(f"{treebank:18s} seeds {len(mine[base])}/{len(mine[other])}  "
+                      f"{base} {mean[base]['UAS']:.2f}/{mean[base]['LAS']:.2f}  "
+                      f"{other} {mean[other]['UAS']:.2f}/{mean[other]['LAS']:.2f}  "
+                      f"gain {gain:+.2f} (sign p {sign_p:.3g}, permutation p {perm_p:.3g})  "
+                      f"train CPU {cpu[base]:.0f}s -> {cpu[other]:.0f}s "
+                      f"({cpu[other] / cpu[base]:.2f}x)  parse {speed[base]:.0f} -> "
+                      f"{speed[other]:.0f} sentences/s")
+            if gains:
+                print(f"{other} - {base}: mean gain {statistics.mean(gains):+.2f} {metric} "
+                      f"over {len(gains)} treebanks")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("inference")
+    p.add_argument("--n", type=int, default=40)
+    p.add_argument("--repeat", type=int, default=30)
+    p.add_argument("--results", default=str(RESULTS))
+    p = sub.add_parser("accuracy")
+    p.add_argument("--family", choices=sorted(VARIANTS), required=True)
+    p.add_argument("--treebanks", nargs="+", default=TREEBANKS)
+    p.add_argument("--seeds", type=int, nargs="+", default=[0])
+    p.add_argument("--epochs", type=int, default=None)
+    p.add_argument("--variants", nargs="+", default=None)
+    p.add_argument("--workdir", default=str(ROOT / "bench" / "runs" / "second_order"))
+    p.add_argument("--results", default=str(RESULTS))
+    p = sub.add_parser("table")
+    p.add_argument("--results", default=str(RESULTS))
+    args = ap.parse_args()
+    {"inference": inference, "accuracy": accuracy, "table": table}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
