@@ -65,8 +65,15 @@ def _one(mode):
 
 @njit(cache=True, nogil=True, inline="always")
 def _share(x, Z, mode):
-    """A part's marginal from inside × outside x (in the semiring) and the total Z."""
-    return x / Z if mode == PROB else np.exp(x - Z)
+    """A part's marginal from inside × outside x (in the semiring) and `_total(Z)`."""
+    return x * Z if mode == PROB else np.exp(x - Z)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _total(Z, mode):
+    """What `_share` takes: 1 / Z in probability space (a product is cheaper than a
+    quotient), log Z in log space."""
+    return 1.0 / Z if mode == PROB else Z
 
 
 # --- the sibling model, O(n³) -------------------------------------------------------------
@@ -125,7 +132,7 @@ def _sib_outside(A, B, single_root, mode, CR, CL, IR, IL, SB, msib):
     N = A.shape[0]
     n = N - 1
     zero = _zero(mode)
-    Z = CR[0, n]
+    Z = _total(CR[0, n], mode)
     oCR = np.full((N, N), zero)
     oCL = np.full((N, N), zero)
     oIR = np.full((N, N), zero)
@@ -302,7 +309,7 @@ def _grand_outside(A, B, G, single_root, mode, CR, CL, IR, IL, SB):
     N = A.shape[0]
     n = N - 1
     zero = _zero(mode)
-    Z = CR[0, 0, n]
+    Z = _total(CR[0, 0, n], mode)
     oCR = np.full((N, N, N), zero)
     oCL = np.full((N, N, N), zero)
     oIR = np.full((N, N, N), zero)
