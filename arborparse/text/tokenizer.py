@@ -11,8 +11,11 @@ right from the characters around them (their code points, Unicode classes and pa
 whitespace-delimited chunk they sit in with their place in it, and the chunks around it.
 With development data, the epoch is chosen on its boundaries and the weight of sentence
 ends shifted to make its sentence boundaries best (a text without punctuation, as
-Gothic's, otherwise gets too few). Multiword tokens are split into their words by
-`arborparse.text.multiword`. A token with whitespace inside (rare in UD) is split there.
+Gothic's, otherwise gets too few). With development data, a second, word-level classifier
+(`arborparse.text.sentences`) is trained to decide where sentences end among the tokens
+the characters give, and kept when it finds the dev sentences better. Multiword tokens are
+split into their words by `arborparse.text.multiword`. A token with whitespace inside (rare
+in UD) is split there.
 
 Before the classifier, `arborparse.text.rules` drops the invisible characters (zero-width
 spaces and joiners, control characters, ...) that the treebank's tokens never hold: a token
@@ -38,8 +41,10 @@ from arborparse.text.classifier import Classifier, Trained, candidate_arrays, of
 from arborparse.text.features import mix
 from arborparse.text.multiword import Multiword
 from arborparse.text.rules import WHOLE, kept_invisible, visible, whole_kinds, whole_pattern
+from arborparse.text.sentences import SentenceSplitter, shift_bias
 
 VERSION = 1  # of the tokenizer inside a model file
+SPLITTER_BITS = 20  # of the word-level sentence splitter's weights
 LABELS = ("inside", "token", "sentence")
 INSIDE, TOKEN, SENTENCE = range(3)
 TEMPLATES = ("bias", "c", "c raw", "c-1", "c+1", "c-2", "c+2", "c+3", "c-1 c", "c c+1",
@@ -158,26 +163,58 @@ def _tokens(sentence: Sentence) -> list[tuple[str, bool, tuple[str, ...]]]:
              tuple(forms[m - 1] for m in words)) for r, words in sentence.tokens()]
 
 
+def _grouped(sentences: Iterable[Sentence]) -> Iterator[list[Sentence]]:
+    """The treebank's sentences by paragraph (``# newpar`` and ``# newdoc`` open one; a
+    treebank without them is one paragraph)."""
+    group = []
+    for s in sentences:
+        if group and any(c.startswith(("# newpar", "# newdoc")) for c in s.comments):
+            yield group
+            group = []
+        group.append(s)
+    if group:
+        yield group
+
+
 def paragraphs(sentences: Iterable[Sentence]) -> list[tuple[str, np.ndarray]]:
     """The treebank's text as paragraphs, each with the label of every character
     (whitespace: -1)."""
-    out, text, labels = [], [], []
-    for s in sentences:
-        if text and any(c.startswith(("# newpar", "# newdoc")) for c in s.comments):
-            out.append(("".join(text), np.array(labels, dtype=np.int64)))
-            text, labels = [], []
-        tokens = _tokens(s)
-        for k, (form, space, _) in enumerate(tokens):
-            text.append(form)
-            labels += [INSIDE] * (len(form) - 1) + [SENTENCE if k == len(tokens) - 1
-                                                    else TOKEN]
-            if space:
-                text.append(" ")
-                labels.append(-1)
-    if text:
+    out = []
+    for group in _grouped(sentences):
+        text, labels = [], []
+        for s in group:
+            tokens = _tokens(s)
+            for k, (form, space, _) in enumerate(tokens):
+                text.append(form)
+                labels += [INSIDE] * (len(form) - 1) + [SENTENCE if k == len(tokens) - 1
+                                                        else TOKEN]
+                if space:
+                    text.append(" ")
+                    labels.append(-1)
         out.append(("".join(text), np.array(labels, dtype=np.int64)))
     # without the whitespace after their last token, as `split` reads paragraphs
     return [(t.rstrip(), y[:len(t.rstrip())]) for t, y in out]
+
+
+def token_paragraphs(sentences: Iterable[Sentence]) -> tuple[list[list[str]], list[np.ndarray]]:
+    """The treebank's tokens by paragraph, and whether a sentence ends at each."""
+    forms, ends = [], []
+    for group in _grouped(sentences):
+        tokens = [[form for form, _, _ in _tokens(s)] for s in group]
+        forms.append([form for t in tokens for form in t])
+        ends.append(np.array([k == len(t) - 1 for t in tokens for k in range(len(t))]))
+    return forms, ends
+
+
+def _resplit(labels: np.ndarray, text: str, where: np.ndarray, splitter) -> np.ndarray:
+    """A paragraph's character labels with its sentence ends chosen by `splitter` among the
+    token ends the labels give (`where`: the positions of the labeled characters)."""
+    last = np.flatnonzero(labels != INSIDE)  # the last character of each token
+    first = np.concatenate([[0], last[:-1] + 1])
+    forms = [text[where[a]:where[b] + 1] for a, b in zip(first.tolist(), last.tolist())]
+    out = labels.copy()
+    out[last] = np.where(splitter.ends(forms), SENTENCE, TOKEN)
+    return out
 
 
 class Tokenizer(Trained):
@@ -201,6 +238,7 @@ class Tokenizer(Trained):
     kind = "tokenizer"
     keep = ""
     whole = tuple(WHOLE)
+    splitter = None
 
     def _arrays(self, texts: list[str], one_sentence: bool = False, spans=None):
         """(X, bounds, cptr, cand, positions) of paragraphs for the classifier
@@ -216,7 +254,8 @@ class Tokenizer(Trained):
 
     def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> Tokenizer:
         """Learn from the text of `train`; keep the epoch whose token and sentence
-        boundaries are best on `dev` (F1, averaged)."""
+        boundaries are best on `dev` (F1, averaged), and the word-level sentence splitter
+        if it finds the sentences of `dev` better."""
         data = paragraphs(train)
         if not data:
             raise ArborparseError("the training data holds no sentences")
@@ -232,23 +271,15 @@ class Tokenizer(Trained):
                                              cand), self.epochs, self.seed, score,
                                             self.progress, "tokenizer", "boundary F1")
         if dev:
-            self._tune_sentence_bias(X[0, 0], lambda: score(self.classifier, SENTENCE))
+            self.sentence_bias_ = shift_bias(self.classifier, X[0, 0], SENTENCE,
+                                             lambda: score(self.classifier, SENTENCE))
+            splitter = SentenceSplitter(self.epochs, SPLITTER_BITS, self.seed, self.progress)
+            splitter.fit(*token_paragraphs(train), token_paragraphs(dev))
+            self.sentence_f1_ = {"characters": score(self.classifier, SENTENCE),
+                                 "words": score(self.classifier, SENTENCE, splitter)}
+            if self.sentence_f1_["words"] > self.sentence_f1_["characters"]:
+                self.splitter = splitter
         return self
-
-    def _tune_sentence_bias(self, bias_feature, sentence_f1) -> None:
-        """Shift the weight of the bias feature for sentence ends by the multiple of the
-        mean weight that makes the dev sentence boundaries best (F1): a treebank whose
-        text has no punctuation (Gothic) gets too few sentence ends from the perceptron
-        alone."""
-        weights = self.classifier.weights
-        k = self.classifier.weight_index(bias_feature, SENTENCE)
-        base, unit = weights[k], np.abs(weights[weights != 0]).mean()
-        tried = []
-        for times in (0, -1, 1, -2, 2, -4, 4, 8, 12, 16):
-            weights[k] = base + times * unit
-            tried.append((sentence_f1(), -abs(times), times))  # ties: the smaller shift
-        self.sentence_bias_ = max(tried)[2]
-        weights[k] = base + self.sentence_bias_ * unit
 
     def _dev_score(self, dev):
         data = paragraphs(dev)
@@ -260,9 +291,14 @@ class Tokenizer(Trained):
             p, g = predicted >= label, gold >= label
             return 200.0 * (p & g).sum() / max(p.sum() + g.sum(), 1)
 
-        def score(classifier, only=None):
-            """The mean of the token and sentence boundaries' F1 (or the F1 of `only`)."""
+        def score(classifier, only=None, splitter=None):
+            """The mean of the token and sentence boundaries' F1 (or the F1 of `only`);
+            with `splitter`, the sentence ends are its choice among the tokens."""
             predicted = classifier.predict(X, bounds, given, cptr, cand)
+            if splitter is not None:
+                predicted = np.concatenate([
+                    _resplit(predicted[bounds[j]:bounds[j + 1]], text, positions[j], splitter)
+                    for j, (text, _) in enumerate(data)])
             if only is not None:
                 return f1(predicted, only)
             return (f1(predicted, TOKEN) + f1(predicted, SENTENCE)) / 2
@@ -284,6 +320,8 @@ class Tokenizer(Trained):
         kept = {a for a, _ in spans}  # where the strings kept whole start
         X, bounds, cptr, cand, (where,) = self._arrays([text], one_sentence, [spans])
         labels = self.classifier.predict(X, bounds, np.full(len(where), -1), cptr, cand)
+        if self.splitter is not None and not one_sentence:
+            labels = _resplit(labels, text, where, self.splitter)
         sentences, tokens, start = [], [], None
         for i, label in zip(where.tolist(), labels.tolist()):
             start = i if start is None else start
@@ -328,9 +366,14 @@ class Tokenizer(Trained):
 
     def parts(self) -> tuple[dict, dict]:
         header, arrays = self.multiword.parts()
-        return ({"multiword": header, "keep": self.keep, "whole": list(self.whole)},
-                {"weights": self.classifier.weights,
-                 **{f"multiword.{k}": v for k, v in arrays.items()}})
+        out = ({"multiword": header, "keep": self.keep, "whole": list(self.whole)},
+               {"weights": self.classifier.weights,
+                **{f"multiword.{k}": v for k, v in arrays.items()}})
+        if self.splitter is not None:
+            header, arrays = self.splitter.parts()
+            out[0]["sentences"] = header
+            out[1].update({f"sentences.{k}": v for k, v in arrays.items()})
+        return out
 
     @classmethod
     def from_parts(cls, header: dict, arrays: dict, path) -> Tokenizer:
@@ -346,6 +389,11 @@ class Tokenizer(Trained):
             # a file of an earlier version: no invisible character kept, every rule applied
             tokenizer.keep = header.get("keep", "")
             tokenizer.whole = tuple(header.get("whole", WHOLE))
+            if "sentences" in header:  # a file of an earlier version has no word splitter
+                tokenizer.splitter = SentenceSplitter.from_parts(
+                    header["sentences"], {k.removeprefix("sentences."): v
+                                          for k, v in arrays.items()
+                                          if k.startswith("sentences.")})
             if not isinstance(tokenizer.keep, str) or not set(tokenizer.whole) <= set(WHOLE):
                 raise ValueError(f"keep {tokenizer.keep!r} or whole {tokenizer.whole!r}")
         except (KeyError, TypeError, ValueError, AttributeError) as e:
