@@ -57,7 +57,9 @@ def _inside(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor, single_ro
     B, N1, _ = S.shape
     huge = torch.finfo(S.dtype).min / 1e4
     S = torch.where(_arc_mask(lengths, N1), torch.nan_to_num(S, neginf=huge), huge)
-    R, L = _by_width(torch.nan_to_num(sib, neginf=huge))
+    # one tensor a width (unbind's backward stacks them once; slicing a width out of the
+    # whole would scatter into a zero tensor of the whole at each width)
+    R, L = (x.unbind(1) for x in _by_width(torch.nan_to_num(sib, neginf=huge)))
     CR, CL, IR, IL, SB = (S.new_full((B, N1, N1), huge) for _ in range(5))
     CR.diagonal(dim1=1, dim2=2).fill_(0.0)
     CL.diagonal(dim1=1, dim2=2).fill_(0.0)
@@ -65,7 +67,7 @@ def _inside(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor, single_ro
         items = N1 - w
         diag = lambda table: table.diagonal(w, dim1=1, dim2=2)  # noqa: E731
         inner = lambda table: table.diagonal(w - 1, dim1=1, dim2=2)  # noqa: E731
-        sib_right, sib_left = R[:, w, :items, :w], L[:, w, :items, :w]
+        sib_right, sib_left = R[w][:, :items, :w], L[w][:, :items, :w]
         # arc i -> i+w: its closest right child (i's right half empty), or after the
         # child i+k whose right half meets i+w's left half in SB[i+k, i+w]
         first = inner(CL)[:, 1:] + sib_right[:, :, 0]
