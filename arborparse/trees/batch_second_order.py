@@ -46,8 +46,14 @@ def _by_width(sib: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     right = i * N1 * N1 + (i + w).clamp(max=last) * N1 + (i + k).clamp(max=last)
     left = (i + w).clamp(max=last) * N1 * N1 + i * N1 + (i + k + 1).clamp(max=last)
     flat = sib.reshape(B, -1)
-    gather = lambda index: flat[:, index.transpose(0, 1).reshape(-1)].view(B, N1, N1, N1)  # noqa: E731
-    return gather(right), gather(left)
+    return tuple(flat[:, index.transpose(0, 1).reshape(-1)].view(B, N1, N1, N1)
+                 for index in (right, left))
+
+
+def _leaves(*tensors: torch.Tensor) -> list[torch.Tensor]:
+    """Fresh copies of `tensors` that autograd may use, even if they were made under
+    `torch.inference_mode` (call it under ``inference_mode(False)``)."""
+    return [t.detach().clone() for t in tensors]
 
 
 def _inside(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor, single_root: bool,
@@ -74,7 +80,7 @@ def _inside(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor, single_ro
         after = (_stripe(IR, items, w - 1, 0, 1, False) + _stripe(SB, items, w - 1, 1, w, True)
                  + sib_right[:, :, 1:])
         if single_root:  # the root's only child is its closest one
-            after = torch.cat([after[:, :1].clamp(max=huge), after[:, 1:]], dim=1)
+            after = torch.cat([torch.full_like(after[:, :1], huge), after[:, 1:]], dim=1)
         diag(IR).copy_(diag(S) + reduce(torch.cat([first[:, :, None], after], dim=2)))
         # arc i+w -> i: the mirror image
         first = inner(CR)[:, :items] + sib_left[:, :, -1]
@@ -82,7 +88,8 @@ def _inside(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor, single_ro
                  + sib_left[:, :, :-1])
         left = S.diagonal(-w, dim1=1, dim2=2) + reduce(torch.cat([after, first[:, :, None]],
                                                                    dim=2))
-        diag(IL).copy_(torch.cat([left.new_full((B, 1), huge), left[:, 1:]], dim=1))  # no arc into 0
+        no_arc_into_0 = left.new_full((B, 1), huge)
+        diag(IL).copy_(torch.cat([no_arc_into_0, left[:, 1:]], dim=1))
         diag(SB).copy_(reduce(_stripe(CR, items, w, 0, 0, False)
                               + _stripe(CL, items, w, 1, w, True)))
         diag(CR).copy_(reduce(_stripe(IR, items, w, 0, 1, False)
@@ -122,8 +129,10 @@ def log_partition_and_marginals(S: torch.Tensor, sib: torch.Tensor, lengths=None
     ``mu[b, h, m]`` = P(h -> m), ``mu_sib[b, h, m, s]`` = P(the part (h, m, s)); zero on
     padding and on entries that are no part. Not attached to the autograd graph."""
     lengths = _check(S, sib, lengths)
-    with torch.enable_grad():
-        S, sib = S.detach().requires_grad_(True), sib.detach().requires_grad_(True)
+    with torch.inference_mode(False), torch.enable_grad():
+        S, sib, lengths = _leaves(S, sib, lengths)
+        S.requires_grad_(True)
+        sib.requires_grad_(True)
         logZ = _inside(S, sib, lengths, single_root, _logsumexp)
         mu, mu_sib = torch.autograd.grad(logZ.sum(), (S, sib))
     return logZ.detach(), mu, mu_sib
@@ -136,10 +145,11 @@ def eisner(S: torch.Tensor, sib: torch.Tensor, lengths=None,
     The gradient of the best score (the max-semiring inside pass) marks the best tree's
     arcs; ties go to one of the best trees."""
     lengths = _check(S, sib, lengths)
-    with torch.enable_grad():
-        leaf = S.detach().requires_grad_(True)
-        best = _inside(leaf, sib.detach(), lengths, single_root, _max)
-        (arcs,) = torch.autograd.grad(best.sum(), leaf)
+    with torch.inference_mode(False), torch.enable_grad():
+        S, sib, lengths = _leaves(S, sib, lengths)
+        S.requires_grad_(True)
+        best = _inside(S, sib, lengths, single_root, _max)
+        (arcs,) = torch.autograd.grad(best.sum(), S)
     heads = arcs.argmax(dim=1)
     words = torch.arange(S.shape[1], device=S.device)
     inside = (words[None, :] >= 1) & (words[None, :] <= lengths[:, None])
