@@ -1,0 +1,707 @@
+"""Second-order trees: adjacent siblings (McDonald & Pereira 2006) and grandparents
+(Carreras 2007; Koo & Collins 2010, model 1).
+
+A tree's score is
+
+    Σ_m S[heads[m], m]  +  Σ sib[h, m, s] over its sibling parts  +  Σ grand[g, h, m] over its
+    grandparent parts,
+
+where (h, m, s) is a sibling part when m is a child of h and s is m's next sibling towards h
+on the same side (s = h when m is h's closest child on that side), and (g, h, m) a grandparent
+part when g -> h -> m (h > 0; the root has no head). ``sib`` and ``grand`` are arrays of shape
+(n+1, n+1, n+1); entries that are parts of no tree are ignored.
+
+Projective trees are exact: the sibling model is Eisner's chart with a sibling item,
+O(n³); with grandparents every item also carries its head's head, O(n⁴). One dynamic
+program per model runs in three semirings: max (MAP, read back by recomputing each item's
+best split), probabilities (log Z and, by the outside pass, every part's marginal) and log
+space. As in `projective`, probabilities are computed on weights shifted so that every
+weight is at most 1 (every word has exactly one arc, one sibling part and one grandparent
+part — the root's children have a grandparent part of score 0 here — so shifting each by
+its column's maximum changes log Z by a known constant), and a sentence whose Z is not
+exact there is recomputed in log space.
+
+Non-projective second-order decoding is NP-hard; `approximate` is McDonald & Pereira's hill
+climb: from the best projective tree, change the head of one word at a time, taking the
+change that raises the score most, while one does and the result is a tree.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from arborparse.trees.matrix_tree import _lae
+from arborparse.trees.projective import _trusted
+from arborparse.trees.scores import check_scores
+
+NEG_INF = -np.inf
+MAX, PROB, LOG = 0, 1, 2  # semirings
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add(a, b, mode):
+    if mode == PROB:
+        return a + b
+    if mode == MAX:
+        return max(a, b)
+    return _lae(a, b)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mul(a, b, mode):
+    return a * b if mode == PROB else a + b
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _zero(mode):
+    return 0.0 if mode == PROB else NEG_INF
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _one(mode):
+    return 1.0 if mode == PROB else 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _share(x, Z, mode):
+    """A part's marginal from inside × outside x (in the semiring) and the total Z."""
+    return x / Z if mode == PROB else np.exp(x - Z)
+
+
+# --- the sibling model, O(n³) -------------------------------------------------------------
+# Items over s < t: IR[s, t] arc s -> t, IL[s, t] arc t -> s (each with the modifier's inner
+# subtree and the head's children between them), CR[s, t] / CL[s, t] complete spans headed by
+# s / t, SB[s, t] two adjacent siblings s and t (s's right and t's left subtrees).
+
+
+@njit(cache=True, nogil=True)
+def _sib_inside(A, B, single_root, mode):
+    N = A.shape[0]
+    zero = _zero(mode)
+    CR = np.full((N, N), zero)
+    CL = np.full((N, N), zero)
+    IR = np.full((N, N), zero)
+    IL = np.full((N, N), zero)
+    SB = np.full((N, N), zero)
+    for s in range(N):
+        CR[s, s] = CL[s, s] = _one(mode)
+    for w in range(1, N):
+        for s in range(N - w):
+            t = s + w
+            if s > 0:
+                v = zero
+                for r in range(s, t):
+                    v = _add(v, _mul(CR[s, r], CL[r + 1, t], mode), mode)
+                SB[s, t] = v
+            v = _mul(B[s, t, s], CL[s + 1, t], mode)  # t is s's closest right child
+            if s > 0 or not single_root:
+                for r in range(s + 1, t):
+                    v = _add(v, _mul(_mul(IR[s, r], SB[r, t], mode), B[s, t, r], mode), mode)
+            IR[s, t] = _mul(A[s, t], v, mode)
+            if s > 0:
+                v = _mul(B[t, s, t], CR[s, t - 1], mode)  # s is t's closest left child
+                for r in range(s + 1, t):
+                    v = _add(v, _mul(_mul(SB[s, r], IL[r, t], mode), B[t, s, r], mode), mode)
+                IL[s, t] = _mul(A[t, s], v, mode)
+            v = zero
+            for r in range(s + 1, t + 1):
+                v = _add(v, _mul(IR[s, r], CR[r, t], mode), mode)
+            CR[s, t] = v
+            if s > 0:
+                v = zero
+                for r in range(s, t):
+                    v = _add(v, _mul(CL[s, r], IL[r, t], mode), mode)
+                CL[s, t] = v
+    return CR, CL, IR, IL, SB
+
+
+@njit(cache=True, nogil=True)
+def _sib_outside(A, B, single_root, mode, CR, CL, IR, IL, SB):
+    """Arc and sibling marginals: each item's outside value is gathered from the wider items
+    that use it (an item's own width is finished before it passes its value on)."""
+    N = A.shape[0]
+    n = N - 1
+    zero = _zero(mode)
+    Z = CR[0, n]
+    oCR = np.full((N, N), zero)
+    oCL = np.full((N, N), zero)
+    oIR = np.full((N, N), zero)
+    oIL = np.full((N, N), zero)
+    oSB = np.full((N, N), zero)
+    mu = np.zeros((N, N))
+    msib = np.zeros((N, N, N))
+    oCR[0, n] = _one(mode)
+    for w in range(n, 0, -1):
+        for s in range(N - w):
+            t = s + w
+            if s > 0:
+                o = oCL[s, t]
+                for r in range(s, t):
+                    oCL[s, r] = _add(oCL[s, r], _mul(o, IL[r, t], mode), mode)
+                    oIL[r, t] = _add(oIL[r, t], _mul(o, CL[s, r], mode), mode)
+            o = oCR[s, t]
+            for r in range(s + 1, t + 1):
+                oIR[s, r] = _add(oIR[s, r], _mul(o, CR[r, t], mode), mode)
+                oCR[r, t] = _add(oCR[r, t], _mul(o, IR[s, r], mode), mode)
+            if s > 0:
+                o = oIL[s, t]
+                mu[t, s] = _share(_mul(o, IL[s, t], mode), Z, mode)
+                oa = _mul(o, A[t, s], mode)
+                x = _mul(oa, B[t, s, t], mode)
+                oCR[s, t - 1] = _add(oCR[s, t - 1], x, mode)
+                msib[t, s, t] = _share(_mul(x, CR[s, t - 1], mode), Z, mode)
+                for r in range(s + 1, t):
+                    x = _mul(oa, B[t, s, r], mode)
+                    oSB[s, r] = _add(oSB[s, r], _mul(x, IL[r, t], mode), mode)
+                    oIL[r, t] = _add(oIL[r, t], _mul(x, SB[s, r], mode), mode)
+                    msib[t, s, r] = _share(_mul(_mul(x, SB[s, r], mode), IL[r, t], mode), Z, mode)
+            o = oIR[s, t]
+            mu[s, t] = _share(_mul(o, IR[s, t], mode), Z, mode)
+            oa = _mul(o, A[s, t], mode)
+            x = _mul(oa, B[s, t, s], mode)
+            oCL[s + 1, t] = _add(oCL[s + 1, t], x, mode)
+            msib[s, t, s] = _share(_mul(x, CL[s + 1, t], mode), Z, mode)
+            if s > 0 or not single_root:
+                for r in range(s + 1, t):
+                    x = _mul(oa, B[s, t, r], mode)
+                    oIR[s, r] = _add(oIR[s, r], _mul(x, SB[r, t], mode), mode)
+                    oSB[r, t] = _add(oSB[r, t], _mul(x, IR[s, r], mode), mode)
+                    msib[s, t, r] = _share(_mul(_mul(x, IR[s, r], mode), SB[r, t], mode), Z, mode)
+            if s > 0:
+                o = oSB[s, t]
+                for r in range(s, t):
+                    oCR[s, r] = _add(oCR[s, r], _mul(o, CL[r + 1, t], mode), mode)
+                    oCL[r + 1, t] = _add(oCL[r + 1, t], _mul(o, CR[s, r], mode), mode)
+    return mu, msib
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _push(stack, top, kind, g, s, t):
+    stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = kind, g, s, t
+    return top + 1
+
+
+@njit(cache=True, nogil=True)
+def _sib_best(A, B, single_root):
+    """Heads of the best tree, read back from the max chart by recomputing each item's best
+    split (the same sums in the same order, so the best one equals the item exactly)."""
+    CR, CL, IR, IL, SB = _sib_inside(A, B, single_root, MAX)
+    N = A.shape[0]
+    heads = np.full(N, -1, dtype=np.int64)
+    stack = np.empty((2 * N + 4, 4), dtype=np.int64)  # (kind, -, s, t): CR CL IR IL SB
+    top = _push(stack, 0, 0, 0, 0, N - 1)
+    while top > 0:
+        top -= 1
+        kind, s, t = stack[top, 0], stack[top, 2], stack[top, 3]
+        if s == t:
+            continue
+        if kind == 0:
+            for r in range(s + 1, t + 1):
+                if IR[s, r] + CR[r, t] == CR[s, t]:
+                    top = _push(stack, _push(stack, top, 2, 0, s, r), 0, 0, r, t)
+                    break
+        elif kind == 1:
+            for r in range(s, t):
+                if CL[s, r] + IL[r, t] == CL[s, t]:
+                    top = _push(stack, _push(stack, top, 1, 0, s, r), 3, 0, r, t)
+                    break
+        elif kind == 2:
+            heads[t] = s
+            if A[s, t] + (B[s, t, s] + CL[s + 1, t]) == IR[s, t]:
+                top = _push(stack, top, 1, 0, s + 1, t)
+            else:
+                for r in range(s + 1, t):
+                    if A[s, t] + ((IR[s, r] + SB[r, t]) + B[s, t, r]) == IR[s, t]:
+                        top = _push(stack, _push(stack, top, 2, 0, s, r), 4, 0, r, t)
+                        break
+        elif kind == 3:
+            heads[s] = t
+            if A[t, s] + (B[t, s, t] + CR[s, t - 1]) == IL[s, t]:
+                top = _push(stack, top, 0, 0, s, t - 1)
+            else:
+                for r in range(s + 1, t):
+                    if A[t, s] + ((SB[s, r] + IL[r, t]) + B[t, s, r]) == IL[s, t]:
+                        top = _push(stack, _push(stack, top, 4, 0, s, r), 3, 0, r, t)
+                        break
+        else:
+            for r in range(s, t):
+                if CR[s, r] + CL[r + 1, t] == SB[s, t]:
+                    top = _push(stack, _push(stack, top, 0, 0, s, r), 1, 0, r + 1, t)
+                    break
+    return heads, CR[0, N - 1]
+
+
+# --- siblings and grandparents, O(n⁴) -----------------------------------------------------
+# The same items, each also indexed by its head's head g: X[g, s, t]. The sibling item
+# SB[h, s, t] is indexed by the siblings' head h. Items headed by the root use g = 0.
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _outer(k, s, t):
+    """The k-th position outside s..t (the possible heads of a span's head)."""
+    return k if k < s else k + t - s + 1
+
+
+@njit(cache=True, nogil=True)
+def _grand_inside(A, B, G, single_root, mode):
+    N = A.shape[0]
+    zero = _zero(mode)
+    CR = np.full((N, N, N), zero)
+    CL = np.full((N, N, N), zero)
+    IR = np.full((N, N, N), zero)
+    IL = np.full((N, N, N), zero)
+    SB = np.full((N, N, N), zero)
+    for g in range(N):
+        for s in range(N):
+            CR[g, s, s] = CL[g, s, s] = _one(mode)
+    for w in range(1, N):
+        for s in range(N - w):
+            t = s + w
+            outside = N - w - 1
+            if s > 0:
+                for k in range(outside):
+                    h = _outer(k, s, t)
+                    v = zero
+                    for r in range(s, t):
+                        v = _add(v, _mul(CR[h, s, r], CL[h, r + 1, t], mode), mode)
+                    SB[h, s, t] = v
+            for k in range(outside if s > 0 else 1):  # heads of s (the root has none: g = 0)
+                g = _outer(k, s, t) if s > 0 else 0
+                v = _mul(B[s, t, s], CL[s, s + 1, t], mode)
+                if s > 0 or not single_root:
+                    for r in range(s + 1, t):
+                        v = _add(v, _mul(_mul(IR[g, s, r], SB[s, r, t], mode), B[s, t, r],
+                                         mode), mode)
+                IR[g, s, t] = _mul(_mul(A[s, t], G[g, s, t], mode), v, mode)
+                v = zero
+                for r in range(s + 1, t + 1):
+                    v = _add(v, _mul(IR[g, s, r], CR[s, r, t], mode), mode)
+                CR[g, s, t] = v
+            if s > 0:
+                for k in range(outside):  # heads of t
+                    g = _outer(k, s, t)
+                    v = _mul(B[t, s, t], CR[t, s, t - 1], mode)
+                    for r in range(s + 1, t):
+                        v = _add(v, _mul(_mul(SB[t, s, r], IL[g, r, t], mode), B[t, s, r],
+                                         mode), mode)
+                    IL[g, s, t] = _mul(_mul(A[t, s], G[g, t, s], mode), v, mode)
+                    v = zero
+                    for r in range(s, t):
+                        v = _add(v, _mul(CL[t, s, r], IL[g, r, t], mode), mode)
+                    CL[g, s, t] = v
+    return CR, CL, IR, IL, SB
+
+
+@njit(cache=True, nogil=True)
+def _grand_outside(A, B, G, single_root, mode, CR, CL, IR, IL, SB):
+    N = A.shape[0]
+    n = N - 1
+    zero = _zero(mode)
+    Z = CR[0, 0, n]
+    oCR = np.full((N, N, N), zero)
+    oCL = np.full((N, N, N), zero)
+    oIR = np.full((N, N, N), zero)
+    oIL = np.full((N, N, N), zero)
+    oSB = np.full((N, N, N), zero)
+    mu = np.zeros((N, N))
+    msib = np.zeros((N, N, N))
+    mgrand = np.zeros((N, N, N))
+    oCR[0, 0, n] = _one(mode)
+    for w in range(n, 0, -1):
+        for s in range(N - w):
+            t = s + w
+            outside = N - w - 1
+            if s > 0:
+                for k in range(outside):
+                    g = _outer(k, s, t)
+                    o = oCL[g, s, t]
+                    for r in range(s, t):
+                        oCL[t, s, r] = _add(oCL[t, s, r], _mul(o, IL[g, r, t], mode), mode)
+                        oIL[g, r, t] = _add(oIL[g, r, t], _mul(o, CL[t, s, r], mode), mode)
+                    o = oIL[g, s, t]
+                    x = _share(_mul(o, IL[g, s, t], mode), Z, mode)
+                    mu[t, s] += x
+                    mgrand[g, t, s] = x
+                    oa = _mul(o, _mul(A[t, s], G[g, t, s], mode), mode)
+                    x = _mul(oa, B[t, s, t], mode)
+                    oCR[t, s, t - 1] = _add(oCR[t, s, t - 1], x, mode)
+                    msib[t, s, t] += _share(_mul(x, CR[t, s, t - 1], mode), Z, mode)
+                    for r in range(s + 1, t):
+                        x = _mul(oa, B[t, s, r], mode)
+                        oSB[t, s, r] = _add(oSB[t, s, r], _mul(x, IL[g, r, t], mode), mode)
+                        oIL[g, r, t] = _add(oIL[g, r, t], _mul(x, SB[t, s, r], mode), mode)
+                        msib[t, s, r] += _share(_mul(_mul(x, SB[t, s, r], mode), IL[g, r, t],
+                                                     mode), Z, mode)
+            for k in range(outside if s > 0 else 1):
+                g = _outer(k, s, t) if s > 0 else 0
+                o = oCR[g, s, t]
+                for r in range(s + 1, t + 1):
+                    oIR[g, s, r] = _add(oIR[g, s, r], _mul(o, CR[s, r, t], mode), mode)
+                    oCR[s, r, t] = _add(oCR[s, r, t], _mul(o, IR[g, s, r], mode), mode)
+                o = oIR[g, s, t]
+                x = _share(_mul(o, IR[g, s, t], mode), Z, mode)
+                mu[s, t] += x
+                if s > 0:
+                    mgrand[g, s, t] = x
+                oa = _mul(o, _mul(A[s, t], G[g, s, t], mode), mode)
+                x = _mul(oa, B[s, t, s], mode)
+                oCL[s, s + 1, t] = _add(oCL[s, s + 1, t], x, mode)
+                msib[s, t, s] += _share(_mul(x, CL[s, s + 1, t], mode), Z, mode)
+                if s > 0 or not single_root:
+                    for r in range(s + 1, t):
+                        x = _mul(oa, B[s, t, r], mode)
+                        oIR[g, s, r] = _add(oIR[g, s, r], _mul(x, SB[s, r, t], mode), mode)
+                        oSB[s, r, t] = _add(oSB[s, r, t], _mul(x, IR[g, s, r], mode), mode)
+                        msib[s, t, r] += _share(_mul(_mul(x, IR[g, s, r], mode), SB[s, r, t],
+                                                     mode), Z, mode)
+            if s > 0:
+                for k in range(outside):
+                    h = _outer(k, s, t)
+                    o = oSB[h, s, t]
+                    for r in range(s, t):
+                        oCR[h, s, r] = _add(oCR[h, s, r], _mul(o, CL[h, r + 1, t], mode), mode)
+                        oCL[h, r + 1, t] = _add(oCL[h, r + 1, t], _mul(o, CR[h, s, r], mode),
+                                                mode)
+    return mu, msib, mgrand
+
+
+@njit(cache=True, nogil=True)
+def _grand_best(A, B, G, single_root):
+    """As `_sib_best`, on the chart with grandparents."""
+    CR, CL, IR, IL, SB = _grand_inside(A, B, G, single_root, MAX)
+    N = A.shape[0]
+    heads = np.full(N, -1, dtype=np.int64)
+    stack = np.empty((2 * N + 4, 4), dtype=np.int64)  # (kind, g, s, t): CR CL IR IL SB
+    top = _push(stack, 0, 0, 0, 0, N - 1)
+    while top > 0:
+        top -= 1
+        kind, g, s, t = stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3]
+        if s == t:
+            continue
+        if kind == 0:
+            for r in range(s + 1, t + 1):
+                if IR[g, s, r] + CR[s, r, t] == CR[g, s, t]:
+                    top = _push(stack, _push(stack, top, 2, g, s, r), 0, s, r, t)
+                    break
+        elif kind == 1:
+            for r in range(s, t):
+                if CL[t, s, r] + IL[g, r, t] == CL[g, s, t]:
+                    top = _push(stack, _push(stack, top, 1, t, s, r), 3, g, r, t)
+                    break
+        elif kind == 2:
+            heads[t] = s
+            arc = A[s, t] + G[g, s, t]
+            if arc + (B[s, t, s] + CL[s, s + 1, t]) == IR[g, s, t]:
+                top = _push(stack, top, 1, s, s + 1, t)
+            else:
+                for r in range(s + 1, t):
+                    if arc + ((IR[g, s, r] + SB[s, r, t]) + B[s, t, r]) == IR[g, s, t]:
+                        top = _push(stack, _push(stack, top, 2, g, s, r), 4, s, r, t)
+                        break
+        elif kind == 3:
+            heads[s] = t
+            arc = A[t, s] + G[g, t, s]
+            if arc + (B[t, s, t] + CR[t, s, t - 1]) == IL[g, s, t]:
+                top = _push(stack, top, 0, t, s, t - 1)
+            else:
+                for r in range(s + 1, t):
+                    if arc + ((SB[t, s, r] + IL[g, r, t]) + B[t, s, r]) == IL[g, s, t]:
+                        top = _push(stack, _push(stack, top, 4, t, s, r), 3, g, r, t)
+                        break
+        else:
+            for r in range(s, t):
+                if CR[g, s, r] + CL[g, r + 1, t] == SB[g, s, t]:
+                    top = _push(stack, _push(stack, top, 0, g, s, r), 1, g, r + 1, t)
+                    break
+    return heads, CR[0, 0, N - 1]
+
+
+# --- the weights of the probability semiring, and the parts of a tree --------------------
+
+
+@njit(cache=True, nogil=True)
+def _part_weights(X, grand):
+    """Weights exp(X - c[m]) of the sibling parts X[h, m, s] (grandparent parts X[g, h, m]
+    when ``grand``) with c[m] the largest finite score among m's possible parts (0 if none),
+    and Σ c[m]. Entries that are parts of no tree get weight 0."""
+    N = X.shape[0]
+    W = np.zeros((N, N, N))
+    total = 0.0
+    for m in range(1, N):
+        c = 0.0
+        for step in range(2):  # the largest score, then the weights
+            best = NEG_INF
+            for h in range(N):
+                if h == m:
+                    continue
+                if grand:
+                    for g in range(N):
+                        if (g != h and g != m) if h > 0 else g == 0:
+                            if step == 0:
+                                best = max(best, X[g, h, m])
+                            else:
+                                W[g, h, m] = np.exp(X[g, h, m] - c)
+                else:
+                    lo, hi = (h, m - 1) if h < m else (m + 1, h)
+                    for s in range(lo, hi + 1):
+                        if step == 0:
+                            best = max(best, X[h, m, s])
+                        else:
+                            W[h, m, s] = np.exp(X[h, m, s] - c)
+            if step == 0:
+                c = best if best > NEG_INF else 0.0
+                total += c
+    return W, total
+
+
+def _weights(S, sib, grand):
+    """Weights exp(score - c[m]) of arcs, siblings and grandparents, each shifted by its
+    largest score into m (so at most 1), and the sum of the shifts."""
+    arcs = S.copy()
+    np.fill_diagonal(arcs, NEG_INF)
+    arcs[:, 0] = NEG_INF
+    c = arcs.max(axis=0)
+    c[~np.isfinite(c)] = 0.0
+    out = [np.exp(arcs - c)]
+    total = c.sum()
+    for X, is_grand in ((sib, False), (grand, True)):
+        if X is not None:
+            W, shift = _part_weights(X, is_grand)
+            out.append(W)
+            total += shift
+    return out, float(total)
+
+
+def _root_grand(grand):
+    """grand with its root slot: a child m of the root has the grandparent part (0, 0, m) of
+    score 0 (so that every word has exactly one grandparent part)."""
+    grand = grand.copy()
+    grand[0, 0, :] = 0.0
+    return grand
+
+
+@njit(cache=True, nogil=True)
+def _parts(heads):
+    N = heads.shape[0]
+    sib = np.empty((N - 1, 3), dtype=np.int64)
+    last = np.arange(N)  # the latest child of each head seen so far, walking outwards
+    for m in range(1, N):  # right children, left to right
+        h = heads[m]
+        if h < m:
+            sib[m - 1, 0], sib[m - 1, 1], sib[m - 1, 2] = h, m, last[h]
+            last[h] = m
+    last = np.arange(N)
+    for m in range(N - 1, 0, -1):  # left children, right to left
+        h = heads[m]
+        if h > m:
+            sib[m - 1, 0], sib[m - 1, 1], sib[m - 1, 2] = h, m, last[h]
+            last[h] = m
+    count = 0
+    grand = np.empty((N - 1, 3), dtype=np.int64)
+    for m in range(1, N):
+        h = heads[m]
+        if h > 0:
+            grand[count, 0], grand[count, 1], grand[count, 2] = heads[h], h, m
+            count += 1
+    return sib, grand[:count]
+
+
+@njit(cache=True, nogil=True)
+def _tree_score(A, B, G, heads, grand, last):
+    """A tree's score; ``last`` is a work array of n+1 integers."""
+    N = heads.shape[0]
+    total = 0.0
+    for m in range(1, N):
+        h = heads[m]
+        total += A[h, m]
+        if grand and h > 0:
+            total += G[heads[h], h, m]
+    for side in range(2):  # right children left to right, then left children right to left
+        for h in range(N):
+            last[h] = h
+        for i in range(1, N):
+            m = i if side == 0 else N - i
+            h = heads[m]
+            if (h < m) == (side == 0):
+                total += B[h, m, last[h]]
+                last[h] = m
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _climb(A, B, G, heads, grand, single_root):
+    """McDonald & Pereira's hill climb: the best single change of head while it helps."""
+    N = heads.shape[0]
+    heads = heads.copy()
+    last = np.empty(N, dtype=np.int64)
+    current = _tree_score(A, B, G, heads, grand, last)
+    below = np.zeros((N, N), dtype=np.bool_)  # below[a, b]: b is a descendant of a (or a)
+    while True:
+        below[:, :] = False
+        for m in range(N):
+            x = m
+            while x >= 0:
+                below[x, m] = True
+                x = heads[x]
+        roots = 0
+        for m in range(1, N):
+            roots += heads[m] == 0
+        best, arg_m, arg_h = current, -1, -1
+        for m in range(1, N):
+            old = heads[m]
+            for h in range(N):
+                if h == old or below[m, h] or A[h, m] == NEG_INF:
+                    continue
+                if single_root and (h == 0 or old == 0):
+                    continue  # a move would leave the root with no child or with two
+                heads[m] = h
+                value = _tree_score(A, B, G, heads, grand, last)
+                heads[m] = old
+                if value > best:
+                    best, arg_m, arg_h = value, m, h
+        if arg_m < 0:
+            return heads
+        heads[arg_m] = arg_h
+        current = best
+
+
+# --- the public functions ----------------------------------------------------------------
+
+
+def _check(S, sib, grand):
+    S = check_scores(S, labeled_ok=False)
+    N = S.shape[0]
+    arrays = [S]
+    for name, X in (("sib", sib), ("grand", grand)):
+        if X is None and name == "grand":
+            arrays.append(None)
+            continue
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if X.shape != (N, N, N):
+            raise ValueError(f"{name} scores must have shape {(N, N, N)} for scores of shape "
+                             f"{S.shape}, got {X.shape}")
+        if np.isnan(X).any() or np.isposinf(X).any():
+            raise ValueError(f"{name} scores must not contain NaN or +inf")
+        arrays.append(X)
+    return arrays
+
+
+def eisner(S, sib, grand=None, single_root: bool = True) -> np.ndarray:
+    """The best projective tree under second-order scores. O(n³), with ``grand`` O(n⁴).
+
+    Parameters
+    ----------
+    S : array, shape (n+1, n+1)
+        Arc scores, as in `arborparse.trees.eisner`; -inf forbids an arc.
+    sib : array, shape (n+1, n+1, n+1)
+        ``sib[h, m, s]``: m is a child of h whose next sibling towards h is s (s = h for the
+        closest child on its side).
+    grand : array, shape (n+1, n+1, n+1), optional
+        ``grand[g, h, m]``: g -> h -> m, h > 0.
+    single_root : bool
+
+    Returns
+    -------
+    heads : ndarray of int, shape (n+1,), ``heads[0] = -1``
+    """
+    S, sib, grand = _check(S, sib, grand)
+    if grand is None:
+        heads, best = _sib_best(S, sib, single_root)
+    else:
+        heads, best = _grand_best(S, sib, _root_grand(grand), single_root)
+    if best == NEG_INF:
+        raise ValueError("no tree has a finite score (too many arcs are -inf)")
+    return heads
+
+
+def approximate(S, sib, grand=None, single_root: bool = True) -> np.ndarray:
+    """A good non-projective tree: McDonald & Pereira's (2006) approximation.
+
+    From the best projective tree (`eisner`), change the head of one word at a time, taking
+    the change that raises the second-order score most without making a cycle (and keeping
+    one root child when ``single_root``), until no change helps. Exact second-order
+    non-projective decoding is NP-hard. Arguments and result as in `eisner`.
+    """
+    S, sib, grand = _check(S, sib, grand)
+    heads = eisner(S, sib, grand, single_root)
+    G = np.zeros((1, 1, 1)) if grand is None else _root_grand(grand)
+    return _climb(S, sib, G, heads, grand is not None, single_root)
+
+
+def _inside_outside(S, sib, grand, single_root, marginals, modes=(PROB, LOG)):
+    """log Z and, if asked, the marginals, in probability space when that is exact there,
+    else in log space. ``modes`` restricts the semirings tried (a test sees each one)."""
+    N = S.shape[0]
+    weights, shift = _weights(S, sib, grand)
+    semirings = {PROB: (weights, shift), LOG: ([S, sib, grand], 0.0)}
+    for mode in modes:
+        args, offset = semirings[mode]
+        args = [np.ascontiguousarray(x) for x in args if x is not None]
+        inside = _sib_inside if grand is None else _grand_inside
+        outside = _sib_outside if grand is None else _grand_outside
+        charts = inside(*args, single_root, mode)
+        Z = charts[0][(0,) * (charts[0].ndim - 1) + (N - 1,)]
+        if mode == PROB and not _trusted(Z, N):
+            continue
+        logZ = (np.log(Z) if mode == PROB else Z) + offset
+        if not marginals:
+            return logZ
+        parts = outside(*args, single_root, mode, *charts)
+        if mode == PROB and not all(np.isfinite(p).all() for p in parts):
+            continue  # an outside value overflowed: hundreds of words
+        return logZ, [np.minimum(p, 1.0) for p in parts]
+    return None  # not exact in the semirings tried (log space always is)
+
+
+def log_partition(S, sib, grand=None, single_root: bool = True) -> float:
+    """log Z = log Σ_y exp(score(y)) over projective trees, with second-order scores.
+
+    Arguments as in `eisner`; returns -inf when no tree has a finite score.
+    """
+    S, sib, grand = _check(S, sib, grand)
+    if grand is not None:
+        grand = _root_grand(grand)
+    return float(_inside_outside(S, sib, grand, single_root, False))
+
+
+def log_partition_and_marginals(S, sib, grand=None, single_root: bool = True):
+    """log Z and the marginal probability of every part, over projective trees.
+
+    Returns
+    -------
+    logZ : float
+    arcs : ndarray, shape (n+1, n+1), P(h -> m); each column m >= 1 sums to 1
+    siblings : ndarray, shape (n+1, n+1, n+1), P((h, m, s) is a sibling part)
+    grandparents : ndarray, shape (n+1, n+1, n+1), P(g -> h -> m), or None without ``grand``
+
+    The marginals are the gradient of log Z with respect to S, sib and grand. Raises
+    ValueError when no tree has a finite score.
+    """
+    S, sib, grand = _check(S, sib, grand)
+    if grand is not None:
+        grand = _root_grand(grand)
+    logZ, parts = _inside_outside(S, sib, grand, single_root, True)
+    if not np.isfinite(logZ):
+        raise ValueError("no tree has a finite score (too many arcs are -inf)")
+    return (float(logZ), *parts, None) if grand is None else (float(logZ), *parts)
+
+
+def tree_score(S, sib, grand, heads) -> float:
+    """A tree's second-order score: its arcs, sibling parts and grandparent parts."""
+    heads = np.asarray(heads, dtype=np.int64)
+    G = np.zeros((1, 1, 1)) if grand is None else np.asarray(grand, dtype=np.float64)
+    return float(_tree_score(np.asarray(S, dtype=np.float64), np.asarray(sib, dtype=np.float64),
+                             G, heads, grand is not None, np.empty(len(heads), dtype=np.int64)))
+
+
+def parts(heads):
+    """A tree's second-order parts.
+
+    Returns
+    -------
+    siblings : ndarray of int, shape (n, 3), rows (h, m, s), one per word m
+    grandparents : ndarray of int, shape (k, 3), rows (g, h, m), one per word whose head is
+        not the root
+    """
+    return _parts(np.asarray(heads, dtype=np.int64))

@@ -1,0 +1,181 @@
+"""Second-order inference (siblings; siblings and grandparents) against brute force."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import all_trees, brute_second_order, second_order_parts
+
+from arborparse.trees import second_order as so
+from arborparse.trees.structure import find_cycle
+
+MODELS = ["siblings", "grandparents"]
+
+
+def is_tree(heads, single_root):
+    roots = (heads[1:] == 0).sum()
+    return find_cycle(heads) is None and (roots == 1 if single_root else roots >= 1)
+
+
+def random_scores(n, rng, grand, scale=1.0):
+    N = n + 1
+    S = rng.normal(scale=scale, size=(N, N))
+    sib = rng.normal(scale=scale, size=(N, N, N))
+    G = rng.normal(scale=scale, size=(N, N, N)) if grand else None
+    return S, sib, G
+
+
+def check_against_brute(S, sib, G, single_root, modes=(so.PROB, so.LOG), atol=1e-9):
+    trees, scores, logZ, mu, mu_sib, mu_grand = brute_second_order(S, sib, G, True, single_root)
+    heads = so.eisner(S, sib, G, single_root)
+    assert any((heads == t).all() for t in trees), "decoded tree is not projective"
+    assert so.tree_score(S, sib, G, heads) == pytest.approx(scores.max(), abs=atol)
+    grand = None if G is None else so._root_grand(G)
+    for mode in modes:
+        got = so._inside_outside(S, sib, grand, single_root, True, modes=(mode,))
+        assert got is not None, f"semiring {mode} should be exact here"
+        got_logZ, parts = got
+        assert got_logZ == pytest.approx(logZ, abs=atol)
+        np.testing.assert_allclose(parts[0], mu, atol=atol)
+        np.testing.assert_allclose(parts[1], mu_sib, atol=atol)
+        if G is not None:
+            np.testing.assert_allclose(parts[2], mu_grand, atol=atol)
+    assert so.log_partition(S, sib, G, single_root) == pytest.approx(logZ, abs=atol)
+    public = so.log_partition_and_marginals(S, sib, G, single_root)
+    assert public[0] == pytest.approx(logZ, abs=atol)
+    assert (public[3] is None) == (G is None)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])
+def test_max_log_z_and_every_marginal(n, model, single_root):
+    rng = np.random.default_rng(10 * n + single_root + 100 * (model == "grandparents"))
+    for scale in (1.0, 4.0, 0.1):
+        check_against_brute(*random_scores(n, rng, model == "grandparents", scale), single_root)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("model", MODELS)
+def test_seven_words(model, single_root):
+    rng = np.random.default_rng(7 + single_root)
+    check_against_brute(*random_scores(7, rng, model == "grandparents"), single_root)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_large_scores_are_exact_in_log_space(model):
+    """Scores of magnitude 1e3–1e4: probabilities underflow, the log-space route is taken and
+    stays exact."""
+    rng = np.random.default_rng(3)
+    for scale in (1e3, 1e4):
+        S, sib, G = random_scores(5, rng, model == "grandparents", scale)
+        check_against_brute(S, sib, G, True, modes=(so.LOG,), atol=1e-9 * scale)
+        grand = None if G is None else so._root_grand(G)
+        assert so._inside_outside(S, sib, grand, True, False, modes=(so.PROB,)) is None
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_forbidden_arcs(model):
+    rng = np.random.default_rng(4)
+    S, sib, G = random_scores(5, rng, model == "grandparents")
+    S[0, 2:] = -np.inf  # only word 1 may attach to the root
+    S[3, 4] = -np.inf
+    check_against_brute(S, sib, G, True)
+    heads = so.eisner(S, sib, G)
+    assert heads[1] == 0 and heads[4] != 3
+    S[:, 2] = -np.inf  # word 2 can have no head
+    for f in (so.eisner, so.log_partition_and_marginals):
+        with pytest.raises(ValueError, match="no tree has a finite score"):
+            f(S, sib, G)
+    assert so.log_partition(S, sib, G) == -np.inf
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_marginals_are_the_gradient_of_log_z(model):
+    rng = np.random.default_rng(5)
+    S, sib, G = random_scores(4, rng, model == "grandparents")
+    _, mu, mu_sib, mu_grand = so.log_partition_and_marginals(S, sib, G)
+    eps = 1e-6
+    for X, grad in ((S, mu), (sib, mu_sib), (G, mu_grand)):
+        if X is None:
+            continue
+        for index in [(0, 2), (3, 1), (2, 4)] if X.ndim == 2 else [(0, 2, 1), (3, 1, 2),
+                                                                   (2, 4, 3), (1, 3, 2)]:
+            if X.ndim == 3 and X is sib:
+                index = (index[0], index[1], index[0])  # a first-child part
+            old = X[index]
+            X[index] = old + eps
+            up = so.log_partition(S, sib, G)
+            X[index] = old - eps
+            down = so.log_partition(S, sib, G)
+            X[index] = old
+            assert grad[index] == pytest.approx((up - down) / (2 * eps), abs=1e-7)
+
+
+def test_parts_and_tree_score_match_the_oracle():
+    rng = np.random.default_rng(6)
+    trees = all_trees(5, False, False)
+    psib, pgrand = second_order_parts(trees)
+    S, sib, G = random_scores(5, rng, True)
+    for t in range(0, len(trees), 97):
+        sib_parts, grand_parts = so.parts(trees[t])
+        assert sorted(map(tuple, sib_parts)) == sorted(map(tuple, np.argwhere(psib[t])))
+        assert sorted(map(tuple, grand_parts)) == sorted(map(tuple, np.argwhere(pgrand[t])))
+        want = S[trees[t][1:], np.arange(1, 6)].sum() + sib[psib[t]].sum() + G[pgrand[t]].sum()
+        assert so.tree_score(S, sib, G, trees[t]) == pytest.approx(want)
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("model", MODELS)
+def test_approximate_is_a_local_optimum_at_least_as_good_as_projective(model, single_root):
+    rng = np.random.default_rng(8 + single_root)
+    for n in (4, 6, 9):
+        S, sib, G = random_scores(n, rng, model == "grandparents", 2.0)
+        heads = so.approximate(S, sib, G, single_root)
+        assert is_tree(heads, single_root)
+        best = so.tree_score(S, sib, G, heads)
+        assert best >= so.tree_score(S, sib, G, so.eisner(S, sib, G, single_root)) - 1e-9
+        for m in range(1, n + 1):  # no single change of head that keeps a tree does better
+            for h in range(n + 1):
+                other = heads.copy()
+                other[m] = h
+                if h != m and is_tree(other, single_root):
+                    assert so.tree_score(S, sib, G, other) <= best + 1e-9
+
+
+def test_approximate_finds_non_projective_trees():
+    """Arc scores that want crossing arcs: the projective best is not the answer."""
+    S = np.full((5, 5), -5.0)
+    for h, m in [(0, 2), (2, 4), (4, 1), (2, 3)]:  # 4 -> 1 crosses 0 -> 2
+        S[h, m] = 5.0
+    sib = np.zeros((5, 5, 5))
+    assert list(so.approximate(S, sib)) == [-1, 4, 0, 2, 2]
+    assert not (so.eisner(S, sib) == [-1, 4, 0, 2, 2]).all()
+
+
+def test_bad_shapes_and_values_are_refused():
+    S = np.zeros((4, 4))
+    with pytest.raises(ValueError, match=r"sib scores must have shape \(4, 4, 4\)"):
+        so.eisner(S, np.zeros((4, 4)))
+    with pytest.raises(ValueError, match="grand scores must not contain NaN"):
+        so.eisner(S, np.zeros((4, 4, 4)), np.full((4, 4, 4), np.nan))
+
+
+scores = st.integers(1, 9).flatmap(lambda n: st.tuples(
+    st.just(n), st.integers(0, 2**32 - 1), st.sampled_from([0.1, 1.0, 10.0, 100.0])))
+
+
+@settings(max_examples=40, deadline=None)
+@given(scores, st.booleans(), st.booleans())
+def test_marginals_of_each_word_sum_to_one(case, grand, single_root):
+    n, seed, scale = case
+    S, sib, G = random_scores(n, np.random.default_rng(seed), grand, scale)
+    logZ, mu, mu_sib, mu_grand = so.log_partition_and_marginals(S, sib, G, single_root)
+    assert np.isfinite(logZ)
+    np.testing.assert_allclose(mu[:, 1:].sum(axis=0), 1.0, atol=1e-8)
+    np.testing.assert_allclose(mu_sib.sum(axis=(0, 2))[1:], 1.0, atol=1e-8)
+    np.testing.assert_allclose(mu_sib.sum(axis=2), mu, atol=1e-8)
+    if grand:  # every word's head is the root or has a head itself
+        np.testing.assert_allclose(mu_grand.sum(axis=(0, 1))[1:] + mu[0, 1:], 1.0, atol=1e-8)
+    heads = so.eisner(S, sib, G, single_root)
+    assert so.tree_score(S, sib, G, heads) <= logZ + 1e-9
