@@ -118,3 +118,29 @@ def test_shapes_are_checked():
         so.log_partition(S, sib[:, :3])
     with pytest.raises(ValueError, match="lengths"):
         so.log_partition(S, sib, torch.tensor([4]))
+
+
+@pytest.mark.parametrize("single_root", ROOTS)
+def test_agrees_with_the_numpy_back_end(single_root):
+    from arborparse.trees import second_order
+
+    lengths = [12, 1, 7, 20]
+    S, sib = random_scores(max(lengths), 21, scale=3.0, B=len(lengths))
+    z, mu, mu_sib = so.log_partition_and_marginals(S, sib, torch.tensor(lengths), single_root)
+    heads = so.eisner(S, sib, torch.tensor(lengths), single_root)
+    for b, n in enumerate(lengths):
+        Sb, sibb = S[b, :n + 1, :n + 1].numpy(), sib[b, :n + 1, :n + 1, :n + 1].numpy()
+        logZ, want_mu, want_sib, _ = second_order.log_partition_and_marginals(
+            Sb, sibb, None, single_root)
+        assert z[b].item() == pytest.approx(logZ, abs=1e-9)
+        np.testing.assert_allclose(mu[b, :n + 1, :n + 1].numpy(), want_mu, atol=1e-9)
+        np.testing.assert_allclose(mu_sib[b, :n + 1, :n + 1, :n + 1].numpy(), want_sib,
+                                   atol=1e-9)
+        best = second_order.eisner(Sb, sibb, None, single_root)
+        assert heads[b, :n + 1].tolist() == best.tolist()
+        assert so.tree_score(S[b:b + 1], sib[b:b + 1], heads[b:b + 1]).item() == \
+            pytest.approx(second_order.tree_score(Sb, sibb, None, best), abs=1e-9)
+        parts = second_order.parts(best)[0]
+        s = so.siblings(heads[b:b + 1, :n + 1])[0].numpy()
+        assert sorted(map(tuple, parts.tolist())) == \
+            sorted((int(best[m]), m, int(s[m])) for m in range(1, n + 1))
