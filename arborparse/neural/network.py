@@ -6,7 +6,10 @@ sentence; with a pretrained transformer (`transformer`), its frozen word vectors
 the BiLSTM's input. Arc scores are biaffine (Dozat & Manning 2017):
 ``S[b, h, m] = d_m W h_h + u h_h`` with ``h`` and ``d`` two MLPs of the BiLSTM states
 (head and dependent roles); label scores at a given head are bilinear per label over two
-more MLPs. UPOS, XPOS, FEATS and lemma edit scripts are linear heads over the BiLSTM states.
+more MLPs. For the second-order objective, sibling scores are triaffine over three more MLPs
+(head, dependent, sibling; Zhang et al. 2020): ``sib[b, h, m, s] = Σ W[i, j, k] h_i d_j s_k``
+with a bias unit on the head and the sibling. UPOS, XPOS, FEATS and lemma edit scripts are
+linear heads over the BiLSTM states.
 """
 
 from __future__ import annotations
@@ -91,6 +94,7 @@ class Network(nn.Module):
     word_dim, char_dim, char_out : word embeddings, character embeddings, CNN filters
     hidden, layers : BiLSTM units per direction and layers
     arc_dim, label_dim : the arc and label MLPs
+    sib_dim : the sibling MLPs (0: no sibling scores)
     dropout : on embeddings, between BiLSTM layers and after the MLPs
     transformer : a pretrained transformer's `transformer.record` (its directory and the
         digest of its configuration), or None
@@ -98,11 +102,13 @@ class Network(nn.Module):
 
     def __init__(self, sizes: dict[str, int], word_dim: int = 100, char_dim: int = 50,
                  char_out: int = 100, hidden: int = 200, layers: int = 2, arc_dim: int = 256,
-                 label_dim: int = 128, dropout: float = 0.33, transformer: dict | None = None):
+                 label_dim: int = 128, sib_dim: int = 0, dropout: float = 0.33,
+                 transformer: dict | None = None):
         super().__init__()
         self.config = {"word_dim": word_dim, "char_dim": char_dim, "char_out": char_out,
                        "hidden": hidden, "layers": layers, "arc_dim": arc_dim,
-                       "label_dim": label_dim, "dropout": dropout, "transformer": transformer}
+                       "label_dim": label_dim, "sib_dim": sib_dim, "dropout": dropout,
+                       "transformer": transformer}
         self.transformer = None  # not a submodule: frozen, and not in the model file
         if transformer is not None:
             from arborparse.neural.transformer import Transformer
@@ -118,6 +124,10 @@ class Network(nn.Module):
         self.arc_head, self.arc_dep = MLP(width, arc_dim, dropout), MLP(width, arc_dim, dropout)
         self.arc_weight = nn.Parameter(torch.zeros(arc_dim, arc_dim))
         self.arc_bias = nn.Parameter(torch.zeros(arc_dim))
+        if sib_dim:
+            self.sib_head, self.sib_dep, self.sib_sib = (MLP(width, sib_dim, dropout)
+                                                         for _ in range(3))
+            self.sib_weight = nn.Parameter(torch.zeros(sib_dim + 1, sib_dim, sib_dim + 1))
         self.label_head = MLP(width, label_dim, dropout)
         self.label_dep = MLP(width, label_dim, dropout)
         self.label_weight = nn.Parameter(torch.zeros(sizes["labels"], label_dim + 1,
@@ -151,6 +161,16 @@ class Network(nn.Module):
         head, dep = self.arc_head(states), self.arc_dep(states)
         S = head @ (dep @ self.arc_weight).transpose(1, 2)
         return S + (head @ self.arc_bias)[:, :, None]
+
+    def sibling_scores(self, states: torch.Tensor) -> torch.Tensor:
+        """(B, N+1, N+1, N+1): sib[b, h, m, s], the score of m as h's child whose next
+        sibling towards h is s (`arborparse.trees.batch_second_order`)."""
+        with_bias = lambda x: torch.cat([x, x.new_ones(x.shape[:-1] + (1,))], -1)  # noqa: E731
+        head, sib = with_bias(self.sib_head(states)), with_bias(self.sib_sib(states))
+        dep = self.sib_dep(states)
+        head_w = torch.einsum("bhi,ijk->bhjk", head, self.sib_weight)
+        head_dep = torch.einsum("bhjk,bmj->bhmk", head_w, dep)
+        return head_dep @ sib.transpose(1, 2)[:, None]
 
     def label_scores(self, states: torch.Tensor, heads: torch.Tensor,
                      words: torch.Tensor) -> torch.Tensor:

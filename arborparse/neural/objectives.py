@@ -4,6 +4,9 @@
   Z by the Matrix-Tree Theorem (Koo et al. 2007; Smith & Smith 2007);
 - ``crf-projective``: the same over projective trees, log Z by inside-outside (its training
   trees are projectivized);
+- ``crf2o``: the projective tree CRF of arcs and adjacent siblings (McDonald & Pereira 2006;
+  Zhang et al. 2020), log Z by the second-order inside pass of
+  `arborparse.trees.batch_second_order`, decoded by MBR over its arc marginals;
 - ``max-margin``: the structured hinge max_y [s(y) + Hamming(y, gold)] - s(gold), y found by
   cost-augmented MST;
 - ``local``: each word's head by cross-entropy over the words of its sentence (Dozat &
@@ -18,7 +21,7 @@ import torch
 
 from arborparse.neural.options import OBJECTIVES
 from arborparse.trees import batch as tb
-
+from arborparse.trees import batch_second_order as so
 
 
 def word_mask(lengths: torch.Tensor, N1: int) -> torch.Tensor:
@@ -28,8 +31,12 @@ def word_mask(lengths: torch.Tensor, N1: int) -> torch.Tensor:
 
 
 def arc_loss(objective: str, S: torch.Tensor, heads: torch.Tensor, lengths: torch.Tensor,
-             single_root: bool = True) -> torch.Tensor:
-    """The objective's loss summed over the batch (a scalar to minimize)."""
+             single_root: bool = True, sib: torch.Tensor | None = None) -> torch.Tensor:
+    """The objective's loss summed over the batch (a scalar to minimize); ``crf2o`` needs
+    the sibling scores `sib` (B, N+1, N+1, N+1)."""
+    if objective == "crf2o":
+        return (so.log_partition(S, sib, lengths, single_root)
+                - so.tree_score(S, sib, heads)).sum()
     if objective in ("crf", "crf-projective"):
         crf = tb.TreeCRF(S, lengths, objective == "crf-projective", single_root)
         return -crf.log_prob(heads).sum()
@@ -50,9 +57,22 @@ def arc_loss(objective: str, S: torch.Tensor, heads: torch.Tensor, lengths: torc
     raise ValueError(f"objective: one of {OBJECTIVES}, got {objective!r}")
 
 
+def marginals(S: torch.Tensor, lengths: torch.Tensor, projective: bool, single_root: bool,
+              sib: torch.Tensor | None = None) -> torch.Tensor:
+    """(B, N+1, N+1) arc marginals of the first-order tree CRF of S or, given the sibling
+    scores `sib`, of the second-order (projective) one."""
+    if sib is not None:
+        return so.log_partition_and_marginals(S, sib, lengths, single_root)[1]
+    return tb.marginals(S, lengths, projective, single_root)
+
+
 def decode(S: torch.Tensor, lengths: torch.Tensor, projective: bool, single_root: bool,
-           marginals: torch.Tensor | None = None) -> torch.Tensor:
-    """(B, N+1) heads: the best tree under S (MAP) or, given the arc `marginals` of S, the
-    tree with the most expected correct arcs (MBR: the best tree under the marginals)."""
+           marginals: torch.Tensor | None = None,
+           sib: torch.Tensor | None = None) -> torch.Tensor:
+    """(B, N+1) heads: the best tree under S (and the sibling scores `sib`: second-order
+    projective) (MAP) or, given the arc `marginals`, the tree with the most expected correct
+    arcs (MBR: the best tree under the marginals)."""
+    if marginals is None and sib is not None:
+        return so.eisner(S, sib, lengths, single_root)
     return tb.TreeCRF(S if marginals is None else marginals, lengths, projective,
                       single_root).argmax

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from arborparse.options import DIRECTORY, FILE, Capabilities, FamilyOptions, option
 
-OBJECTIVES = ("crf", "crf-projective", "max-margin", "local")
+OBJECTIVES = ("crf", "crf-projective", "crf2o", "max-margin", "local")
+PROJECTIVE = ("crf-projective", "crf2o")  # trained on projectivized trees, decoded by eisner
 
 
 @dataclass(frozen=True)
@@ -20,10 +21,19 @@ class NeuralOptions(FamilyOptions):
     parses = Capabilities(tags=True, marginals=True, mbr=True, kbest=True,
                           decoders=("mst", "eisner"))
 
+    @classmethod
+    def offers(cls, header: dict) -> Capabilities:
+        """A crf2o model's marginals are second-order: it decodes projectively and keeps no
+        k-best lists."""
+        if header.get("objective") == "crf2o":
+            return replace(cls.parses, kbest=False, decoders=("eisner",))
+        return cls.parses
+
     objective: str = option(
         "crf", str, "The arc objective: the tree CRF (Matrix-Tree), the projective tree CRF "
-        "(inside-outside), structured max-margin (cost-augmented MST), or local head "
-        "selection (cross-entropy per word).", choices=OBJECTIVES)
+        "(inside-outside), the second-order projective tree CRF (arcs and adjacent "
+        "siblings, decoded by MBR), structured max-margin (cost-augmented MST), or local "
+        "head selection (cross-entropy per word).", choices=OBJECTIVES)
     hidden: int = option(200, int, "BiLSTM units per direction.", low=1)
     layers: int = option(2, int, "BiLSTM layers.", low=1)
     word_dim: int = option(100, int, "Word embedding size (given by --embeddings when "
@@ -44,7 +54,8 @@ class NeuralOptions(FamilyOptions):
     patience: int = option(10, int, "Stop after this many epochs without a better dev LAS.",
                            low=1, may_change=True)
     decoder: str | None = option(None, str, "Decoder for parsing (default: eisner for "
-                                 "crf-projective, else mst).", choices=("mst", "eisner"))
+                                 "crf-projective and crf2o, which takes no other, else mst).",
+                                 choices=("mst", "eisner"))
     multi_root: bool = option(False, bool, "Allow several words attached to the root "
                               "(default: exactly one).")
     seed: int = option(0, int, "Seed of the initial weights, the shuffling and dropout.",

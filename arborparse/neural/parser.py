@@ -18,7 +18,7 @@ import torch
 from arborparse.io import model_files as files
 from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS, Sentence
 from arborparse.neural.network import Batch, Network
-from arborparse.neural.objectives import decode, word_mask
+from arborparse.neural.objectives import decode, marginals, word_mask
 from arborparse.neural.options import NeuralOptions
 from arborparse.neural.vocab import Vocabulary
 from arborparse.options import check_options, tagging
@@ -49,13 +49,14 @@ class NeuralParser:
     """Parameters
     ----------
     vocab, network : the vocabulary and the trained network
-    objective : what the arc scores were trained with (`objectives.OBJECTIVES`)
+    objective : what the arc scores were trained with (`objectives.OBJECTIVES`); a
+        ``crf2o`` model also scores siblings, and decodes by MBR over its second-order
+        marginals unless told ``decode_as="map"``
     decoder : ``"mst"`` (non-projective) or ``"eisner"`` (projective), the default of `parse`
     single_root : exactly one word attached to the root
     """
 
     kind = KIND
-    capabilities = NeuralOptions.parses
 
     def __init__(self, vocab: Vocabulary, network: Network, objective: str = "crf",
                  decoder: str = "mst", single_root: bool = True):
@@ -64,6 +65,8 @@ class NeuralParser:
         self.objective = objective
         self.decoder = decoder
         self.single_root = single_root
+        self.capabilities = NeuralOptions.offers({"objective": objective})
+        self.second_order = objective == "crf2o"
 
     # ------------------------------------------------------------------ parsing
 
@@ -106,7 +109,7 @@ class NeuralParser:
         return out
 
     def _parse_batch(self, sentences: list[Sentence], decoder: str, mbr: bool,
-                     marginals: bool, retag: bool, keep_tags: bool,
+                     want_mu: bool, retag: bool, keep_tags: bool,
                      k: int | None = None) -> list[Sentence]:
         net, vocab = self.network, self.vocab
         device = next(net.parameters()).device
@@ -117,13 +120,13 @@ class NeuralParser:
                       for s in sentences]
         with torch.inference_mode():
             states = net.encode(batch.to(device))
-            S = net.arc_scores(states).float().cpu()
+            S, sib = self._scores(states)
             projective = decoder == "eisner"
-            crf = tb.TreeCRF(S.double(), lengths, projective, self.single_root) \
-                if mbr or marginals or k else None
-            mu = crf.marginals if mbr or marginals else None
-            kbest = self._kbest(crf, states, lengths, k) if k else None
-            heads = decode(S, lengths, projective, self.single_root, mu if mbr else None)
+            mu = marginals(S.double(), lengths, projective, self.single_root,
+                           None if sib is None else sib.double()) if mbr or want_mu else None
+            kbest = self._kbest(tb.TreeCRF(S.double(), lengths, projective, self.single_root),
+                                states, lengths, k) if k else None
+            heads = decode(S, lengths, projective, self.single_root, mu if mbr else None, sib)
             words = word_mask(lengths, S.shape[1]).to(device)
             label_scores = net.label_scores(states, heads.to(device), words).float().cpu()
             labels = label_scores.argmax(-1).tolist()
@@ -148,7 +151,7 @@ class NeuralParser:
                                  [vocab.labels[k] for k in labels[rows]])
             if columns[b]:
                 parsed = parsed.with_columns(columns[b])
-            if marginals:
+            if want_mu:
                 m = np.arange(1, n + 1)
                 mu_b = mu[b].numpy()[:n + 1, :n + 1]
                 head_prob = mu_b[heads[b, 1:n + 1].numpy(), m]
@@ -161,26 +164,35 @@ class NeuralParser:
             out.append(parsed)
         return out
 
-    def _crf(self, sentence: Sentence):
-        """(the tree CRF of one sentence's arc scores in float64, the encoder's states)."""
+    def _scores(self, states: torch.Tensor):
+        """(arc scores (B, N+1, N+1), sibling scores (B, N+1, N+1, N+1) or None) on the CPU,
+        in float32."""
+        sib = self.network.sibling_scores(states).float().cpu() if self.second_order else None
+        return self.network.arc_scores(states).float().cpu(), sib
+
+    def _sentence(self, sentence: Sentence):
+        """(arc scores, sibling scores or None, the encoder's states) of one sentence."""
         net = self.network
         net.eval()
         with torch.no_grad():
             states = net.encode(Batch.of(self.vocab, [sentence]).to(
                 next(net.parameters()).device))
-            S = net.arc_scores(states).double().cpu()
-        return tb.TreeCRF(S, torch.tensor([len(sentence)]), self.decoder == "eisner",
-                          self.single_root), states
+            return *self._scores(states), states
 
     def head_marginals(self, sentence: Sentence) -> np.ndarray:
-        """P(h -> m) under the arc scores' tree CRF: (n+1, n+1), columns m >= 1 sum to 1."""
-        return self._crf(sentence)[0].marginals[0].numpy()
+        """P(h -> m) under the model's tree CRF: (n+1, n+1), columns m >= 1 sum to 1."""
+        S, sib, _ = self._sentence(sentence)
+        return marginals(S.double(), torch.tensor([len(sentence)]), self.decoder == "eisner",
+                         self.single_root, None if sib is None else sib.double())[0].numpy()
 
     def kbest(self, sentence: Sentence, k: int) -> list[tuple[float, np.ndarray, list[str]]]:
         """The k most probable trees, best first, as (probability, heads, labels), each
         word with the best label under its head."""
-        crf, states = self._crf(sentence)
-        return self._kbest(crf, states, torch.tensor([len(sentence)]), k)[0]
+        check_options(self, {"kbest": k})
+        S, _, states = self._sentence(sentence)
+        lengths = torch.tensor([len(sentence)])
+        crf = tb.TreeCRF(S.double(), lengths, self.decoder == "eisner", self.single_root)
+        return self._kbest(crf, states, lengths, k)[0]
 
     def _kbest(self, crf, states, lengths, k: int) -> list[list]:
         """`kbest` of every sentence of a batch, from its CRF and encoder states."""
@@ -206,7 +218,8 @@ class NeuralParser:
         `parse`."""
         check_options(self, options)
         retag, keep_tags = tagging(options)
-        settings = (options.get("decoder") or self.decoder, options.get("decode_as") == "mbr",
+        decode_as = options.get("decode_as") or ("mbr" if self.second_order else "map")
+        settings = (options.get("decoder") or self.decoder, decode_as == "mbr",
                     bool(options.get("marginals")), retag, keep_tags, options.get("kbest"))
         self.network.eval()
         stream = iter(sentences)
@@ -223,7 +236,8 @@ class NeuralParser:
         module docstring says.
 
         decoder : ``"mst"`` or ``"eisner"`` (default: the model's)
-        decode_as : ``"map"`` (the best tree) or ``"mbr"`` (the most expected correct arcs)
+        decode_as : ``"map"`` (the best tree) or ``"mbr"`` (the most expected correct arcs;
+            the default of a ``crf2o`` model)
         marginals : add ``HeadProb`` (the head's marginal probability) and ``LabelProb``,
             and the head marginals to each sentence's ``analysis["heads"]``
         kbest : the k most probable trees in each sentence's ``analysis["kbest"]``

@@ -33,7 +33,7 @@ from arborparse.io.conllu import Sentence
 from arborparse.io.validate import check_tree
 from arborparse.neural.network import HEADS, Batch, Network
 from arborparse.neural.objectives import OBJECTIVES, arc_loss, word_mask
-from arborparse.neural.options import NeuralOptions
+from arborparse.neural.options import PROJECTIVE, NeuralOptions
 from arborparse.neural.parser import NeuralParser
 from arborparse.neural.vocab import Vocabulary
 from arborparse.training import Loop, keeps_best
@@ -41,6 +41,7 @@ from arborparse.transforms import projectivize
 
 CLIP = 5.0
 DECAY_STEPS = 5000
+SIB_DIM = 50  # the sibling MLPs of crf2o (SuPar: 100; smaller keeps the CPU time near crf's)
 D = NeuralOptions()  # the defaults
 
 
@@ -121,7 +122,8 @@ class NeuralTrainer:
     embeddings : a word-vector file (text format) to initialize the word embeddings
     transformer : a pretrained transformer's directory (`transformer`), whose frozen word
         vectors join the encoder's input
-    decoder : parsing's default decoder (default: eisner for ``crf-projective``, else mst)
+    decoder : parsing's default decoder (default: eisner for ``crf-projective`` and
+        ``crf2o``, which takes no other, else mst)
     single_root : exactly one word attached to the root, in training and parsing
     checkpoint : where the checkpoint is written after every epoch (None: nowhere)
     resume : continue from `checkpoint`
@@ -146,6 +148,10 @@ class NeuralTrainer:
                                   "dimension must be >= 1")
         if resume and checkpoint is None:
             raise ArborparseError("resume needs a checkpoint path")
+        if objective == "crf2o" and decoder not in (None, "eisner"):
+            raise ArborparseError("objective crf2o decodes projective trees from its "
+                                  "second-order marginals: decoder eisner (the default), "
+                                  f"not {decoder}")
         self.objective, self.epochs, self.patience = objective, epochs, patience
         self.batch_size, self.learning_rate = batch_size, learning_rate
         self.hidden, self.layers, self.word_dim, self.dropout = hidden, layers, word_dim, dropout
@@ -154,7 +160,7 @@ class NeuralTrainer:
         if transformer is not None:
             from arborparse.neural.transformer import record
             self.transformer = record(transformer)
-        self.decoder = decoder or ("eisner" if objective == "crf-projective" else "mst")
+        self.decoder = decoder or ("eisner" if objective in PROJECTIVE else "mst")
         self.single_root, self.seed, self.progress = single_root, seed, progress
         self.checkpoint, self.resume, self.threads = checkpoint, resume, threads
 
@@ -184,6 +190,7 @@ class NeuralTrainer:
         if self.embeddings is not None:
             word_dim, vectors = read_vectors(self.embeddings, vocab)
         net = Network(vocab.sizes(), word_dim=word_dim, hidden=self.hidden, layers=self.layers,
+                      sib_dim=SIB_DIM if self.objective == "crf2o" else 0,
                       dropout=self.dropout, transformer=self.transformer)
         with torch.no_grad():
             for i, v in vectors.items():
@@ -202,8 +209,9 @@ class NeuralTrainer:
         """(the summed loss of the batch, its words)."""
         gold = batch.targets
         states = net.encode(batch)
+        sib = net.sibling_scores(states) if self.objective == "crf2o" else None
         total = arc_loss(self.objective, net.arc_scores(states), gold["heads"], batch.lengths,
-                         self.single_root)
+                         self.single_root, sib)
         ce = torch.nn.functional.cross_entropy
         words = word_mask(batch.lengths, states.shape[1])
         labels = net.label_scores(states, gold["heads"], words)
@@ -261,7 +269,7 @@ class NeuralTrainer:
             raise ArborparseError("the training data holds no sentences")
         for s in train:
             check_tree(s, self.single_root)
-        if self.objective == "crf-projective":
+        if self.objective in PROJECTIVE:
             train = [projectivize(s, self.single_root) for s in train]
         torch.set_num_threads(self.threads)
         rank, world = _process_group()

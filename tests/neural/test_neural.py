@@ -16,6 +16,7 @@ from arborparse.io import model_files, read_conllu
 from arborparse.io.model_files import ModelFileError
 from arborparse.neural.parser import VERSION, NeuralParser
 from arborparse.neural.train import NeuralTrainer
+from arborparse.options import OptionError
 from arborparse.training import Loop, TrainingInterrupted
 
 TINY = dict(hidden=32, layers=1, word_dim=16, batch_size=4, dropout=0.0, learning_rate=1e-2,
@@ -233,3 +234,48 @@ def test_kbest_covers_every_tree_and_the_head_marginals(memorized):
     assert list(found[0][1]) == list(parsed.heads) and found[0][2] == parsed.deprels
     mu = parser.head_marginals(sentence)
     assert np.allclose(mu[:, 1:].sum(axis=0), 1, atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def second_order():
+    data = separable(2)
+    return data, NeuralTrainer("crf2o", epochs=30, **TINY).fit(data)
+
+
+def test_crf2o_learns_and_decodes_by_mbr_or_map(second_order):
+    data, fitted = second_order
+    parser = fitted.parser_
+    assert parser.decoder == "eisner" and parser.network.config["sib_dim"] > 0
+    for options in ({}, {"decode_as": "mbr"}, {"decode_as": "map"}):
+        assert evaluate(data, parser.parse(data, retag=True, **options))["LAS"] == 100
+    sentence = min(data, key=len)
+    mu = parser.head_marginals(sentence)
+    assert np.allclose(mu[:, 1:].sum(axis=0), 1, atol=1e-6)
+    parsed = parser.parse([sentence], marginals=True)[0]
+    assert np.allclose(parsed.analysis["heads"], mu, atol=1e-6)
+
+
+def test_crf2o_model_file_round_trip(second_order, tmp_path):
+    data, fitted = second_order
+    path = tmp_path / "crf2o.npz"
+    fitted.parser_.save(path)
+    loaded = arborparse.load(path)
+    assert loaded.objective == "crf2o" and same(weights(loaded), weights(fitted.parser_))
+    assert loaded.capabilities == fitted.parser_.capabilities
+    assert not loaded.capabilities.kbest and loaded.capabilities.decoders == ("eisner",)
+    text = lambda parser: "".join(s.to_text() for s in parser.parse(data, retag=True))
+    assert text(loaded) == text(fitted.parser_)
+
+
+def test_crf2o_refuses_what_it_cannot_do(second_order):
+    data, fitted = second_order
+    with pytest.raises(ArborparseError, match="objective crf2o decodes projective trees.*"
+                                              "decoder eisner"):
+        NeuralTrainer("crf2o", decoder="mst")
+    for options in ({"decoder": "mst"}, {"kbest": 2}):
+        with pytest.raises(OptionError, match="eisner|does not apply"):
+            fitted.parser_.parse(data, **options)
+    with pytest.raises(OptionError, match="kbest"):
+        fitted.parser_.kbest(data[0], 2)
+    r = CliRunner().invoke(cli, ["train", "--model-type", "neural", "--help"])
+    assert "crf2o" in r.output

@@ -1,0 +1,146 @@
+"""The batched second-order sibling model against brute force, autograd and finite
+differences."""
+
+import numpy as np
+import pytest
+import torch
+from oracles import all_trees, brute_second_order, second_order_parts
+
+from arborparse.trees import batch_second_order as so
+
+ROOTS = [True, False]
+
+
+def random_scores(n, seed, scale=2.0, B=1):
+    g = torch.Generator().manual_seed(seed)
+    N1 = n + 1
+    S = torch.randn(B, N1, N1, generator=g, dtype=torch.float64) * scale
+    sib = torch.randn(B, N1, N1, N1, generator=g, dtype=torch.float64) * scale
+    return S, sib
+
+
+def oracle(S, sib, single_root):
+    return brute_second_order(S[0].numpy(), sib[0].numpy(), None, True, single_root)
+
+
+@pytest.mark.parametrize("n", range(1, 7))
+@pytest.mark.parametrize("single_root", ROOTS)
+def test_log_z_and_marginals_match_brute_force(n, single_root):
+    S, sib = random_scores(n, n)
+    _, _, logZ, mu, mu_sib, _ = oracle(S, sib, single_root)
+    z, m, m_sib = so.log_partition_and_marginals(S, sib, None, single_root)
+    assert z.item() == pytest.approx(logZ, abs=1e-10)
+    np.testing.assert_allclose(m[0].numpy(), mu, atol=1e-10)
+    np.testing.assert_allclose(m_sib[0].numpy(), mu_sib, atol=1e-10)
+    assert so.log_partition(S, sib, None, single_root).item() == pytest.approx(logZ, abs=1e-10)
+
+
+@pytest.mark.parametrize("n", range(1, 7))
+@pytest.mark.parametrize("single_root", ROOTS)
+def test_the_best_tree_and_the_scores_of_trees(n, single_root):
+    S, sib = random_scores(n, 100 + n)
+    trees, scores, *_ = oracle(S, sib, single_root)
+    heads = so.eisner(S, sib, None, single_root)
+    assert heads[0].tolist() == trees[np.argmax(scores)].tolist()
+    np.testing.assert_allclose(so.tree_score(S.expand(len(trees), -1, -1),
+                                             sib.expand(len(trees), -1, -1, -1),
+                                             torch.tensor(trees)).numpy(), scores,
+                               atol=1e-10)
+
+
+@pytest.mark.parametrize("n", range(1, 7))
+def test_siblings_are_the_parts_of_the_oracle(n):
+    trees = all_trees(n, False, False)  # parts are defined for every tree
+    psib, _ = second_order_parts(trees)
+    s = so.siblings(torch.tensor(trees)).numpy()
+    m = np.arange(1, n + 1)
+    for t, tree in enumerate(trees):
+        want = np.zeros_like(psib[t])
+        want[tree[1:], m, s[t, 1:]] = True
+        assert (psib[t] == want).all()
+        assert s[t, 0] == -1
+
+
+@pytest.mark.parametrize("single_root", ROOTS)
+def test_a_padded_batch_is_its_sentences_one_by_one(single_root):
+    lengths = [5, 1, 3, 6, 2]
+    S, sib = random_scores(max(lengths), 7, B=len(lengths))
+    S[2, 4:, :] = float("-inf")  # padding may hold anything, -inf included
+    sib[2, :, 4:] = float("-inf")
+    lengths_t = torch.tensor(lengths)
+    z, mu, mu_sib = so.log_partition_and_marginals(S, sib, lengths_t, single_root)
+    heads = so.eisner(S, sib, lengths_t, single_root)
+    assert torch.isfinite(mu).all() and torch.isfinite(mu_sib).all()
+    for b, n in enumerate(lengths):
+        one = (S[b:b + 1, :n + 1, :n + 1], sib[b:b + 1, :n + 1, :n + 1, :n + 1])
+        z1, mu1, sib1 = so.log_partition_and_marginals(*one, None, single_root)
+        assert z[b].item() == pytest.approx(z1.item(), abs=1e-10)
+        torch.testing.assert_close(mu[b, :n + 1, :n + 1], mu1[0], atol=1e-10, rtol=0)
+        torch.testing.assert_close(mu_sib[b, :n + 1, :n + 1, :n + 1], sib1[0], atol=1e-10,
+                                   rtol=0)
+        assert mu[b].sum().item() == pytest.approx(n) and mu_sib[b].sum().item() == \
+            pytest.approx(n)
+        assert heads[b, :n + 1].tolist() == so.eisner(*one, None, single_root)[0].tolist()
+        assert (heads[b, n + 1:] == -1).all()
+
+
+@pytest.mark.parametrize("single_root", ROOTS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_large_scores_stay_exact_and_finite(single_root, dtype):
+    n = 5
+    S, sib = random_scores(n, 3, scale=1e3)
+    _, scores, logZ, mu, mu_sib, _ = oracle(S, sib, single_root)
+    z, m, m_sib = so.log_partition_and_marginals(S.to(dtype), sib.to(dtype), None,
+                                                 single_root)
+    tol = 1e-8 if dtype == torch.float64 else 1e-1
+    assert z.item() == pytest.approx(logZ, abs=tol, rel=1e-6)
+    assert torch.isfinite(m).all() and torch.isfinite(m_sib).all()
+    np.testing.assert_allclose(m[0].double().numpy(), mu, atol=1e-4)
+    np.testing.assert_allclose(m_sib[0].double().numpy(), mu_sib, atol=1e-4)
+
+
+@pytest.mark.parametrize("single_root", ROOTS)
+def test_gradients_match_finite_differences(single_root):
+    lengths = torch.tensor([4, 2])
+    S, sib = random_scores(4, 11, scale=1.0, B=2)
+    S.requires_grad_(True)
+    sib.requires_grad_(True)
+    assert torch.autograd.gradcheck(
+        lambda a, s: so.log_partition(a, s, lengths, single_root), (S, sib))
+    assert torch.autograd.gradcheck(
+        lambda a, s: so.tree_score(a, s, torch.tensor([[-1, 0, 1, 4, 1], [-1, 2, 0, -1, -1]])),
+        (S, sib))
+
+
+def test_shapes_are_checked():
+    S, sib = random_scores(3, 0)
+    with pytest.raises(ValueError, match="sib must have shape"):
+        so.log_partition(S, sib[:, :3])
+    with pytest.raises(ValueError, match="lengths"):
+        so.log_partition(S, sib, torch.tensor([4]))
+
+
+@pytest.mark.parametrize("single_root", ROOTS)
+def test_agrees_with_the_numpy_back_end(single_root):
+    from arborparse.trees import second_order
+
+    lengths = [12, 1, 7, 20]
+    S, sib = random_scores(max(lengths), 21, scale=3.0, B=len(lengths))
+    z, mu, mu_sib = so.log_partition_and_marginals(S, sib, torch.tensor(lengths), single_root)
+    heads = so.eisner(S, sib, torch.tensor(lengths), single_root)
+    for b, n in enumerate(lengths):
+        Sb, sibb = S[b, :n + 1, :n + 1].numpy(), sib[b, :n + 1, :n + 1, :n + 1].numpy()
+        logZ, want_mu, want_sib, _ = second_order.log_partition_and_marginals(
+            Sb, sibb, None, single_root)
+        assert z[b].item() == pytest.approx(logZ, abs=1e-9)
+        np.testing.assert_allclose(mu[b, :n + 1, :n + 1].numpy(), want_mu, atol=1e-9)
+        np.testing.assert_allclose(mu_sib[b, :n + 1, :n + 1, :n + 1].numpy(), want_sib,
+                                   atol=1e-9)
+        best = second_order.eisner(Sb, sibb, None, single_root)
+        assert heads[b, :n + 1].tolist() == best.tolist()
+        assert so.tree_score(S[b:b + 1], sib[b:b + 1], heads[b:b + 1]).item() == \
+            pytest.approx(second_order.tree_score(Sb, sibb, None, best), abs=1e-9)
+        parts = second_order.parts(best)[0]
+        s = so.siblings(heads[b:b + 1, :n + 1])[0].numpy()
+        assert sorted(map(tuple, parts.tolist())) == \
+            sorted((int(best[m]), m, int(s[m])) for m in range(1, n + 1))
