@@ -10,7 +10,9 @@ else equal.
 `inference` times, on random scores of one n-word sentence, second-order MAP (Eisner with
 siblings; with siblings and grandparents) against second-order inside-outside (log Z and
 every part's marginal), with the first-order Eisner and inside-outside of the same sentence
-as the reference, each the fastest of interleaved repeats on one core.
+as the reference, each the fastest of interleaved repeats on one core; and the batched
+torch back end's MAP against its inside-outside (autograd of the inside) on a batch of
+copies of the sentence.
 
 `accuracy` trains, for each treebank and seed, one model per variant (linear: `--order 1`
 and `--order 2`; neural: `--objective crf` and `crf2o`) with the family's defaults
@@ -74,13 +76,31 @@ def inference(args):
         "grandparents inside-outside":
             lambda: second_order.log_partition_and_marginals(S, sib, grand),
     }
+    models = ["first-order", "siblings", "grandparents"]
+    try:
+        import torch
+
+        from arborparse.trees import batch_second_order
+    except ImportError:  # the torch extra is not installed
+        torch = None
+    if torch is not None:
+        torch.set_num_threads(1)
+        lengths = torch.full((args.batch,), args.n)
+        St = torch.tensor(S).expand(args.batch, N, N).contiguous()
+        sibt = torch.tensor(sib).expand(args.batch, N, N, N).contiguous()
+        fns[f"torch siblings MAP, batch of {args.batch}"] = \
+            lambda: batch_second_order.eisner(St, sibt, lengths)
+        fns[f"torch siblings inside-outside, batch of {args.batch}"] = \
+            lambda: batch_second_order.log_partition_and_marginals(St, sibt, lengths)
+        models.append("torch siblings")
     for fn in fns.values():  # compile
         fn()
     best = best_times(fns, repeat=args.repeat)
     for name, seconds in best.items():
-        print(f"{name:30s} {1000 * seconds:8.3f} ms")
-    ratios = {model: best[f"{model} MAP"] / best[f"{model} inside-outside"]
-              for model in ("first-order", "siblings", "grandparents")}
+        print(f"{name:45s} {1000 * seconds:9.3f} ms")
+    suffix = {m: f", batch of {args.batch}" if m.startswith("torch") else "" for m in models}
+    ratios = {m: best[f"{m} MAP{suffix[m]}"] / best[f"{m} inside-outside{suffix[m]}"]
+              for m in models}
     for model, ratio in ratios.items():
         print(f"{model}: inside-outside runs at {ratio:.2f} of MAP's speed")
     append_result(args.results, {
@@ -185,6 +205,7 @@ def main():
     p = sub.add_parser("inference")
     p.add_argument("--n", type=int, default=40)
     p.add_argument("--repeat", type=int, default=30)
+    p.add_argument("--batch", type=int, default=32, help="sentences of the torch back end")
     p.add_argument("--results", default=str(RESULTS))
     p = sub.add_parser("accuracy")
     p.add_argument("--family", choices=sorted(VARIANTS), required=True)
