@@ -44,8 +44,8 @@ class LinearOptions(FamilyOptions):
                                        "--decoder).", choices=DECODERS)
     order: int = option(1, int, "1: arc features; 2: also sibling features (McDonald & "
                         "Pereira 2006), decoded exactly by eisner (projective) or "
-                        "approximately by mst.", low=1, high=2,
-                        trainers=SECOND_ORDER_TRAINERS)
+                        "approximately by mst; loglinear and eg then train over "
+                        "projective trees.", low=1, high=2, trainers=SECOND_ORDER_TRAINERS)
     second_order: str = option(SECOND_ORDER[0], str, "The parts of --order 2: siblings, or "
                                "siblings and grandparents.", choices=SECOND_ORDER,
                                trainers=SECOND_ORDER_TRAINERS)
