@@ -3,19 +3,21 @@
 towards h on the same side, s == h for h's closest child there).
 
 Sibling templates (McDonald & Pereira 2006; MSTParser's ``DependencyPipe2O``), each in two
-views, (FORM, XPOS) and (LEMMA, UPOS), with the direction of the arc h -> m:
+views, (FORM, XPOS) and (LEMMA, UPOS), plain and conjoined with the direction of the arc
+h -> m:
 
 - the POS triple (head, sibling, modifier);
 - the sibling-modifier pairs: (sibling POS, modifier POS), (sibling word, modifier word),
-  (sibling word, modifier POS), (sibling POS, modifier word), and the POS pair with the
-  distance between sibling and modifier (bucketed as the arc templates');
-- the direction and distance alone, marked first child or not.
+  (sibling word, modifier POS), (sibling POS, modifier word);
+- conjoined with direction and the distance between sibling and modifier (bucketed as
+  the arc templates') only: the POS pair, and that distance alone marked first child or
+  not.
 
 With s == h (the first child on its side) the sibling's word and POS are the padding
 symbol STR, and the distance is the arc's: the "first child" case is its own feature.
 
-Grandparent templates (Carreras 2007; Koo & Collins 2010), in both views, with the
-directions of g -> h and h -> m: the POS triple (g, h, m); (g POS, m POS), (g word,
+Grandparent templates (Carreras 2007; Koo & Collins 2010), in both views, conjoined with
+the directions of g -> h and h -> m (plain forms measured worse on Gothic): the POS triple (g, h, m); (g POS, m POS), (g word,
 m POS), (g POS, m word), (g word, m word).
 
 A part's features are those of two *entries*: a triple entry, keyed by the tag classes of
@@ -32,11 +34,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from arborparse.linear.templates import _STR, _final, _mix, _start, direction_distance
+from arborparse.linear.templates import _STR, _emit, _final, _mix, _start, direction_distance
 from arborparse.linear.tokens import FORM, LEMMA, UPOS, XPOS
 
 SIB_TRIPLE, SIB_PAIR, GRAND_TRIPLE, GRAND_PAIR = range(4)  # the kinds of entries
-ENTRY_CAPACITY = 2 * 2 + 2 * 5 + 1  # the most features an entry has (a sibling pair)
+ENTRY_CAPACITY = 2 * (4 * 2 + 1) + 1  # the most features an entry has (a sibling pair)
 
 
 @njit(inline="always", cache=True)
@@ -84,11 +86,22 @@ def _grand_keys(cls, g, h, m, keys, row):
     _key(keys, row + 1, GRAND_PAIR, g, m, dirs, 0)
 
 
+@njit(inline="always", cache=True)
+def _directed(out, k, h, d, plain):
+    """Write the feature h conjoined with d >= 1 (a direction) and, with `plain`, h alone
+    (as MSTParser's sibling features, in both forms); return the new k."""
+    if plain:
+        return _emit(out, k, h, d)
+    out[k] = _final(_mix(h, np.uint64(d)))
+    return k + 1
+
+
 @njit(cache=True, nogil=True)
 def entry_features(attrs, key, out):
     """Write the feature hashes of the entry `key` (a row of `part_entries`' keys, in
     positions, not classes) into out; return how many."""
     kind, a, b, c, d = key[0], key[1], key[2], key[3], key[4]
+    plain = kind == SIB_TRIPLE or kind == SIB_PAIR
     k = 0
     if kind == SIB_TRIPLE or kind == GRAND_TRIPLE:  # a, b, c: words (b < 0: STR)
         for view in range(2):
@@ -96,15 +109,14 @@ def entry_features(attrs, key, out):
             h = _start(200 + 10 * kind + view)
             h = _mix(_mix(_mix(h, _attribute(attrs, a, P)), _attribute(attrs, b, P)),
                      np.uint64(attrs[c, P]))
-            out[k] = _final(_mix(h, np.uint64(d)))
-            k += 1
+            k = _directed(out, k, h, d + 1, plain)
         return k
     # a sibling pair (a = s or h, b = m, c = first child): the sibling, the modifier, the
     # direction and the distance between them; a first child's sibling is STR, at the
     # head's distance. A grandparent pair (a = g, b = m, c = directions)
     first = kind == SIB_PAIR and c == 1
     x = -1 if first else a
-    dirs = np.uint64(a < b) if kind == SIB_PAIR else np.uint64(c)
+    dirs = (a < b if kind == SIB_PAIR else c) + 1
     dd = np.uint64(direction_distance(a, b))
     for view in range(2):
         W = FORM if view == 0 else LEMMA
@@ -115,8 +127,7 @@ def entry_features(attrs, key, out):
         pairs = ((xp, mp), (xw, mw), (xw, mp), (xp, mw))
         for j in range(4):
             u, v = pairs[j]
-            out[k] = _final(_mix(_mix(_mix(_start(t + j), u), v), dirs))
-            k += 1
+            k = _directed(out, k, _mix(_mix(_start(t + j), u), v), dirs, plain)
         if kind == SIB_PAIR:
             out[k] = _final(_mix(_mix(_mix(_start(t + 4), xp), mp), dd))
             k += 1
