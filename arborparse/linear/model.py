@@ -290,8 +290,8 @@ class LinearModel:
     def from_parts(cls, header: dict, arrays: dict, path) -> LinearModel:
         """The model of a file's header and arrays (it sets ``temperature`` in the header,
         1 for files written before it existed; files without ``order`` are first-order);
-        weights stay float32 (half the memory
-        traffic when scoring). Raises ModelFileError, naming `path`, for what is wrong."""
+        weights stay float32 (half the memory traffic when scoring). Raises
+        ModelFileError, naming `path`, for what is wrong."""
         for name in ("weights", "keys", "label_keys"):
             if name not in arrays:
                 raise files.ModelFileError(f"{path}: the model file has no {name!r} array")

@@ -108,7 +108,9 @@ class LinearParser:
             labels = [index[label] for label in sentence.deprels]
             gold = float(S[heads[1:], m, labels].sum()) + float(
                 self.model.weights[self.model.tree_part_features(x, heads)].sum())
-            data.append((S.astype(np.float32), sib, grand, gold))
+            data.append((S.astype(np.float32),
+                         *(None if p is None else p.astype(np.float32) for p in (sib, grand)),
+                         gold))
         if not data:
             self.temperature = 1.0
             return 1.0

@@ -34,7 +34,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from arborparse.linear.templates import _STR, _emit, _final, _mix, _start, direction_distance
+from arborparse.linear.templates import (_STR, _emit, _final, _mix, _start, direction_distance,
+                                         prefetch)
 from arborparse.linear.tokens import FORM, LEMMA, UPOS, XPOS
 
 SIB_TRIPLE, SIB_PAIR, GRAND_TRIPLE, GRAND_PAIR = range(4)  # the kinds of entries
@@ -200,18 +201,34 @@ def part_entries(attrs, grandparents):
             if m == h:
                 continue
             for s in range(h, m, 1 if h < m else -1):
-                _sibling_keys(cls, C, h, m, s, t, 0)
-                for j in range(2):
-                    sib[h, m, s, j], keys, E = _entry(t[j], triples, pairs, keys, E)
+                # the ids known already (as `_sibling_keys` keys them), else new ones
+                first = int(s == h)
+                e = triples[0, cls[h], C if first else cls[s], cls[m], int(h < m)]
+                p = pairs[0, s, m, first]
+                if e < 0 or p < 0:
+                    _sibling_keys(cls, C, h, m, s, t, 0)
+                    e, keys, E = _entry(t[0], triples, pairs, keys, E)
+                    p, keys, E = _entry(t[1], triples, pairs, keys, E)
+                sib[h, m, s, 0] = e
+                sib[h, m, s, 1] = p
     G = N if grandparents else 0
     grand = np.full((G, G, G, 2), -1, dtype=np.int32)
     for g in range(G):
         for h in range(1, N):
+            if h == g:
+                continue
             for m in range(1, N):
-                if h != g and m != h and m != g:
+                if m == h or m == g:
+                    continue
+                dirs = 2 * (g < h) + (h < m)  # as `_grand_keys`
+                e = triples[1, cls[g], cls[h], cls[m], dirs]
+                p = pairs[1, g, m, dirs]
+                if e < 0 or p < 0:
                     _grand_keys(cls, g, h, m, t, 0)
-                    for j in range(2):
-                        grand[g, h, m, j], keys, E = _entry(t[j], triples, pairs, keys, E)
+                    e, keys, E = _entry(t[0], triples, pairs, keys, E)
+                    p, keys, E = _entry(t[1], triples, pairs, keys, E)
+                grand[g, h, m, 0] = e
+                grand[g, h, m, 1] = p
     return sib, grand, _positions(keys[:E], rep, C)
 
 
@@ -249,14 +266,22 @@ def entry_indices(attrs, keys, size):
 
 @njit(cache=True, nogil=True)
 def entry_values(w, indices, ptr):
-    """The sum of the weights of each entry's features, (E,)."""
+    """The sum of the weights of each entry's features, (E,). The weights of a block of
+    entries are prefetched before they are read, so that their cache misses overlap."""
     values = np.empty(ptr.shape[0] - 1)
-    for e in range(values.shape[0]):
-        total = 0.0
-        for k in range(ptr[e], ptr[e + 1]):
-            total += w[indices[k]]
-        values[e] = total
+    for start in range(0, values.shape[0], _BLOCK):
+        stop = min(start + _BLOCK, values.shape[0])
+        for k in range(ptr[start], ptr[stop]):
+            prefetch(w, indices[k])
+        for e in range(start, stop):
+            total = 0.0
+            for k in range(ptr[e], ptr[e + 1]):
+                total += w[indices[k]]
+            values[e] = total
     return values
+
+
+_BLOCK = 64  # entries prefetched at once (about a thousand weights)
 
 
 @njit(cache=True, nogil=True)

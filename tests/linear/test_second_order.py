@@ -165,11 +165,12 @@ def test_marginals_and_mbr_come_from_the_second_order_distribution():
 
 def test_model_file_keeps_the_order(tmp_path):
     data = separable(1)
-    parser = fit(data, trainer="mira", epochs=2, order=2,
-                 second_order="siblings+grandparents").parser_
+    parser = fit(data, trainer="mira", epochs=2, order=2, second_order="siblings+grandparents",
+                 multi_root=True).parser_
     parser.save(tmp_path / "m.npz")
     loaded = LinearParser.load(tmp_path / "m.npz")
     assert (loaded.model.order, loaded.model.second_order) == (2, "siblings+grandparents")
+    assert not loaded.single_root
     assert [p.heads.tolist() for p in loaded.parse(data)] == \
         [p.heads.tolist() for p in parser.parse(data)]
     header, arrays = parser.parts()
