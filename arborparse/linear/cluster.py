@@ -125,7 +125,7 @@ class MixingTrainer:
             w, shard_total, n, errors = client.submit(_mean, *passes, pure=False).result()
             total += shard_total
             steps += n
-            t.end_epoch(log, epoch, model, labels, total / steps, len(train),
+            t.end_epoch(log, epoch, model, total / steps, len(train),
                         time.perf_counter() - start, errors, {"shards": self.shards},
                         f"  ({self.shards} shards mixed)")
         return self

@@ -11,6 +11,11 @@ inside-outside). Figure 2, example by example:
     w   += C Σ (μ_i - μ'_i) f                (μ from θ_i, μ' from θ'_i)
     θ_i  = θ'_i;   obj += C Σ l_i μ'_i
 
+A second-order model (Koo et al.'s framework over projective trees) also keeps θ_i over the
+sentence's sibling (and grandparent) parts, (n+1, n+1, n+1) each: their loss is 0, so they
+move by η C s_i(w) of the parts, and the marginals are the second-order ones
+(`arborparse.linear.model.distribution`).
+
 with θ initialized to β on the gold arcs and 0 elsewhere, w = C Σ_i (f(y_i) - E_{μ_i}[f]),
 η = 1 / C (or as given), and η halved after a pass whose dual objective obj - ½‖w‖² fails
 to increase.
@@ -35,17 +40,19 @@ from arborparse import trees
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
 from arborparse.linear.common import check_decoders, gold_data, loop
-from arborparse.linear.model import LinearModel
+from arborparse.linear.model import LinearModel, distribution
+from arborparse.linear.options import LinearOptions
 from arborparse.linear.parser import LinearParser
 from arborparse.training import keeps_best
 
 
 GRID = (0.001, 0.003, 0.01)  # of C, for `ChooseC`
 DEFAULT_C = 0.003  # the best of GRID on three UD treebanks' dev sets
+D = LinearOptions()  # the defaults
 
 
 class EGTrainer:
-    """Train a first-order parser as a max-margin model by exponentiated gradient.
+    """Train a linear parser as a max-margin model by exponentiated gradient.
 
     Parameters
     ----------
@@ -59,7 +66,9 @@ class EGTrainer:
     decoder, train_decoder, single_root, hash_bits, progress : as in `OnlineTrainer`;
         ``train_decoder="eisner"`` uses projective marginals (and projectivized gold trees)
 
-    primal : also compute the primal objective and the duality gap after every pass
+    order, second_order : as `LinearModel`'s; order 2 trains over projective trees
+    primal : also compute the primal objective and the duality gap after every pass (order
+        1)
     average : hand dev (and the model file) the mean of each pass's weights (default), or
         the weights at the end of the pass
 
@@ -72,12 +81,15 @@ class EGTrainer:
                  decoder: str = "mst", train_decoder: str | None = None,
                  single_root: bool = True, hash_bits: int = 23, progress: bool = True,
                  primal: bool = False, learning_rate: float | None = None,
-                 average: bool = True):
+                 average: bool = True, order: int = D.order,
+                 second_order: str = D.second_order):
         self.train_decoder = check_decoders(decoder, train_decoder)
         if epochs < 1 or not (C > 0) or not 10 <= hash_bits <= 31:
             raise ArborparseError("epochs must be >= 1, C > 0, hash_bits in 10..31")
         if learning_rate is not None and not (learning_rate > 0):
             raise ArborparseError("the learning rate must be > 0")
+        if primal and order == 2:
+            raise ArborparseError("the primal objective is computed for order 1 only")
         self.C = C
         self.epochs = epochs
         self.beta = beta
@@ -88,13 +100,24 @@ class EGTrainer:
         self.primal = primal
         self.average = average
         self.learning_rate = 1.0 / C if learning_rate is None else learning_rate
+        self.order, self.second_order = order, second_order
 
     @property
     def projective(self) -> bool:
-        return self.train_decoder == "eisner"
+        return self.train_decoder == "eisner" or self.order == 2
 
-    def _marginals(self, theta: np.ndarray) -> np.ndarray:
-        return trees.marginals(theta.astype(np.float64), self.projective, self.single_root)
+    def _marginals(self, theta: list) -> list:
+        """[μ, μ_sib, μ_grand] of the distribution of dual parameters theta = [θ, θ_sib,
+        θ_grand] (None where the model has no such parts)."""
+        arcs, sib, grand = (None if t is None else t.astype(np.float64) for t in theta)
+        return list(distribution(arcs, sib, grand, self.projective, self.single_root)[1:])
+
+    @staticmethod
+    def _add(model: LinearModel, x, D: list, out: np.ndarray) -> None:
+        """out += Σ D f: D = [arcs (n+1, n+1, L), sibling parts, grandparent parts]."""
+        model.add_expectations(x, D[0], out)
+        if D[1] is not None:
+            model.add_part_expectations(x, D[1], D[2], out)
 
     def primal_objective(self, model: LinearModel, w: np.ndarray, encoded, heads, ids,
                          losses) -> float:
@@ -117,7 +140,8 @@ class EGTrainer:
         """Train on `train`, select the best pass on `dev`; return self.
         `save_best`: a path where the best parser is saved as soon as it is best."""
         labels, encoded, heads, ids = gold_data(train, self.single_root, self.projective)
-        model = LinearModel.hashing(self.hash_bits, labels)
+        model = LinearModel.hashing(self.hash_bits, labels, order=self.order,
+                                    second_order=self.second_order)
         w = model.weights
         L = len(labels)
         thetas, losses = [], []
@@ -130,12 +154,18 @@ class EGTrainer:
             head_wrong = np.arange(N)[:, None] != h[None, :]
             label_wrong = np.arange(L)[None, :] != lab[:, None]
             loss = (head_wrong[:, :, None] + label_wrong[None, :, :]).astype(np.float32)
-            theta = np.zeros((N, N, L), dtype=np.float32)
-            theta[h[1:], m, lab[1:]] = self.beta
-            model.add_expectations(x, self.C * (gold - self._marginals(theta)), w)
+            theta = [np.zeros((N, N, L), dtype=np.float32), None, None]
+            theta[0][h[1:], m, lab[1:]] = self.beta
+            for j, parts in ((1, model.order == 2), (2, model.grandparents)):
+                if parts:
+                    theta[j] = np.zeros((N, N, N), dtype=np.float32)
+            mu = self._marginals(theta)
+            self._add(model, x, [self.C * (gold - mu[0])] +
+                      [None if d is None else -self.C * d for d in mu[1:]], w)
+            np.add.at(w, model.tree_part_features(x, h), self.C)
             thetas.append(theta)
             losses.append(loss)
-        self.dual_bytes_ = sum(t.nbytes for t in thetas)
+        self.dual_bytes_ = sum(t.nbytes for theta in thetas for t in theta if t is not None)
         eta = self.learning_rate
         previous = -np.inf
         log = loop(self, dev, save_best, calibrate=True)
@@ -149,15 +179,17 @@ class EGTrainer:
                 S = model.labeled_scores(x, w)
                 valid = np.isfinite(S)
                 step = np.where(valid, eta * self.C * (loss + np.where(valid, S, 0.0)), 0.0)
-                new = (theta + step).astype(np.float32)
+                new = [(theta[0] + step).astype(np.float32)] + [
+                    None if t is None else (t + eta * self.C * s).astype(np.float32)
+                    for t, s in zip(theta[1:], model.part_scores(x, w))]
                 mu, mu_new = self._marginals(theta), self._marginals(new)
-                update = self.C * (mu - mu_new)
-                model.add_expectations(x, update, w)
+                update = [None if a is None else self.C * (a - b) for a, b in zip(mu, mu_new)]
+                self._add(model, x, update, w)
                 if u is not None:
-                    model.add_expectations(x, steps * update, u)
+                    self._add(model, x, [None if d is None else steps * d for d in update], u)
                     steps += 1
                 thetas[i] = new
-                obj += self.C * float((loss * mu_new).sum())
+                obj += self.C * float((loss * mu_new[0]).sum())
             obj -= 0.5 * float(w @ w)
             record = {"seconds": time.perf_counter() - start, "dual_objective": obj,
                       "learning_rate": eta}
@@ -169,7 +201,7 @@ class EGTrainer:
                 eta /= 2.0
             previous = obj
             kept = w if u is None else w - u / steps  # the mean of w over the pass
-            parser = LinearParser(LinearModel(kept.astype(np.float32), labels), self.decoder,
+            parser = LinearParser(model.like(kept.astype(np.float32)), self.decoder,
                                   self.single_root)
             log.end(epoch, record,
                     f"{record['seconds']:.1f}s  dual objective {obj:.2f}  eta {eta:.3g}", parser)

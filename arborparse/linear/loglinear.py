@@ -28,11 +28,10 @@ import time
 import numpy as np
 from scipy.optimize import minimize
 
-from arborparse import trees
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
 from arborparse.linear.common import check_decoders, gold_data, loop
-from arborparse.linear.model import Encoded, LinearModel
+from arborparse.linear.model import Encoded, LinearModel, distribution
 from arborparse.linear.options import LinearOptions
 from arborparse.linear.parser import LinearParser
 from arborparse.training import Loop, keeps_best
@@ -45,13 +44,21 @@ def negative_log_likelihood(model: LinearModel, x: Encoded, heads: np.ndarray,
                             single_root: bool, grad: np.ndarray, factor: float = 1.0,
                             scale: float = 1.0) -> float:
     """-log P(heads, labels | x) (clusters summed out) under the weights scale ×
-    `weights`; adds factor × its gradient to grad."""
+    `weights`; adds factor × its gradient to grad. A second-order model's trees are
+    projective (`arborparse.linear.model.distribution`)."""
     S, posteriors = model.labeled_scores(x, weights, scale, posteriors=True)
-    logZ, mu = trees.log_partition_and_marginals(S, projective, single_root)
+    sib, grand = model.part_scores(x, weights, scale)
+    logZ, mu, mu_sib, mu_grand = distribution(S, sib, grand, projective, single_root)
     m = np.arange(1, len(heads))
     gold = S[heads[1:], m, labels[1:]].sum()
     mu[heads[1:], m, labels[1:]] -= 1.0
     model.add_expectations(x, factor * mu, grad, posteriors)
+    if sib is not None:
+        parts = model.tree_part_features(x, heads)
+        gold += scale * weights[parts].sum()
+        model.add_part_expectations(x, factor * mu_sib,
+                                    None if mu_grand is None else factor * mu_grand, grad)
+        np.subtract.at(grad, parts, factor)
     return float(logZ - gold)
 
 
@@ -62,7 +69,7 @@ D = LinearOptions()  # the defaults
 
 
 class LogLinearTrainer:
-    """Train a first-order parser as a conditional log-linear model.
+    """Train a linear parser as a conditional log-linear model.
 
     Parameters
     ----------
@@ -80,6 +87,8 @@ class LogLinearTrainer:
         clusters, to break their symmetry
     squeeze : drop the arc templates pairing both words and the POS four-grams (to squeeze
         lexical information through the clusters, Smith & Smith §5.2)
+    order, second_order : as `LinearModel`'s; order 2 trains the distribution over
+        projective trees (second-order marginals are projective), whatever the decoders
 
     After `fit`: ``parser_``, ``history_`` and ``best_epoch_``: the epoch (sgd) or L-BFGS
     iteration (lbfgs) with the best development LAS, or the last one without dev data.
@@ -90,8 +99,8 @@ class LogLinearTrainer:
                  train_decoder: str | None = D.train_decoder,
                  single_root: bool = not D.multi_root, seed: int = D.seed,
                  hash_bits: int = D.hash_bits, progress: bool = True, clusters: int = 1,
-                 init_noise: float = 0.0, squeeze: bool = D.squeeze, checkpoint=None,
-                 resume: bool = False):
+                 init_noise: float = 0.0, squeeze: bool = D.squeeze, order: int = D.order,
+                 second_order: str = D.second_order, checkpoint=None, resume: bool = False):
         if optimizer not in OPTIMIZERS:
             raise ArborparseError(f"unknown optimizer {optimizer!r}; choose one of {OPTIMIZERS}")
         self.train_decoder = check_decoders(decoder, train_decoder)
@@ -111,6 +120,7 @@ class LogLinearTrainer:
         self.clusters = clusters
         self.init_noise = init_noise
         self.squeeze = squeeze
+        self.order, self.second_order = order, second_order
         self.checkpoint, self.resume = checkpoint, resume
 
     @property
@@ -118,11 +128,11 @@ class LogLinearTrainer:
         """What a resumed training must share with the checkpoint."""
         return {k: getattr(self, k) for k in (
             "optimizer", "C", "learning_rate", "decoder", "train_decoder", "single_root",
-            "seed", "hash_bits", "clusters", "init_noise", "squeeze")}
+            "seed", "hash_bits", "clusters", "init_noise", "squeeze", "order", "second_order")}
 
     @property
     def projective(self) -> bool:
-        return self.train_decoder == "eisner"
+        return self.train_decoder == "eisner" or self.order == 2
 
     def _data(self, train: list[Sentence]):
         labels, encoded, heads, ids = gold_data(train, self.single_root, self.projective)
@@ -167,16 +177,16 @@ class LogLinearTrainer:
         """Train on `train`, select the best epoch (or iteration) on `dev`; return self.
         `save_best`: a path where the best parser is saved as soon as it is best."""
         labels, data = self._data(train)
-        model = LinearModel.hashing(self.hash_bits, labels, self.clusters, self.squeeze)
+        model = LinearModel.hashing(self.hash_bits, labels, self.clusters, self.squeeze,
+                                    self.order, self.second_order)
         w0 = model.weights
         if self.init_noise > 0:
             w0 = self.init_noise * np.random.default_rng([self.seed, 1]).standard_normal(
                 w0.shape[0])
 
         def parser(weights):
-            return LinearParser(LinearModel(weights.astype(np.float32), labels,
-                                          clusters=self.clusters, squeeze=self.squeeze),
-                          self.decoder, self.single_root)
+            return LinearParser(model.like(weights.astype(np.float32)), self.decoder,
+                                self.single_root)
 
         if self.optimizer == "lbfgs":
             if self.resume:

@@ -7,9 +7,15 @@ edge-factored, so trees are scored, decoded and marginalized as before; the labe
 features (our labeled extension) are not conjoined. ``max-z`` scoring keeps each arc's
 best cluster instead of the sum.
 
-Decoding picks the best label of every arc first (exact for first-order models), then
-the best tree under arc score + best label score, non-projective (MST) or projective
-(Eisner), single- or multi-root.
+Second order (``order=2``; McDonald & Pereira 2006): the score of a tree adds w · f of its
+sibling parts (and, with ``second_order="siblings+grandparents"``, of its grandparent
+parts; `arborparse.linear.parts`) to the arcs' scores; the parts are unlabeled, so labels
+stay first-order.
+
+Decoding picks the best label of every arc first (exact: labels are first-order), then
+the best tree under arc score + best label score (+ the part scores), non-projective
+(MST; second order: McDonald & Pereira's approximation) or projective (Eisner; second
+order: its exact second-order extension), single- or multi-root.
 
 Weights are indexed by hashing (a power-of-two vector; the default) or by an exact
 dictionary of the features of the gold trees (sorted hashes of arc features and of
@@ -18,13 +24,17 @@ label features; see `arborparse.linear.templates.index` and `label_index`).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from arborparse import trees
 from arborparse.io import model_files as files
 from arborparse.io.conllu import Sentence
-from arborparse.linear.options import DECODERS
+from arborparse.linear.options import DECODERS, SECOND_ORDER
+from arborparse.linear.parts import (entry_indices, entry_values, expand, part_entries, reduce,
+                                     scatter, tree_entries)
 from arborparse.linear.templates import (
     add_arc_expectations,
     add_label_expectations,
@@ -36,6 +46,7 @@ from arborparse.linear.templates import (
     score_labels,
 )
 from arborparse.linear.tokens import TokenTable, encode
+from arborparse.trees import second_order
 from arborparse.trees.decode import best_tree
 from arborparse.trees.scores import arc_labels
 
@@ -62,12 +73,15 @@ class Encoded:
 @dataclass
 class Scores:
     """arc[h, m]; label[h, m] the best label of the arc and label_score[h, m] its score;
-    label_sum[h, m] log Σ_l exp of the label scores (empty unless asked for)."""
+    label_sum[h, m] log Σ_l exp of the label scores (empty unless asked for); a second-order
+    model's part scores sib[h, m, s] and grand[g, h, m] (None: no such parts)."""
 
     arc: np.ndarray
     label: np.ndarray
     label_score: np.ndarray
     label_sum: np.ndarray
+    sib: np.ndarray | None = None
+    grand: np.ndarray | None = None
 
     @property
     def total(self) -> np.ndarray:
@@ -96,6 +110,8 @@ class LinearModel:
     clusters : K; 1 is the plain linear model (clusters need hashed weights)
     squeeze : without the arc templates that pair both words and the POS four-grams
         (Smith & Smith 2007, §5.2)
+    order : 1 (arcs) or 2 (arcs and sibling parts; hashed weights, one cluster)
+    second_order : the parts of order 2, ``"siblings"`` or ``"siblings+grandparents"``
     """
 
     weights: np.ndarray
@@ -104,19 +120,35 @@ class LinearModel:
     label_keys: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
     clusters: int = 1
     squeeze: bool = False
+    order: int = 1
+    second_order: str = SECOND_ORDER[0]
 
     def __post_init__(self):
         if self.clusters < 1 or (self.clusters > 1 and not self.hashed):
             raise ValueError("clusters must be >= 1, and more than one needs hashed weights")
+        if self.order not in (1, 2) or self.second_order not in SECOND_ORDER:
+            raise ValueError(f"order must be 1 or 2, second_order one of {SECOND_ORDER}")
+        if self.order == 2 and (self.clusters > 1 or not self.hashed):
+            raise ValueError("order 2 needs hashed weights and one cluster")
 
     @property
     def hashed(self) -> bool:
         return self.keys.shape[0] == 0
 
+    @property
+    def grandparents(self) -> bool:
+        """Whether the model scores grandparent parts."""
+        return self.order == 2 and self.second_order == "siblings+grandparents"
+
     @classmethod
-    def hashing(cls, bits: int, labels: list[str], clusters: int = 1,
-                squeeze: bool = False) -> LinearModel:
-        return cls(np.zeros(1 << bits), labels, clusters=clusters, squeeze=squeeze)
+    def hashing(cls, bits: int, labels: list[str], clusters: int = 1, squeeze: bool = False,
+                order: int = 1, second_order: str = SECOND_ORDER[0]) -> LinearModel:
+        return cls(np.zeros(1 << bits), labels, clusters=clusters, squeeze=squeeze,
+                   order=order, second_order=second_order)
+
+    def like(self, weights: np.ndarray) -> LinearModel:
+        """The same model with other weights."""
+        return dataclasses.replace(self, weights=weights)
 
     @classmethod
     def dictionary(cls, keys, label_keys, labels: list[str]) -> LinearModel:
@@ -150,7 +182,50 @@ class LinearModel:
         label, label_score, label_sum = score_labels(
             t.attrs, t.feats_ptr, t.feats, w, self.keys, self.label_keys, len(self.labels),
             x.buf, scale, with_sum)
-        return Scores(self._arc_scores(x, w, combine, scale), label, label_score, label_sum)
+        return Scores(self._arc_scores(x, w, combine, scale), label, label_score, label_sum,
+                      *self.part_scores(x, w, scale))
+
+    def _entries(self, x: Encoded, size: int):
+        """The sentence's parts' entries (`arborparse.linear.parts.part_entries`) and the
+        weight indices of the entries' features: (sib, grand, indices, ptr)."""
+        attrs = x.table.attrs
+        sib, grand, keys = part_entries(attrs, self.grandparents)
+        return (sib, grand, *entry_indices(attrs, keys, size))
+
+    def part_scores(self, x: Encoded, weights: np.ndarray | None = None,
+                    scale: float = 1.0) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The part scores scale × w · f: sib[h, m, s] and grand[g, h, m], each (n+1, n+1,
+        n+1) (None where the model has no such parts; 0 where (h, m, s) or (g, h, m) is no
+        part of any tree)."""
+        if self.order == 1:
+            return None, None
+        w = self.weights if weights is None else weights
+        sib, grand, indices, ptr = self._entries(x, w.shape[0])
+        values = scale * entry_values(w, indices, ptr)
+        return expand(sib, values), expand(grand, values) if self.grandparents else None
+
+    def add_part_expectations(self, x: Encoded, mu_sib: np.ndarray,
+                              mu_grand: np.ndarray | None, out: np.ndarray) -> None:
+        """out += Σ mu_sib[h, m, s] f(h, m, s) + Σ mu_grand[g, h, m] f(g, h, m), over the
+        parts of the sentence (e.g. the part marginals minus the gold tree's parts)."""
+        sib, grand, indices, ptr = self._entries(x, out.shape[0])
+        counts = np.zeros(len(ptr) - 1)
+        reduce(sib, mu_sib, counts)
+        if self.grandparents:
+            reduce(grand, mu_grand, counts)
+        scatter(counts, indices, ptr, out)
+
+    def tree_part_features(self, x: Encoded, heads: np.ndarray) -> np.ndarray:
+        """The weight indices of the features of the second-order parts of the tree
+        `heads`, one per occurrence (empty for a first-order model)."""
+        if self.order == 1:
+            return np.empty(0, dtype=np.int64)
+        sib, grand = second_order.parts(np.asarray(heads, dtype=np.int64))
+        if not self.grandparents:
+            grand = grand[:0]
+        attrs = x.table.attrs
+        return entry_indices(attrs, tree_entries(attrs, sib, grand),
+                             self.weights.shape[0])[0]
 
     def labeled_scores(self, x: Encoded, weights: np.ndarray | None = None, scale: float = 1.0,
                        posteriors: bool = False):
@@ -206,6 +281,7 @@ class LinearModel:
         """(header, arrays) of a model file (`arborparse.io.model_files`)."""
         header = {"labels": self.labels, "decoder": decoder, "single_root": single_root,
                   "hashed": self.hashed, "clusters": self.clusters, "squeeze": self.squeeze,
+                  "order": self.order, "second_order": self.second_order,
                   "temperature": temperature}
         return header, {"weights": self.weights.astype(np.float32), "keys": self.keys,
                         "label_keys": self.label_keys}
@@ -213,8 +289,9 @@ class LinearModel:
     @classmethod
     def from_parts(cls, header: dict, arrays: dict, path) -> LinearModel:
         """The model of a file's header and arrays (it sets ``temperature`` in the header,
-        1 for files written before it existed); weights stay float32 (half the memory
-        traffic when scoring). Raises ModelFileError, naming `path`, for what is wrong."""
+        1 for files written before it existed; files without ``order`` are first-order);
+        weights stay float32 (half the memory traffic when scoring). Raises
+        ModelFileError, naming `path`, for what is wrong."""
         for name in ("weights", "keys", "label_keys"):
             if name not in arrays:
                 raise files.ModelFileError(f"{path}: the model file has no {name!r} array")
@@ -225,7 +302,8 @@ class LinearModel:
                 raise ValueError("'labels' must be a non-empty list of labels")
             model = cls(arrays["weights"], labels,
                         arrays["keys"].astype(np.uint64), arrays["label_keys"].astype(np.uint64),
-                        int(header["clusters"]), bool(header["squeeze"]))
+                        int(header["clusters"]), bool(header["squeeze"]),
+                        header.get("order", 1), header.get("second_order", SECOND_ORDER[0]))
             # files saved before calibration have no temperature: 1 is what they meant
             header["temperature"] = float(header.get("temperature", 1.0))
             if not 0 < header["temperature"] < float("inf"):
@@ -254,9 +332,32 @@ def gold_feature_keys(encoded: list[Encoded], heads: list[np.ndarray], squeeze: 
     return np.unique(np.concatenate(arcs)), np.unique(np.concatenate(labels))
 
 
+def distribution(S: np.ndarray, sib: np.ndarray | None, grand: np.ndarray | None,
+                 projective: bool, single_root: bool):
+    """(log Z, μ, μ_sib, μ_grand) of P(tree, labels) ∝ exp(Σ S[h, m, l] + its parts'
+    scores): μ (n+1, n+1, L) the labeled arc marginals, μ_sib and μ_grand the part marginals
+    (None where there are no such parts). With parts (second order) the trees are
+    projective whatever `projective` says: the labels are summed out of S and each arc's
+    marginal shared among its labels by P(l | arc)."""
+    if sib is None:
+        return (*trees.log_partition_and_marginals(S, projective, single_root), None, None)
+    from scipy.special import logsumexp
+
+    with np.errstate(invalid="ignore"):  # -inf where there is no arc
+        folded = logsumexp(S, axis=2)
+        log_z, arcs, mu_sib, mu_grand = second_order.log_partition_and_marginals(
+            folded, sib, grand, single_root)
+        mu = arcs[:, :, None] * np.nan_to_num(np.exp(S - folded[:, :, None]))
+    return log_z, mu, mu_sib, mu_grand
+
+
 def decode(scores: Scores, decoder: str, single_root: bool) -> tuple[np.ndarray, np.ndarray]:
     """The best tree and its labels: (heads, labels), both (n+1,) with -1 at index 0."""
-    heads = best_tree(scores.total, decoder == "eisner", single_root)
+    if scores.sib is None:
+        heads = best_tree(scores.total, decoder == "eisner", single_root)
+    else:
+        best = second_order.eisner if decoder == "eisner" else second_order.approximate
+        heads = best(scores.total, scores.sib, scores.grand, single_root)
     if heads is None:
         raise ValueError("no tree has a finite score")
     return heads, arc_labels(scores.label, heads)

@@ -1,4 +1,4 @@
-"""Online large-margin training of the first-order model (McDonald et al. 2005, Figure 4).
+"""Online large-margin training of the linear model (McDonald et al. 2005, Figure 4).
 
 - ``perceptron``: the averaged perceptron (Collins 2002): w += f(gold) - f(best).
 - ``mira``: single-best MIRA, the closed form for one constraint
@@ -9,6 +9,9 @@
   the current weights (margin < 1) enter Hildreth's algorithm.
 
 The loss is the number of words with a wrong head plus the number with a wrong label.
+A second-order model (the perceptron and single-best MIRA; McDonald & Pereira 2006)
+decodes with the second-order decoders and its updates also count the features of the
+trees' sibling (and grandparent) parts.
 Weights are averaged over every step (Figure 4, line 5) with the usual trick: alongside w
 keep u = Σ_t t Δ_t; the average after T steps is w - u / T.
 """
@@ -44,7 +47,7 @@ def _sparse_rows(idx: np.ndarray, ptr: np.ndarray, signs: np.ndarray, size: int)
 
 
 class OnlineTrainer:
-    """Train a first-order parser with an online large-margin algorithm.
+    """Train a linear parser with an online large-margin algorithm.
 
     Parameters
     ----------
@@ -59,6 +62,8 @@ class OnlineTrainer:
     exact_features : index the features of the gold training trees exactly instead of
         hashing (a dictionary; slower to build, no collisions)
     k : constraints of ``mira-kbest``
+    order, second_order : as `LinearModel`'s (order 2: perceptron and mira, hashed
+        features)
     C : bound on the MIRA step sizes (``inf``: hard constraints, as McDonald et al.)
     progress : show a progress bar on stderr
     checkpoint : where the weights are written after every epoch (None: nowhere)
@@ -73,13 +78,16 @@ class OnlineTrainer:
                  decoder: str = D.decoder, train_decoder: str | None = D.train_decoder,
                  single_root: bool = not D.multi_root, seed: int = D.seed,
                  hash_bits: int = D.hash_bits, exact_features: bool = D.exact_features,
-                 k: int = D.k, C: float = math.inf, progress: bool = True, checkpoint=None,
+                 k: int = D.k, C: float = math.inf, order: int = D.order,
+                 second_order: str = D.second_order, progress: bool = True, checkpoint=None,
                  resume: bool = False):
         if trainer not in TRAINERS:
             raise ArborparseError(f"unknown trainer {trainer!r}; choose one of {TRAINERS}")
         self.train_decoder = check_decoders(decoder, train_decoder)
         if epochs < 1 or k < 1 or not (C > 0) or not (10 <= hash_bits <= 31):
             raise ArborparseError("epochs and k must be >= 1, C > 0, hash_bits in 10..31")
+        LinearOptions(trainer=trainer, exact_features=exact_features, order=order,
+                      second_order=second_order)  # refuses what order 2 cannot honour
         self.trainer = trainer
         self.epochs = epochs
         self.decoder = decoder
@@ -89,6 +97,7 @@ class OnlineTrainer:
         self.exact_features = exact_features
         self.k = k
         self.C = C
+        self.order, self.second_order = order, second_order
         self.progress = progress
         self.checkpoint, self.resume = checkpoint, resume
 
@@ -98,23 +107,28 @@ class OnlineTrainer:
         return {"trainer": self.trainer, "decoder": self.decoder,
                 "train_decoder": self.train_decoder, "single_root": self.single_root,
                 "seed": self.seed, "hash_bits": self.hash_bits,
-                "exact_features": self.exact_features, "k": self.k, "C": self.C}
+                "exact_features": self.exact_features, "k": self.k, "C": self.C,
+                "order": self.order, "second_order": self.second_order}
 
     # ------------------------------------------------------------------ set-up
 
     def _model(self, encoded, heads, labels) -> LinearModel:
         if not self.exact_features:
-            return LinearModel.hashing(self.hash_bits, labels)
+            return LinearModel.hashing(self.hash_bits, labels, order=self.order,
+                                       second_order=self.second_order)
         return LinearModel.dictionary(*gold_feature_keys(encoded, heads), labels)
 
     # ----------------------------------------------------------------- updates
 
     def _delta(self, model, x, gold_h, gold_l, heads, labels):
-        """f(gold) - f(tree) as (indices, values) over the words where they differ."""
+        """f(gold) - f(tree) as (indices, values): the arcs of the words where they
+        differ, and every second-order part of both trees (those they share cancel)."""
         diff = np.flatnonzero((gold_h != heads) | (gold_l != labels))
         diff = diff[diff > 0]
         plus, _ = model.arc_features(x, gold_h[diff], diff, gold_l[diff])
         minus, _ = model.arc_features(x, heads[diff], diff, labels[diff])
+        plus = np.concatenate([plus, model.tree_part_features(x, gold_h)])
+        minus = np.concatenate([minus, model.tree_part_features(x, heads)])
         idx = np.concatenate([plus, minus])
         vals = np.concatenate([np.ones(len(plus)), -np.ones(len(minus))])
         uniq, inverse = np.unique(idx, return_inverse=True)
@@ -219,7 +233,7 @@ class OnlineTrainer:
             header, arrays = saved
             w[:], u[:], steps = arrays["w"], arrays["u"], int(header["steps"])
             rng.bit_generator.state = header["rng"]
-            self.parser_ = self._parser(model, labels, arrays["best"], header["temperature"])
+            self.parser_ = self._parser(model, arrays["best"], header["temperature"])
 
         def state():
             return ({"steps": steps, "rng": rng.bit_generator.state,
@@ -230,7 +244,7 @@ class OnlineTrainer:
             start = time.perf_counter()
             steps, errors = self.one_pass(model, w, u, steps, encoded, gold_heads, gold_labels,
                                           log.bar(epoch, rng.permutation(len(train))))
-            self.end_epoch(log, epoch, model, labels, w - u / steps, len(train),
+            self.end_epoch(log, epoch, model, w - u / steps, len(train),
                            time.perf_counter() - start, errors, state=state)
         log.finish()
         return self
@@ -241,18 +255,17 @@ class OnlineTrainer:
                     settings=self.settings, may_change=("epochs", "progress"),
                     resume=self.resume)
 
-    def _parser(self, model, labels, weights, temperature: float = 1.0) -> LinearParser:
+    def _parser(self, model, weights, temperature: float = 1.0) -> LinearParser:
         # float32, as saved: the parser evaluated on dev is exactly the one in the file
-        return LinearParser(LinearModel(weights.astype(np.float32), labels, model.keys,
-                                        model.label_keys), self.decoder, self.single_root,
-                            temperature)
+        return LinearParser(model.like(weights.astype(np.float32)), self.decoder,
+                            self.single_root, temperature)
 
-    def end_epoch(self, log: Loop, epoch: int, model, labels, average: np.ndarray,
+    def end_epoch(self, log: Loop, epoch: int, model, average: np.ndarray,
                   sentences: int, elapsed: float, errors: int, more: dict | None = None,
                   note: str = "", state=None) -> None:
         """Hand the epoch's parser, from the averaged weights, to `log` (dev scores, the
         best kept) with the epoch's record (`more` added) and line (`note` added)."""
-        parser = self._parser(model, labels, average)
+        parser = self._parser(model, average)
         rate = sentences / elapsed
         log.end(epoch, {"seconds": elapsed, "sentences_per_second": rate,
                        "train_errors": errors, **(more or {})},

@@ -13,6 +13,9 @@ LATENT = ("latent", "latent-lbfgs")
 TRAINERS = ONLINE + ("loglinear", "loglinear-sgd", "eg") + LATENT
 DISTRIBUTED = ONLINE + ("loglinear",)
 DECODERS = ("mst", "eisner")
+SECOND_ORDER = ("siblings", "siblings+grandparents")
+SECOND_ORDER_TRAINERS = ("perceptron", "mira", "loglinear", "loglinear-sgd", "eg")
+MARGINAL_TRAINERS = ("loglinear", "loglinear-sgd", "eg")  # at order 2: projective training
 
 
 @dataclass(frozen=True)
@@ -26,8 +29,9 @@ class LinearOptions(FamilyOptions):
 
     @classmethod
     def offers(cls, header: dict) -> Capabilities:
-        """Max-z decoding only with hidden clusters."""
-        return dataclasses.replace(cls.parses, max_z=header.get("clusters", 1) > 1)
+        """Max-z decoding only with hidden clusters; no k-best trees at order 2."""
+        return dataclasses.replace(cls.parses, max_z=header.get("clusters", 1) > 1,
+                                   kbest=header.get("order", 1) == 1)
 
     trainer: str = option(
         "mira", str, "Online large-margin trainers; conditional log-linear training "
@@ -38,6 +42,13 @@ class LinearOptions(FamilyOptions):
                           "projective).", choices=DECODERS)
     train_decoder: str | None = option(None, str, "Decoder during training (default: "
                                        "--decoder).", choices=DECODERS)
+    order: int = option(1, int, "1: arc features; 2: also sibling features (McDonald & "
+                        "Pereira 2006), decoded exactly by eisner (projective) or "
+                        "approximately by mst; loglinear and eg then train over "
+                        "projective trees.", low=1, high=2, trainers=SECOND_ORDER_TRAINERS)
+    second_order: str = option(SECOND_ORDER[0], str, "The parts of --order 2: siblings, or "
+                               "siblings and grandparents.", choices=SECOND_ORDER,
+                               trainers=SECOND_ORDER_TRAINERS)
     multi_root: bool = option(False, bool, "Allow several words attached to the root "
                               "(default: exactly one).")
     epochs: int = option(10, int, "Passes over the training data (loglinear, latent-lbfgs: "
@@ -89,6 +100,26 @@ class LinearOptions(FamilyOptions):
         if self.workers and self.scheduler not in (None, "local"):
             raise ArborparseError("workers applies to scheduler 'local' only (a running "
                                   "scheduler has its own workers)")
+        if self.order == 1 and self.second_order != SECOND_ORDER[0]:
+            raise ArborparseError("second_order applies to order 2 only: give order 2")
+        if self.order == 2:
+            self._check_second_order()
         if self.C == "auto" and self.trainer in ONLINE:
             raise ArborparseError(f"C 'auto' does not apply to the trainer {self.trainer} "
                                   "(give a number, or nothing for no bound)")
+
+    def _check_second_order(self):
+        """Refuse, in one line, what order 2 cannot honour."""
+        from arborparse.errors import ArborparseError
+
+        if self.trainer not in SECOND_ORDER_TRAINERS:
+            raise ArborparseError(f"order 2 trains with {', '.join(SECOND_ORDER_TRAINERS)}, "
+                                  f"not {self.trainer} (k-best and factored MIRA and hidden "
+                                  "clusters are first-order)")
+        if self.exact_features:
+            raise ArborparseError("exact_features is first-order only (order 2 hashes its "
+                                  "features)")
+        if self.trainer in MARGINAL_TRAINERS and self.train_decoder == "mst":
+            raise ArborparseError(f"the {self.trainer} trainer at order 2 trains on projective "
+                                  "trees (second-order marginals are projective): leave out "
+                                  "train_decoder, or give eisner")

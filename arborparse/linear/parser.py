@@ -1,5 +1,9 @@
-"""`LinearParser`: a trained first-order model with its decoder; parses sentences, saves, loads
-(model kind ``linear``; ``first-order`` in files of 0.1)."""
+"""`LinearParser`: a trained linear model (first or second order) with its decoder; parses
+sentences, saves, loads (model kind ``linear``; ``first-order`` in files of 0.1).
+
+A second-order model's distribution, behind its marginals, MBR and calibration, is over
+projective trees whatever the decoder (second-order marginals are projective); it has no
+k-best trees."""
 
 from __future__ import annotations
 
@@ -13,14 +17,16 @@ from arborparse.io import model_files as files
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import require_tags
 from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, VERSION, Encoded, LinearModel,
-                                     Scores, decode)
+                                     Scores, decode, distribution)
 from arborparse.linear.options import LinearOptions
 from arborparse.options import check_options
+from arborparse.trees import second_order
 from arborparse.trees.scores import arc_labels
 from arborparse.trees.structure import is_projective
 
 class LinearParser:
-    """A first-order graph-based parser.
+    """A graph-based parser: a linear model of arcs (and, at order 2, of sibling and
+    grandparent parts).
 
     Parameters
     ----------
@@ -61,8 +67,21 @@ class LinearParser:
         return cls(model, header["decoder"], header["single_root"], header["temperature"])
 
     def _scores(self, x: Encoded) -> np.ndarray:
-        """s(h, m, l) / T: the scores of the tree distribution."""
+        """s(h, m, l) / T: the arc scores of the tree distribution."""
         return self.model.labeled_scores(x, scale=1.0 / self.temperature)
+
+    def _projective(self, decoder: str | None = None) -> bool:
+        """Whether the tree distribution is over projective trees (always at order 2)."""
+        return (decoder or self.decoder) == "eisner" or self.model.order == 2
+
+    def _log_partition(self, S, sib, grand) -> float:
+        if sib is None:
+            return trees.log_partition(S, self._projective(), self.single_root)
+        from scipy.special import logsumexp
+
+        with np.errstate(invalid="ignore"):
+            return second_order.log_partition(logsumexp(S, axis=2), sib, grand,
+                                              self.single_root)
 
     def calibrate(self, dev: Iterable[Sentence], limit: int = 1000) -> float:
         """Fit the temperature to development data and return it: the T maximizing the
@@ -72,7 +91,7 @@ class LinearParser:
         probabilities that mean what they say. T = 1 when no sentence is usable."""
         from scipy.optimize import minimize_scalar
 
-        projective = self.decoder == "eisner"
+        projective = self._projective()
         index = {label: i for i, label in enumerate(self.model.labels)}
         data = []
         for sentence in dev:
@@ -83,19 +102,24 @@ class LinearParser:
                     (self.single_root and (heads == 0).sum() != 1) or \
                     any(label not in index for label in sentence.deprels):
                 continue
-            S = self.model.labeled_scores(Encoded.of(sentence)).astype(np.float32)
+            x = Encoded.of(sentence)
+            S, (sib, grand) = self.model.labeled_scores(x), self.model.part_scores(x)
             m = np.arange(1, len(heads))
             labels = [index[label] for label in sentence.deprels]
-            data.append((S, float(S[heads[1:], m, labels].sum())))
+            gold = float(S[heads[1:], m, labels].sum()) + float(
+                self.model.weights[self.model.tree_part_features(x, heads)].sum())
+            data.append((S.astype(np.float32),
+                         *(None if p is None else p.astype(np.float32) for p in (sib, grand)),
+                         gold))
         if not data:
             self.temperature = 1.0
             return 1.0
 
         def negative_log_likelihood(log_t):
             scale = np.exp(-log_t)
-            return -sum(gold * scale - trees.log_partition(S * scale, projective,
-                                                           self.single_root)
-                        for S, gold in data)
+            return -sum(gold * scale - self._log_partition(
+                S * scale, *(None if p is None else p * scale for p in (sib, grand)))
+                for S, sib, grand, gold in data)
 
         best = minimize_scalar(negative_log_likelihood, bounds=(np.log(1e-4), np.log(1e4)),
                                method="bounded", options={"xatol": 1e-3})
@@ -104,25 +128,36 @@ class LinearParser:
 
     @property
     def capabilities(self) -> Capabilities:
-        """The family's (`LinearOptions.parses`): marginals, MBR and k-best trees, either
-        decoder; max-z only with hidden clusters."""
-        return LinearOptions.offers({"clusters": self.model.clusters})
+        """The family's (`LinearOptions.parses`): marginals, MBR and k-best trees (order 1),
+        either decoder; max-z only with hidden clusters."""
+        return LinearOptions.offers({"clusters": self.model.clusters, "order": self.model.order})
 
     def marginals(self, sentence: Sentence, decoder: str | None = None) -> np.ndarray:
-        """P(h -> m with label l) under P(tree) ∝ exp(Σ s(h, m, l) / T), over the trees of the
-        decoder's class: an array (n+1, n+1, L) whose columns m >= 1 sum to 1."""
-        projective = (decoder or self.decoder) == "eisner"
-        return trees.marginals(self._scores(Encoded.of(sentence)), projective,
-                               self.single_root)
+        """P(h -> m with label l) under P(tree) ∝ exp(Σ s(h, m, l) / T) (+ the parts'
+        scores / T), over the trees of the decoder's class: an array (n+1, n+1, L) whose
+        columns m >= 1 sum to 1."""
+        x = Encoded.of(sentence)
+        parts = self.model.part_scores(x, scale=1.0 / self.temperature)
+        return distribution(self._scores(x), *parts, self._projective(decoder),
+                            self.single_root)[1]
 
     def head_marginals(self, sentence: Sentence) -> np.ndarray:
         """P(h -> m) summed over labels: (n+1, n+1), each column m >= 1 sums to 1."""
-        return trees.marginals(self._distribution(Encoded.of(sentence)).folded,
-                               self.decoder == "eisner", self.single_root)
+        return self._head_marginals(self._distribution(Encoded.of(sentence)), self._projective())
+
+    def _head_marginals(self, s: Scores, projective: bool) -> np.ndarray:
+        if s.sib is None:
+            return trees.marginals(s.folded, projective, self.single_root)
+        return second_order.log_partition_and_marginals(s.folded, s.sib, s.grand,
+                                                        self.single_root)[1]
 
     def kbest(self, sentence: Sentence, k: int) -> list[tuple[float, np.ndarray, list[str]]]:
         """The k most probable labeled trees, best first, as (probability, heads, labels):
-        each arc with its best label, the probability under the model's tree distribution."""
+        each arc with its best label, the probability under the model's tree distribution
+        (order 1 only)."""
+        if self.model.order != 1:
+            raise ArborparseError("k-best trees are first-order only; this model is of "
+                                  f"order {self.model.order}")
         return self._kbest(self._distribution(Encoded.of(sentence)), k,
                            self.decoder == "eisner")
 
@@ -144,7 +179,7 @@ class LinearParser:
     def _parse_one(self, sentence: Sentence, decoder: str | None, decode_as: str,
                    marginals: bool, k: int | None) -> Sentence:
         decoder = decoder or self.decoder
-        projective = decoder == "eisner"
+        projective = self._projective(decoder)
         x = Encoded.of(sentence)
         if not (marginals or k or decode_as == "mbr"):
             combine = "max" if decode_as == "max-z" else "sum"
@@ -154,7 +189,7 @@ class LinearParser:
         # one scoring serves the tree, MBR, the marginals and the k best; one
         # inside-outside (or Matrix-Tree elimination) serves MBR and the marginals
         s = self._distribution(x)
-        mu = trees.marginals(s.folded, projective, self.single_root) if marginals else None
+        mu = self._head_marginals(s, projective) if marginals or decode_as == "mbr" else None
         if decode_as == "mbr":
             heads = trees.mbr(s.folded, projective, self.single_root, mu)
             labels = arc_labels(s.label, heads)

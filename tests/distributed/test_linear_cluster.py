@@ -94,3 +94,24 @@ def test_the_command_line(tmp_path):
     assert r.exit_code == 2 and "--scheduler does not apply to --trainer eg" in r.output
     r = run(*base, "--shards", 2)
     assert r.exit_code == 1 and "shards and workers apply to training on a cluster" in r.output
+
+
+def test_order_2_trains_on_the_cluster(client):
+    """Parameter mixing and the sharded log-linear objective take second-order models as
+    they are (the model carries its order)."""
+    data = separable(2)
+    fitted = MixingTrainer(OnlineTrainer("perceptron", epochs=3, hash_bits=14, order=2,
+                                         progress=False), 2, client).fit(data)
+    assert fitted.parser_.model.order == 2
+    assert evaluate(data, fitted.parser_.parse(data))["LAS"] >= 95
+    settings = dict(C=0.3, hash_bits=12, order=2, progress=False)
+    serial = LogLinearTrainer("lbfgs", **settings)
+    sharded = ShardedLogLinearTrainer(2, client, **settings)
+    labels, prepared = serial._data(data)
+    _, shards = sharded._data(data)
+    model = LinearModel.hashing(12, labels, order=2)
+    w = np.random.default_rng(1).standard_normal(len(model.weights))
+    value, grad = serial.objective(model, prepared, w)
+    value_s, grad_s = sharded.objective(model, shards, w)
+    assert abs(value_s - value) <= 1e-9 * abs(value)
+    assert np.abs(grad_s - grad).max() <= 1e-9 * np.abs(grad).max()

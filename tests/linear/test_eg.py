@@ -32,7 +32,8 @@ def test_initial_dual_gives_the_gold_tree_most_mass():
     trainer = EGTrainer(epochs=1, hash_bits=12, progress=False)
     theta = np.zeros((4, 4, 2), dtype=np.float32)
     theta[[2, 3, 0], [1, 2, 3], [0, 1, 0]] = 9.0
-    mu = trainer._marginals(theta)
+    mu, mu_sib, mu_grand = trainer._marginals([theta, None, None])
+    assert mu_sib is None and mu_grand is None
     assert mu[2, 1, 0] > 0.99 and mu[0, 3, 0] > 0.99
     assert data
 

@@ -1,0 +1,219 @@
+"""The linear family at order 2: sibling and grandparent features, their scores and
+expectations, the trainers, model files and options."""
+
+import io
+
+import numpy as np
+import pytest
+from oracles import all_trees, brute_second_order, second_order_parts
+from treebanks import separable
+
+from arborparse.errors import ArborparseError
+from arborparse.eval import evaluate
+from arborparse.io import read_conllu
+from arborparse.linear.model import Encoded, LinearModel
+from arborparse.linear.options import SECOND_ORDER, LinearOptions
+from arborparse.linear.parser import LinearParser
+from arborparse.linear.train import trainer
+from arborparse.options import OptionError
+from arborparse.trees.second_order import tree_score
+
+
+def siblings_language(copies: int = 4):
+    """Sentences "h s m k" (every POS X) where m attaches to h when (s, m) is (s1, m1) or
+    (s2, m2), else to k: an XOR of two siblings' words that no arc sees (arc features pair
+    only a head's and a child's words, and the context templates read POS alone)."""
+    lines = []
+    for c in range(copies):
+        for s in ("s1", "s2"):
+            for m in ("m1", "m2"):
+                head_m = 1 if s[1] == m[1] else 4
+                lines.append(f"# sent_id = {c}-{s}-{m}")
+                for i, (form, head) in enumerate((("h", 0), (s, 1), (m, head_m), ("k", 1)), 1):
+                    lines.append(f"{i}\t{form}\t{form}\tX\tX\t_\t{head}\tdep\t_\t_")
+                lines.append("")
+    return read_conllu(io.StringIO("\n".join(lines) + "\n"))
+
+
+def fit(data, **options):
+    return trainer(LinearOptions.of({"hash_bits": 16, **options}), dev=False,
+                   progress=False).fit(data, data)
+
+
+def random_model(second_order, bits=12, seed=0):
+    model = LinearModel.hashing(bits, ["a", "b"], order=2, second_order=second_order)
+    model.weights[:] = np.random.default_rng(seed).standard_normal(len(model.weights))
+    return model
+
+
+@pytest.mark.parametrize("second_order", SECOND_ORDER)
+def test_tree_scores_are_the_weights_of_the_tree_features(second_order):
+    """score(tree) from the score arrays == w · f(tree) from the tree's own features, for
+    every tree of a 5-word sentence."""
+    model = random_model(second_order)
+    sentence = separable(1)[1]
+    x = Encoded.of(sentence)
+    S = model.labeled_scores(x)[:, :, 0]  # every arc labeled "a"
+    s = model.scores(x)
+    assert (s.grand is not None) == (second_order != "siblings")
+    trees = all_trees(len(sentence), False, False)
+    sib, grand = second_order_parts(trees)
+    words = np.arange(1, len(sentence) + 1)
+    labels = np.zeros(len(sentence), dtype=np.int64)
+    for t, tree in enumerate(trees):
+        arcs = model.arc_features(x, tree[1:], words, labels)[0]
+        features = np.concatenate([arcs, model.tree_part_features(x, tree)])
+        from_arrays = S[tree[1:], words].sum() + (s.sib * sib[t]).sum()
+        if s.grand is not None:
+            from_arrays += (s.grand * grand[t]).sum()
+        assert from_arrays == pytest.approx(model.weights[features].sum(), abs=1e-9)
+        assert from_arrays == pytest.approx(tree_score(S, s.sib, s.grand, tree))
+
+
+@pytest.mark.parametrize("second_order", SECOND_ORDER)
+def test_part_expectations_are_the_adjoint_of_the_part_scores(second_order):
+    """w · Σ D f == Σ D · (w · f) for any D over the parts."""
+    model = random_model(second_order)
+    x = Encoded.of(separable(1)[2])
+    sib, grand = model.part_scores(x)
+    rng = np.random.default_rng(1)
+    D_sib = rng.standard_normal(sib.shape)
+    D_grand = None if grand is None else rng.standard_normal(grand.shape)
+    out = np.zeros_like(model.weights)
+    model.add_part_expectations(x, D_sib, D_grand, out)
+    expected = (D_sib * sib).sum() + (0.0 if grand is None else (D_grand * grand).sum())
+    assert out @ model.weights == pytest.approx(expected)
+    # entries that are no part of any tree carry no score
+    assert sib[1, 3, 4] == 0.0 and sib[2, 2, 1] == 0.0
+
+
+@pytest.mark.parametrize("second_order", SECOND_ORDER)
+def test_log_linear_gradient_by_finite_differences(second_order):
+    """The gradient of -log P(tree) at order 2 (expected minus gold feature counts, parts
+    included), checked coordinate by coordinate."""
+    from arborparse.linear.common import gold_data
+    from arborparse.linear.loglinear import negative_log_likelihood
+
+    labels, encoded, heads, ids = gold_data(separable(1)[1:3], True)
+    model = LinearModel.hashing(10, labels, order=2, second_order=second_order)
+    w = 0.3 * np.random.default_rng(2).standard_normal(len(model.weights))
+
+    def nll(weights, grad):
+        return sum(negative_log_likelihood(model, x, h, lab, weights, True, True, grad)
+                   for x, h, lab in zip(encoded, heads, ids))
+
+    grad = np.zeros_like(w)
+    nll(w, grad)
+    eps = 1e-6
+    for i in np.argsort(-np.abs(grad))[:15]:
+        step = np.zeros_like(w)
+        step[i] = eps
+        scratch = np.zeros_like(w)
+        numeric = (nll(w + step, scratch) - nll(w - step, scratch)) / (2 * eps)
+        assert numeric == pytest.approx(grad[i], rel=1e-5, abs=1e-7)
+
+
+def test_first_child_and_the_sibling_words_make_features():
+    model = random_model("siblings")
+    x = Encoded.of(siblings_language(1)[0])
+    sib, _ = model.part_scores(x)
+    # the same modifier with another sibling, or as the first child, scores differently
+    assert len({sib[1, 3, 2], sib[1, 3, 1], sib[4, 3, 4]}) == 3
+
+
+def test_order_2_learns_what_siblings_tell_and_order_1_cannot():
+    data = siblings_language()
+    first = fit(data, trainer="perceptron", epochs=8, decoder="eisner")
+    second = fit(data, trainer="perceptron", epochs=8, decoder="eisner", order=2)
+    assert evaluate(data, first.parser_.parse(data))["UAS"] <= 90.0
+    assert evaluate(data, second.parser_.parse(data))["UAS"] == 100.0
+
+
+@pytest.mark.parametrize("second_order", SECOND_ORDER)
+@pytest.mark.parametrize("name", ["perceptron", "mira", "loglinear", "loglinear-sgd", "eg"])
+def test_each_trainer_runs_an_epoch_and_parses(name, second_order):
+    data = separable(1)
+    options = dict(trainer=name, epochs=1, order=2, second_order=second_order)
+    if name not in ("perceptron", "mira"):
+        options["C"] = 1.0
+    parser = fit(data, **options).parser_
+    assert parser.model.order == 2 and parser.model.second_order == second_order
+    for decoder in ("mst", "eisner"):
+        parsed = parser.parse(data, decoder=decoder)
+        assert all(len(p.heads) == len(s.heads) for p, s in zip(parsed, data))
+
+
+def test_marginals_and_mbr_come_from_the_second_order_distribution():
+    data = separable(1)
+    parser = fit(data, trainer="perceptron", epochs=2, order=2,
+                 second_order="siblings+grandparents").parser_
+    parser.temperature = 5.0
+    sentence = data[1]
+    from scipy.special import logsumexp
+
+    x = Encoded.of(sentence)
+    S, (sib, grand) = parser._scores(x), parser.model.part_scores(x, scale=0.2)
+    _, _, _, mu, _, _ = brute_second_order(logsumexp(S, axis=2), sib, grand, True, True)
+    assert np.allclose(parser.head_marginals(sentence)[:, 1:], mu[:, 1:], atol=1e-9)
+    assert np.allclose(parser.marginals(sentence).sum(axis=2)[:, 1:], mu[:, 1:], atol=1e-9)
+    parsed = parser.parse([sentence], decode_as="mbr", marginals=True)[0]
+    assert np.allclose(parsed.analysis["heads"], mu, atol=1e-9)
+    assert parser.capabilities.names() == ["marginals", "mbr"]
+    with pytest.raises(OptionError, match="kbest"):
+        parser.parse([sentence], kbest=2)
+
+
+def test_model_file_keeps_the_order(tmp_path):
+    data = separable(1)
+    parser = fit(data, trainer="mira", epochs=2, order=2, second_order="siblings+grandparents",
+                 multi_root=True).parser_
+    parser.save(tmp_path / "m.npz")
+    loaded = LinearParser.load(tmp_path / "m.npz")
+    assert (loaded.model.order, loaded.model.second_order) == (2, "siblings+grandparents")
+    assert not loaded.single_root
+    assert [p.heads.tolist() for p in loaded.parse(data)] == \
+        [p.heads.tolist() for p in parser.parse(data)]
+    header, arrays = parser.parts()
+    assert header["order"] == 2 and header["second_order"] == "siblings+grandparents"
+    for key in ("order", "second_order"):  # files from before order 2: first order
+        del header[key]
+    assert LinearParser.from_parts(header, arrays, "old.npz").model.order == 1
+
+
+def test_info_shows_the_order(tmp_path):
+    import arborparse
+    from arborparse.pipeline import info
+
+    data = separable(1)
+    nlp = arborparse.train(data, family="linear", components=["parser"], trainer="perceptron",
+                           epochs=1, hash_bits=12, order=2, progress=False)
+    nlp.save(tmp_path / "m.npz")
+    options = info(tmp_path / "m.npz")["options"]
+    assert options["order"] == 2 and options["second_order"] == "siblings"
+    first = arborparse.train(data, family="linear", components=["parser"], epochs=1,
+                             hash_bits=12, progress=False)
+    assert first.info["options"]["order"] == 1  # defaults recorded too
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"order": 2, "trainer": "mira-kbest"}, "order 2 trains with perceptron, mira"),
+    ({"order": 2, "trainer": "latent"}, "order 2 trains with .*, not latent"),
+    ({"order": 1, "trainer": "latent"}, "order does not apply to the linear trainer latent"),
+    ({"second_order": "siblings+grandparents"}, "applies to order 2 only"),
+    ({"order": 2, "exact_features": True}, "exact_features is first-order only"),
+    ({"order": 2, "trainer": "eg", "train_decoder": "mst"}, "trains on projective trees"),
+    ({"order": 3}, "must be 1..2"),
+    ({"order": 2, "second_order": "grandparents"}, "choose one of siblings"),
+])
+def test_option_errors(given, message):
+    with pytest.raises(ArborparseError, match=message):
+        LinearOptions.of(given)
+
+
+def test_help_lists_the_order_options():
+    from click.testing import CliRunner
+
+    from arborparse.cli import cli
+
+    r = CliRunner().invoke(cli, ["train", "--help"])
+    assert "--order" in r.output and "--second-order" in r.output
