@@ -455,7 +455,8 @@ def _encoding(ctx, param, name: str) -> str:
 @click.option("--decoder", type=click.Choice(["mst", "eisner"]),
               help=f"{_takers('decoder')} override the model's decoder.")
 @click.option("--decode", "decode_as", type=click.Choice(["map", "mbr", "max-z"]),
-              help=f"{_takers('decode_as')} map (default): the best tree; mbr: the tree "
+              help=f"{_takers('decode_as')} map (the default but for neural crf2o "
+                   "models, whose default is mbr): the best tree; mbr: the tree "
                    "with the most expected correct attachments under the model's tree "
                    "distribution; max-z: the best tree with each arc scored by its best hidden "
                    "cluster (models with clusters).")

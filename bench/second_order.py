@@ -32,6 +32,7 @@ import datetime
 import json
 import os
 import statistics
+import sys
 from pathlib import Path
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
@@ -62,6 +63,7 @@ RESULTS = ROOT / "bench" / "second_order.jsonl"
 
 
 def inference(args):
+    print(" ".join(sys.argv), "|", machine(), "| one thread")
     rng = np.random.default_rng(0)
     N = args.n + 1
     S = rng.normal(size=(N, N))
@@ -103,6 +105,11 @@ def inference(args):
               for m in models}
     for model, ratio in ratios.items():
         print(f"{model}: inside-outside runs at {ratio:.2f} of MAP's speed")
+    for model in ("siblings", "grandparents"):
+        slower = {task: best[f"{model} {task}"] / best[f"first-order {task}"]
+                  for task in ("MAP", "inside-outside")}
+        print(f"{model}: MAP takes {slower['MAP']:.1f}x, inside-outside "
+              f"{slower['inside-outside']:.1f}x the first order's time")
     append_result(args.results, {
         "bench": "inference", "n": args.n, "date": datetime.date.today().isoformat(),
         "machine": machine(), "ms": {k: round(1000 * v, 4) for k, v in best.items()},
@@ -169,7 +176,9 @@ def table(args):
         base, *others = DEFAULT_VARIANTS[family] + [
             v for v in VARIANTS[family] if v not in DEFAULT_VARIANTS[family]]
         metric = "UAS" if family == "linear" else "LAS"
-        print(f"\n{family} ({metric} compared; test, CoNLL 2018 script; mean over seeds)")
+        tags = "gold tags" if family == "linear" else "tags predicted by the model"
+        print(f"\n{family} ({metric} compared; test, {tags}, CoNLL 2018 script; mean over "
+              "seeds)")
         for other in others:
             gains = []
             for treebank in TREEBANKS:

@@ -90,6 +90,8 @@ class EGTrainer:
             raise ArborparseError("the learning rate must be > 0")
         if primal and order == 2:
             raise ArborparseError("the primal objective is computed for order 1 only")
+        LinearOptions(trainer="eg", order=order, second_order=second_order,
+                      train_decoder=train_decoder)  # refuses what order 2 cannot honour
         self.C = C
         self.epochs = epochs
         self.beta = beta

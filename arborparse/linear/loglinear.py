@@ -1,4 +1,4 @@
-"""Conditional log-linear (CRF) training of the first-order model (Koo et al. 2007, §4.1).
+"""Conditional log-linear (CRF) training of the linear model (Koo et al. 2007, §4.1).
 
     L(w) = C Σ_i -log P(y_i | x_i; w) + ½‖w‖²,   P(y | x; w) ∝ exp Σ_{(h,m,l) ∈ y} s(h, m, l)
 
@@ -108,6 +108,11 @@ class LogLinearTrainer:
             raise ArborparseError("epochs >= 1, C > 0, learning rate > 0, hash_bits in 10..31")
         if clusters < 1 or not (init_noise >= 0):
             raise ArborparseError("clusters >= 1 and init_noise >= 0")
+        trainer = {("sgd", False): "loglinear-sgd", ("lbfgs", False): "loglinear",
+                   ("sgd", True): "latent", ("lbfgs", True): "latent-lbfgs"}[
+            optimizer, clusters > 1]
+        LinearOptions(trainer=trainer, order=order, second_order=second_order,
+                      train_decoder=train_decoder)  # refuses what order 2 cannot honour
         self.optimizer = optimizer
         self.C = C
         self.epochs = epochs

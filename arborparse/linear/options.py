@@ -45,10 +45,10 @@ class LinearOptions(FamilyOptions):
     order: int = option(1, int, "1: arc features; 2: also sibling features (McDonald & "
                         "Pereira 2006), decoded exactly by eisner (projective) or "
                         "approximately by mst; loglinear and eg then train over "
-                        "projective trees.", low=1, high=2, trainers=SECOND_ORDER_TRAINERS)
+                        "projective trees (order 2: perceptron, mira, loglinear, "
+                        "loglinear-sgd, eg).", low=1, high=2)
     second_order: str = option(SECOND_ORDER[0], str, "The parts of --order 2: siblings, or "
-                               "siblings and grandparents.", choices=SECOND_ORDER,
-                               trainers=SECOND_ORDER_TRAINERS)
+                               "siblings and grandparents.", choices=SECOND_ORDER)
     multi_root: bool = option(False, bool, "Allow several words attached to the root "
                               "(default: exactly one).")
     epochs: int = option(10, int, "Passes over the training data (loglinear, latent-lbfgs: "

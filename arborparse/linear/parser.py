@@ -155,9 +155,7 @@ class LinearParser:
         """The k most probable labeled trees, best first, as (probability, heads, labels):
         each arc with its best label, the probability under the model's tree distribution
         (order 1 only)."""
-        if self.model.order != 1:
-            raise ArborparseError("k-best trees are first-order only; this model is of "
-                                  f"order {self.model.order}")
+        check_options(self, {"kbest": k})  # refused at order 2, naming what the model offers
         return self._kbest(self._distribution(Encoded.of(sentence)), k,
                            self.decoder == "eisner")
 

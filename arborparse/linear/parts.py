@@ -17,8 +17,9 @@ With s == h (the first child on its side) the sibling's word and POS are the pad
 symbol STR, and the distance is the arc's: the "first child" case is its own feature.
 
 Grandparent templates (Carreras 2007; Koo & Collins 2010), in both views, conjoined with
-the directions of g -> h and h -> m (plain forms measured worse on Gothic): the POS triple (g, h, m); (g POS, m POS), (g word,
-m POS), (g POS, m word), (g word, m word).
+the directions of g -> h and h -> m: the POS triple (g, h, m); (g POS, m POS), (g word,
+m POS), (g POS, m word), (g word, m word). (Their plain twins, without the directions,
+measured worse on Gothic.)
 
 A part's features are those of two *entries*: a triple entry, keyed by the tag classes of
 its three words (a word's class: its (UPOS, XPOS) pair in the sentence), and a pair
@@ -118,7 +119,7 @@ def entry_features(attrs, key, out):
     first = kind == SIB_PAIR and c == 1
     x = -1 if first else a
     dirs = (a < b if kind == SIB_PAIR else c) + 1
-    dd = np.uint64(direction_distance(a, b))
+    dd = np.uint64(direction_distance(a, b)) if kind == SIB_PAIR else np.uint64(0)
     for view in range(2):
         W = FORM if view == 0 else LEMMA
         P = XPOS if view == 0 else UPOS

@@ -44,7 +44,8 @@ from arborparse.text.rules import WHOLE, kept_invisible, visible, whole_kinds, w
 from arborparse.text.sentences import SentenceSplitter, shift_bias
 
 VERSION = 1  # of the tokenizer inside a model file
-SPLITTER_BITS = 20  # of the word-level sentence splitter's weights
+SPLITTER_BITS = 20  # of the word-level sentence splitter's weights (whatever `bits`: its
+# features are few)
 LABELS = ("inside", "token", "sentence")
 INSIDE, TOKEN, SENTENCE = range(3)
 TEMPLATES = ("bias", "c", "c raw", "c-1", "c+1", "c-2", "c+2", "c+3", "c-1 c", "c c+1",
@@ -259,6 +260,7 @@ class Tokenizer(Trained):
         data = paragraphs(train)
         if not data:
             raise ArborparseError("the training data holds no sentences")
+        self.splitter = None
         self.multiword = Multiword(seed=self.seed).fit(
             [[(form, words) for form, _, words in _tokens(s)] for s in train])
         self.keep = kept_invisible(t for t, _ in data)

@@ -7,10 +7,10 @@ word attaches to the root; ``projective=True`` restricts to projective trees.
 
 Decoding: `mst` (Chu-Liu-Edmonds/Tarjan, O(n²)), `eisner` (O(n³)), `kbest`, `mbr`.
 The distribution P(y | x) ∝ exp(Σ S[h, m]): `log_partition`, `marginals` (both at once:
-`log_partition_and_marginals`), `entropy`, `sample`. The batched, differentiable PyTorch
-back end is `arborparse.trees.batch`; second-order models (adjacent siblings, grandparents)
-are `arborparse.trees.second_order`; tree properties (cycles, projectivity) are in
-`arborparse.trees.structure`.
+`log_partition_and_marginals`), `entropy`, `sample`. Second-order models (adjacent
+siblings, grandparents) are `arborparse.trees.second_order`. The batched, differentiable
+PyTorch back ends are `arborparse.trees.batch` and `arborparse.trees.batch_second_order`;
+tree properties (cycles, projectivity) are in `arborparse.trees.structure`.
 
 The functions are imported on first use, so that code needing only `structure` does not
 pay for numba's start-up.

@@ -65,7 +65,10 @@ def _inside(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor, single_ro
     S = torch.where(_arc_mask(lengths, N1), torch.nan_to_num(S, neginf=huge), huge)
     # one tensor a width (unbind's backward stacks them once; slicing a width out of the
     # whole would scatter into a zero tensor of the whole at each width)
-    R, L = (x.unbind(1) for x in _by_width(torch.nan_to_num(sib, neginf=huge)))
+    inside = torch.arange(N1, device=S.device)[None, :] <= lengths[:, None]  # (B, N+1)
+    inside = inside[:, :, None, None] & inside[:, None, :, None] & inside[:, None, None, :]
+    sib = torch.where(inside, torch.nan_to_num(sib, neginf=huge), 0.0)  # padding: ignored
+    R, L = (x.unbind(1) for x in _by_width(sib))
     CR, CL, IR, IL, SB = (S.new_full((B, N1, N1), huge) for _ in range(5))
     CR.diagonal(dim1=1, dim2=2).fill_(0.0)
     CL.diagonal(dim1=1, dim2=2).fill_(0.0)

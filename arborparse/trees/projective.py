@@ -314,14 +314,15 @@ def _inside_linear(W, single_root):
 
 
 @njit(cache=True, nogil=True)
-def _trusted(Z, N):
+def _trusted(Z, N, products=3):
     """Whether a probability-space Z of N = n+1 positions is exact to rounding.
 
     Every item's value (and every outside value) is at most the number of trees, below 7^N;
-    each of the ~N³ products that underflow loses at most 2.2e-308 times such a value.
-    Z must exceed that total by 16 orders of magnitude, and be finite.
+    each of the ~N^products products (3 for Eisner's chart) that underflow loses at most
+    2.2e-308 times such a value. Z must exceed that total by 16 orders of magnitude, and be
+    finite.
     """
-    return np.log(Z) >= -708.0 + N * np.log(7.0) + 3.0 * np.log(N) + 37.0 and Z < np.inf
+    return np.log(Z) >= -708.0 + N * np.log(7.0) + products * np.log(N) + 37.0 and Z < np.inf
 
 
 @njit(cache=True, nogil=True)

@@ -555,9 +555,6 @@ def _climb(A, B, G, heads, grand, single_root):
             while x >= 0:
                 below[x, m] = True
                 x = heads[x]
-        roots = 0
-        for m in range(1, N):
-            roots += heads[m] == 0
         best, arg_m, arg_h = current, -1, -1
         for m in range(1, N):
             old = heads[m]
@@ -653,7 +650,7 @@ def _inside_outside(S, sib, grand, single_root, marginals, modes=(PROB, LOG)):
         outside = _sib_outside if grand is None else _grand_outside
         charts = inside(*args, single_root, mode)
         Z = charts[0][(0,) * (charts[0].ndim - 1) + (N - 1,)]
-        if mode == PROB and not _trusted(Z, N):
+        if mode == PROB and not _trusted(Z, N, 3 if grand is None else 4):
             continue
         logZ = (np.log(Z) if mode == PROB else Z) + offset
         if not marginals:
@@ -702,12 +699,31 @@ def log_partition_and_marginals(S, sib, grand=None, single_root: bool = True):
     return (float(logZ), *parts, None) if grand is None else (float(logZ), *parts)
 
 
+def _check_heads(heads, N=None) -> np.ndarray:
+    """heads as an int64 array of a head for each of words 1..n (heads[0] = -1), of length
+    N when given; ValueError otherwise. (Cycles are not looked for.)"""
+    heads = np.asarray(heads)
+    if heads.ndim != 1 or len(heads) < 2 or not np.issubdtype(heads.dtype, np.integer):
+        raise ValueError(f"heads must be integers, one per word after heads[0] = -1, got "
+                         f"shape {heads.shape} of {heads.dtype}")
+    n = len(heads) - 1
+    if N is not None and len(heads) != N:
+        raise ValueError(f"heads has {len(heads)} entries for scores of {N} positions")
+    words = heads[1:]
+    if heads[0] != -1 or (words < 0).any() or (words > n).any() or \
+            (words == np.arange(1, n + 1)).any():
+        raise ValueError("heads must hold -1 at 0 and, for each word m, a head in 0..n other "
+                         "than m")
+    return heads.astype(np.int64)
+
+
 def tree_score(S, sib, grand, heads) -> float:
     """A tree's second-order score: its arcs, sibling parts and grandparent parts."""
-    heads = np.asarray(heads, dtype=np.int64)
-    G = np.zeros((1, 1, 1)) if grand is None else np.asarray(grand, dtype=np.float64)
-    return float(_tree_score(np.asarray(S, dtype=np.float64), np.asarray(sib, dtype=np.float64),
-                             G, heads, grand is not None, np.empty(len(heads), dtype=np.int64)))
+    S, sib, grand = _check(S, sib, grand)
+    heads = _check_heads(heads, S.shape[0])
+    G = np.zeros((1, 1, 1)) if grand is None else grand
+    return float(_tree_score(S, sib, G, heads, grand is not None,
+                             np.empty(len(heads), dtype=np.int64)))
 
 
 def parts(heads):
@@ -719,4 +735,4 @@ def parts(heads):
     grandparents : ndarray of int, shape (k, 3), rows (g, h, m), one per word whose head is
         not the root
     """
-    return _parts(np.asarray(heads, dtype=np.int64))
+    return _parts(_check_heads(heads))

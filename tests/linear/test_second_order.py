@@ -198,7 +198,6 @@ def test_info_shows_the_order(tmp_path):
 @pytest.mark.parametrize("given, message", [
     ({"order": 2, "trainer": "mira-kbest"}, "order 2 trains with perceptron, mira"),
     ({"order": 2, "trainer": "latent"}, "order 2 trains with .*, not latent"),
-    ({"order": 1, "trainer": "latent"}, "order does not apply to the linear trainer latent"),
     ({"second_order": "siblings+grandparents"}, "applies to order 2 only"),
     ({"order": 2, "exact_features": True}, "exact_features is first-order only"),
     ({"order": 2, "trainer": "eg", "train_decoder": "mst"}, "trains on projective trees"),
@@ -210,6 +209,11 @@ def test_option_errors(given, message):
         LinearOptions.of(given)
 
 
+def test_order_1_is_every_trainers():
+    for trainer in ("mira-kbest", "mira-factored", "latent", "latent-lbfgs"):
+        assert LinearOptions.of({"order": 1, "trainer": trainer}).order == 1
+
+
 def test_help_lists_the_order_options():
     from click.testing import CliRunner
 
@@ -217,3 +221,17 @@ def test_help_lists_the_order_options():
 
     r = CliRunner().invoke(cli, ["train", "--help"])
     assert "--order" in r.output and "--second-order" in r.output
+
+
+def test_every_trainer_refuses_what_order_2_cannot_honour():
+    from arborparse.linear.eg import EGTrainer
+    from arborparse.linear.loglinear import LogLinearTrainer
+
+    with pytest.raises(ArborparseError, match="applies to order 2 only"):
+        EGTrainer(order=1, second_order="siblings+grandparents")
+    with pytest.raises(ArborparseError, match="not latent"):
+        LogLinearTrainer("sgd", order=2, clusters=3)
+    with pytest.raises(ArborparseError, match="must be 1..2"):
+        LogLinearTrainer("lbfgs", order=3)
+    with pytest.raises(ArborparseError, match="trains on projective trees"):
+        EGTrainer(order=2, train_decoder="mst")

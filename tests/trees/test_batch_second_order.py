@@ -65,8 +65,10 @@ def test_siblings_are_the_parts_of_the_oracle(n):
 def test_a_padded_batch_is_its_sentences_one_by_one(single_root):
     lengths = [5, 1, 3, 6, 2]
     S, sib = random_scores(max(lengths), 7, B=len(lengths))
-    S[2, 4:, :] = float("-inf")  # padding may hold anything, -inf included
+    S[2, 4:, :] = float("-inf")  # padding may hold anything, -inf and +inf included
     sib[2, :, 4:] = float("-inf")
+    sib[4, 3:, 3:, 3:] = float("inf")
+    sib[1, :, :, 2:] = 1e308
     lengths_t = torch.tensor(lengths)
     z, mu, mu_sib = so.log_partition_and_marginals(S, sib, lengths_t, single_root)
     heads = so.eisner(S, sib, lengths_t, single_root)

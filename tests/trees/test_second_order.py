@@ -159,6 +159,11 @@ def test_bad_shapes_and_values_are_refused():
         so.eisner(S, np.zeros((4, 4)))
     with pytest.raises(ValueError, match="grand scores must not contain NaN"):
         so.eisner(S, np.zeros((4, 4, 4)), np.full((4, 4, 4), np.nan))
+    for heads in ([-1, 0, 1, -1], [-1, 0, 2, 1], [0, 0, 1, 1], [-1, 0, 1, 4]):
+        with pytest.raises(ValueError, match="heads must hold -1 at 0"):
+            so.parts(heads)
+    with pytest.raises(ValueError, match="heads has 3 entries for scores of 4"):
+        so.tree_score(S, np.zeros((4, 4, 4)), None, [-1, 0, 1])
 
 
 scores = st.integers(1, 9).flatmap(lambda n: st.tuples(
