@@ -35,8 +35,7 @@ def arc_loss(objective: str, S: torch.Tensor, heads: torch.Tensor, lengths: torc
     """The objective's loss summed over the batch (a scalar to minimize); ``crf2o`` needs
     the sibling scores `sib` (B, N+1, N+1, N+1)."""
     if objective == "crf2o":
-        return (so.log_partition(S, sib, lengths, single_root)
-                - so.tree_score(S, sib, heads)).sum()
+        return -so.SiblingCRF(S, sib, lengths, single_root).log_prob(heads).sum()
     if objective in ("crf", "crf-projective"):
         crf = tb.TreeCRF(S, lengths, objective == "crf-projective", single_root)
         return -crf.log_prob(heads).sum()

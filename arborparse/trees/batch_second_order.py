@@ -191,3 +191,51 @@ def tree_score(S: torch.Tensor, sib: torch.Tensor, heads: torch.Tensor) -> torch
     b = torch.arange(B, device=heads.device)[:, None].expand(B, N1)
     parts = S[b, h, m] + sib[b, h, m, s]
     return torch.where(words, parts, torch.zeros_like(parts)).sum(dim=1)
+
+
+class SiblingCRF:
+    """The distribution P(y_b) ∝ exp(Σ S[b, h, m] + Σ sib[b, h, m, s]) over the projective
+    trees of each sentence of a batch (arcs and adjacent siblings), in the style of
+    `torch.distributions` and `arborparse.trees.batch.TreeCRF`: a thin face over the
+    functions above.
+
+    Parameters
+    ----------
+    scores : (B, N+1, N+1) tensor, ``S[b, h, m]``
+    siblings : (B, N+1, N+1, N+1) tensor, ``sib[b, h, m, s]``
+    lengths : (B,) words per sentence (default: all N)
+    single_root : exactly one word attached to the root
+
+    `log_partition`, `score` and `log_prob` are differentiable; `marginals` and `argmax`
+    are not.
+    """
+
+    def __init__(self, scores: torch.Tensor, siblings: torch.Tensor, lengths=None,
+                 single_root: bool = True):
+        self.scores, self.siblings = scores, siblings
+        self.lengths = _check(scores, siblings, lengths)
+        self.single_root = single_root
+
+    @property
+    def log_partition(self) -> torch.Tensor:
+        """(B,) log Z."""
+        return log_partition(self.scores, self.siblings, self.lengths, self.single_root)
+
+    @property
+    def marginals(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Arc marginals (B, N+1, N+1) and sibling marginals (B, N+1, N+1, N+1)."""
+        return log_partition_and_marginals(self.scores, self.siblings, self.lengths,
+                                           self.single_root)[1:]
+
+    def score(self, heads: torch.Tensor) -> torch.Tensor:
+        """(B,) the score of the given trees (heads (B, N+1), -1 at 0 and on padding)."""
+        return tree_score(self.scores, self.siblings, heads)
+
+    def log_prob(self, heads: torch.Tensor) -> torch.Tensor:
+        """(B,) log P of the given trees."""
+        return self.score(heads) - self.log_partition
+
+    @property
+    def argmax(self) -> torch.Tensor:
+        """(B, N+1) heads of the best tree of each sentence."""
+        return eisner(self.scores, self.siblings, self.lengths, self.single_root)

@@ -146,3 +146,20 @@ def test_agrees_with_the_numpy_back_end(single_root):
         s = so.siblings(heads[b:b + 1, :n + 1])[0].numpy()
         assert sorted(map(tuple, parts.tolist())) == \
             sorted((int(best[m]), m, int(s[m])) for m in range(1, n + 1))
+
+
+@pytest.mark.parametrize("single_root", ROOTS)
+def test_the_distribution_object_is_the_functions(single_root):
+    lengths = torch.tensor([4, 2, 5])
+    S, sib = random_scores(5, 11, B=3)
+    crf = so.SiblingCRF(S, sib, lengths, single_root)
+    z, mu, mu_sib = so.log_partition_and_marginals(S, sib, lengths, single_root)
+    torch.testing.assert_close(crf.log_partition, z)
+    torch.testing.assert_close(crf.marginals[0], mu)
+    torch.testing.assert_close(crf.marginals[1], mu_sib)
+    best = crf.argmax
+    assert (best == so.eisner(S, sib, lengths, single_root)).all()
+    for b, n in enumerate(lengths.tolist()):  # log P of the best tree, against brute force
+        _, scores, logZ, *_ = oracle(S[b:b + 1, :n + 1, :n + 1],
+                                     sib[b:b + 1, :n + 1, :n + 1, :n + 1], single_root)
+        assert crf.log_prob(best)[b].item() == pytest.approx(scores.max() - logZ, abs=1e-9)
