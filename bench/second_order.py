@@ -18,9 +18,9 @@ copies of the sentence.
 and `--order 2`; neural: `--objective crf` and `crf2o`) with the family's defaults
 otherwise, after one warm-up training of each variant on 30 sentences (numba compiles once)
 (`arborparse train --components parser`: the linear parser reads the gold tags,
-the neural one predicts its own), measuring training CPU time; parses test (parse speed in
-sentences per CPU second on one core, the start-up cost measured on one sentence and taken
-out) and scores it with the official CoNLL 2018 script. Models and parsed files stay in
+the neural one predicts its own), measuring training CPU time; parses test and scores it with the official CoNLL 2018
+script; and measures the parse speed (`speed`: sentences per CPU second of one process on
+one thread, after the model is loaded and 50 sentences parsed once). Models and parsed files stay in
 --workdir; finished configurations in --results are skipped, so a run resumes.
 
 `table` prints, per family and treebank, each variant's test UAS/LAS (mean over seeds), the
@@ -34,10 +34,13 @@ import json
 import os
 import statistics
 import sys
+import time
 from pathlib import Path
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # `common`, also for `speed` run
+# by `run` (PYTHONSAFEPATH leaves the script's folder out)
 
 import numpy as np  # noqa: E402
 from common import (  # noqa: E402
@@ -134,18 +137,14 @@ def configuration(family, treebank, seed, variant, epochs, workdir):
                    "--train", train, "--dev", dev, "--model", model, "--seed", str(seed),
                    "--quiet", "--force", *VARIANTS[family][variant], *extra])
     parsed = stem.with_suffix(".test.conllu")
-    one = stem.with_suffix(".one.conllu")
-    one.write_text(read_conllu(test)[0].to_text())
-    start_up = run([*COMMAND, "parse", "--model", model, one, "-o", stem.with_suffix(".x")])
-    parsing = run([*COMMAND, "parse", "--model", model, test, "-o", parsed])
-    sentences = len(read_conllu(test))
+    run([*COMMAND, "parse", "--model", model, test, "-o", parsed])
     scores = official(test, parsed)
+    speed = json.loads(run([sys.executable, __file__, "speed", model, test]).out)
     return {"bench": "accuracy", "family": family, "treebank": treebank, "seed": seed,
             "variant": variant, "epochs": epochs, "options": VARIANTS[family][variant],
             "date": datetime.date.today().isoformat(), "machine": machine(),
             "train_cpu_s": round(trained.cpu, 1), "train_wall_s": round(trained.wall, 1),
-            "parse_sentences_per_cpu_s": round(sentences / max(parsing.cpu - start_up.cpu,
-                                                               1e-9), 1),
+            "parse_sentences_per_cpu_s": speed["sentences_per_cpu_s"],
             "test_UAS": round(scores["UAS"], 2), "test_LAS": round(scores["LAS"], 2),
             "parsed": str(parsed)}
 
@@ -162,6 +161,23 @@ def warm_up(family, variants, workdir):
              tiny, "--dev", tiny, "--model", model, "--epochs", "1", "--quiet", "--force",
              *VARIANTS[family][variant]])
         run([*COMMAND, "parse", "--model", model, tiny, "-o", Path(workdir) / "tiny.out"])
+
+
+def speed(args):
+    """One JSON line: the parse speed of a model on a treebank, in sentences per CPU second
+    of this process (one thread), after parsing 50 sentences once (loading and compiling
+    excluded)."""
+    from arborparse import load
+
+    nlp = load(args.model)
+    sentences = read_conllu(args.treebank)
+    list(nlp.iter_parse(sentences[:50]))
+    start = time.process_time()
+    for _ in nlp.iter_parse(sentences):
+        pass
+    seconds = time.process_time() - start
+    print(json.dumps({"sentences": len(sentences), "cpu_s": round(seconds, 3),
+                      "sentences_per_cpu_s": round(len(sentences) / seconds, 1)}))
 
 
 def accuracy(args):
@@ -240,10 +256,14 @@ def main():
     p.add_argument("--variants", nargs="+", default=None)
     p.add_argument("--workdir", default=str(ROOT / "bench" / "runs" / "second_order"))
     p.add_argument("--results", default=str(RESULTS))
+    p = sub.add_parser("speed")
+    p.add_argument("model")
+    p.add_argument("treebank")
     p = sub.add_parser("table")
     p.add_argument("--results", default=str(RESULTS))
     args = ap.parse_args()
-    {"inference": inference, "accuracy": accuracy, "table": table}[args.command](args)
+    {"inference": inference, "accuracy": accuracy, "speed": speed,
+     "table": table}[args.command](args)
 
 
 if __name__ == "__main__":
