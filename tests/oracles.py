@@ -43,13 +43,19 @@ def brute(S: np.ndarray, projective: bool, single_root: bool):
     n = S.shape[0] - 1
     trees = all_trees(n, projective, single_root)
     scores = scores_of(S, trees)
+    logZ, _, mu = _distribution(S, trees, scores)
+    return trees, scores, logZ, mu
+
+
+def _distribution(S: np.ndarray, trees: np.ndarray, scores: np.ndarray):
+    """(log Z, each tree's probability, arc marginals) of trees with these scores."""
     logZ = logsumexp(scores)
     p = np.exp(scores - logZ)
     mu = np.zeros_like(S)
-    m = np.arange(1, n + 1)
+    m = np.arange(1, trees.shape[1])
     for t, w in zip(trees, p):
         mu[t[1:], m] += w
-    return trees, scores, logZ, mu
+    return logZ, p, mu
 
 
 def second_order_parts(trees: np.ndarray):
@@ -96,12 +102,7 @@ def brute_second_order(S, sib, grand, projective: bool, single_root: bool):
     scores = scores_of(S, trees) + (psib * sib).sum(axis=(1, 2, 3))
     if grand is not None:
         scores = scores + (pgrand * grand).sum(axis=(1, 2, 3))
-    logZ = logsumexp(scores)
-    p = np.exp(scores - logZ)
-    mu = np.zeros_like(S)
-    m = np.arange(1, n + 1)
-    for t, w in zip(trees, p):
-        mu[t[1:], m] += w
+    logZ, p, mu = _distribution(S, trees, scores)
     mu_sib = np.tensordot(p, psib, axes=1)
     mu_grand = np.tensordot(p, pgrand, axes=1)
     return trees, scores, logZ, mu, mu_sib, mu_grand

@@ -613,7 +613,11 @@ def eisner(S, sib, grand=None, single_root: bool = True) -> np.ndarray:
     -------
     heads : ndarray of int, shape (n+1,), ``heads[0] = -1``
     """
-    S, sib, grand = _check(S, sib, grand)
+    return _projective_best(*_check(S, sib, grand), single_root)
+
+
+def _projective_best(S, sib, grand, single_root) -> np.ndarray:
+    """`eisner` on checked arrays."""
     if grand is None:
         heads, best = _sib_best(S, sib, single_root)
     else:
@@ -632,8 +636,8 @@ def approximate(S, sib, grand=None, single_root: bool = True) -> np.ndarray:
     non-projective decoding is NP-hard. Arguments and result as in `eisner`.
     """
     S, sib, grand = _check(S, sib, grand)
-    heads = eisner(S, sib, grand, single_root)
-    G = np.zeros((1, 1, 1)) if grand is None else _root_grand(grand)
+    heads = _projective_best(S, sib, grand, single_root)
+    G = np.zeros((1, 1, 1)) if grand is None else grand  # read for heads h > 0 only
     return _climb(S, sib, G, heads, grand is not None, single_root)
 
 
