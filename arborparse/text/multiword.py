@@ -1,13 +1,17 @@
 """`Multiword`: which tokens are several words (``don't`` = ``do`` + ``n't``, Turkish
-``yakasındaki`` = ``yakasında`` + ``ki``), learned from a treebank's multiword tokens.
+``yakasındaki`` = ``yakasında`` + ``ki``, Tamil ``அமைக்கவும்`` = ``அமைக்கவ்`` + ``உம்``),
+learned from a treebank's multiword tokens.
 
 A token seen as a multiword token in most of its training occurrences is split into the
-words it had most often. Other tokens may end in a clitic: the second word of a two-word
-token that its two words spell (``n't``, ``ki``). For a token that ends in one, an
-averaged perceptron (`arborparse.text.classifier`) over the tagger's word features
-(`arborparse.text.features`: the token, its suffixes and neighbours) chooses whether to
-cut it there, trained on every training token that ends in a clitic. Multiword tokens whose
-words do not spell them (French ``au`` = ``à`` + ``le``) come from the dictionary alone.
+words it had most often. Other tokens may end as a multiword token of training did: each
+multiword token whose first word shares a beginning with it gives a suffix rule, the
+token's ending after that shared beginning and what it becomes (``n't`` -> ``""`` +
+``n't``; ``ும்`` -> ``்`` + ``உம்``; Spanish ``ámelo`` -> ``a`` + ``me`` + ``lo``), as UDPipe
+1 does. For a token with rules that fit its ending, an averaged perceptron
+(`arborparse.text.classifier`) over the tagger's word features (`arborparse.text.features`:
+the token, its suffixes and neighbours) chooses one of them or none, trained on every
+training token that some rule fits. Multiword tokens whose first word shares no beginning
+with them (French ``au`` = ``à`` + ``le``) come from the dictionary alone.
 """
 
 from __future__ import annotations
@@ -20,6 +24,33 @@ import numpy as np
 from arborparse.text.classifier import Classifier, candidate_arrays, offsets
 from arborparse.text.features import word_features
 
+Rule = tuple[str, tuple[str, ...]]  # (the token's ending, lower case; the words' endings)
+
+
+def rule_of(form: str, words: Sequence[str]) -> Rule | None:
+    """The suffix rule of a multiword token (None when its first word shares no beginning
+    with it, or the rule would leave the first word as it is)."""
+    lower, first = form.lower(), words[0].lower()
+    shared = 0
+    while shared < min(len(lower), len(first)) and lower[shared] == first[shared]:
+        shared += 1
+    if shared == 0 or shared == len(lower):
+        return None
+    return lower[shared:], (words[0][shared:], *words[1:])
+
+
+def apply_rule(form: str, rule: Rule) -> tuple[str, ...]:
+    """The words of `form` by `rule`; an ending that the token spells keeps its case."""
+    suffix, endings = rule
+    stem, tail = form[:-len(suffix)], form[-len(suffix):]
+    if "".join(endings).lower() == suffix:  # a cut: the pieces come from the token itself
+        pieces, at = [], 0
+        for ending in endings:
+            pieces.append(tail[at:at + len(ending)])
+            at += len(ending)
+        endings = tuple(pieces)
+    return (stem + endings[0], *endings[1:])
+
 
 class Multiword:
     """Splits tokens into words (see the module docstring)."""
@@ -31,60 +62,64 @@ class Multiword:
 
     def fit(self, sentences: Sequence[Sequence[tuple[str, tuple[str, ...]]]]) -> Multiword:
         """Learn from sentences of (token, its words) pairs."""
-        counts, as_words, clitics = Counter(), defaultdict(Counter), set()
+        counts, as_words, rules = Counter(), defaultdict(Counter), set()
         for tokens in sentences:
             for form, words in tokens:
                 counts[form] += 1
                 if len(words) > 1:
                     as_words[form][words] += 1
-                    if len(words) == 2 and "".join(words) == form and words[0]:
-                        clitics.add(words[1].lower())
+                    rule = rule_of(form, words)
+                    if rule is not None:
+                        rules.add(rule)
         self.dictionary = {form: list(w.most_common(1)[0][0]) for form, w in as_words.items()
                            if sum(w.values()) * 2 > counts[form]}
-        self.clitics = sorted(clitics)
-        self._index_clitics()
+        self.rules = sorted(rules)
+        self._index_rules()
         self.classifier = None
-        if not clitics:
+        if not rules:
             return self
-        gold = [len(words[1]) if len(words) == 2 and "".join(words) == form else 0
+        number = {rule: k + 1 for k, rule in enumerate(self.rules)}
+        gold = [number.get(rule_of(form, words), 0) if len(words) > 1 else 0
                 for tokens in sentences for form, words in tokens]
         forms = [[form for form, _ in tokens] for tokens in sentences]
         X, bounds, cptr, cand = self._arrays(forms)
-        self.classifier = Classifier([str(k) for k in range(max(map(len, clitics)) + 1)],
-                                     self.bits)
+        self.classifier = Classifier(["", *(r[0] for r in self.rules)], self.bits)
         self.classifier.fit((X, bounds, np.array(gold, dtype=np.int64),
                              np.full(len(gold), -1), cptr, cand), self.epochs, self.seed)
         return self
 
-    def _index_clitics(self) -> None:
-        self._clitic_set = set(self.clitics)
-        self._lengths = sorted({len(c) for c in self.clitics})
+    def _index_rules(self) -> None:
+        self._by_suffix = defaultdict(list)
+        for k, (suffix, _) in enumerate(self.rules):
+            self._by_suffix[suffix].append(k + 1)
+        self._lengths = sorted({len(suffix) for suffix in self._by_suffix})
 
-    def _cuts(self, form: str) -> list[int]:
-        """0 (no cut) and the length of every clitic the token ends in."""
+    def _candidates(self, form: str) -> list[int]:
+        """0 (no split) and the number of every rule that fits the token's ending."""
         lower = form.lower()
-        return [0] + [k for k in self._lengths
-                      if len(lower) > k and lower[-k:] in self._clitic_set]
+        return [0] + [k for n in self._lengths if len(lower) > n
+                      for k in self._by_suffix.get(lower[-n:], ())]
 
     def _arrays(self, sentences: list[list[str]]):
         return (word_features(sentences, {}), offsets([len(s) for s in sentences]),
-                *candidate_arrays([self._cuts(form) for s in sentences for form in s]))
+                *candidate_arrays([self._candidates(form) for s in sentences for form in s]))
 
     def split(self, sentences: list[list[str]]) -> list[list[tuple[str, ...]]]:
         """The words of each token of each sentence (lists of tokens)."""
         forms = [form for s in sentences for form in s]
-        cuts = [0] * len(forms)
-        if self.classifier is not None and any(len(self._cuts(f)) > 1 for f in forms):
+        chosen = [0] * len(forms)
+        if self.classifier is not None and any(len(self._candidates(f)) > 1 for f in forms):
             X, bounds, cptr, cand = self._arrays(sentences)
-            cuts = self.classifier.predict(X, bounds, np.full(len(forms), -1), cptr,
-                                           cand).tolist()
+            chosen = self.classifier.predict(X, bounds, np.full(len(forms), -1), cptr,
+                                             cand).tolist()
         words = iter([tuple(self.dictionary[form]) if form in self.dictionary else
-                      (form[:-cut], form[-cut:]) if cut else (form,)
-                      for form, cut in zip(forms, cuts)])
+                      apply_rule(form, self.rules[k - 1]) if k else (form,)
+                      for form, k in zip(forms, chosen)])
         return [[next(words) for _ in s] for s in sentences]
 
     def parts(self) -> tuple[dict, dict]:
-        header = {"dictionary": self.dictionary, "clitics": self.clitics}
+        header = {"dictionary": self.dictionary,
+                  "rules": [[suffix, list(endings)] for suffix, endings in self.rules]}
         return header, {} if self.classifier is None else {"weights": self.classifier.weights}
 
     @classmethod
@@ -92,11 +127,13 @@ class Multiword:
         """Raises KeyError, TypeError or ValueError for invalid parts."""
         multiword = cls()
         multiword.dictionary = {str(k): list(v) for k, v in header["dictionary"].items()}
-        multiword.clitics = [str(c) for c in header["clitics"]]
-        multiword._index_clitics()
+        multiword.rules = [(str(suffix), tuple(map(str, endings)))
+                           for suffix, endings in header["rules"]]
+        if any(not suffix or not endings for suffix, endings in multiword.rules):
+            raise ValueError("a multiword rule without an ending")
+        multiword._index_rules()
         multiword.classifier = None
-        if multiword.clitics:
-            multiword.classifier = Classifier(
-                [str(k) for k in range(max(map(len, multiword.clitics)) + 1)],
-                weights=arrays["weights"])
+        if multiword.rules:
+            multiword.classifier = Classifier(["", *(r[0] for r in multiword.rules)],
+                                              weights=arrays["weights"])
         return multiword

@@ -43,7 +43,7 @@ from arborparse.text.multiword import Multiword
 from arborparse.text.rules import WHOLE, kept_invisible, visible, whole_kinds, whole_pattern
 from arborparse.text.sentences import SentenceSplitter, shift_bias
 
-VERSION = 1  # of the tokenizer inside a model file
+VERSION = 2  # of the tokenizer inside a model file (2: multiword suffix rules)
 SPLITTER_BITS = 20  # of the word-level sentence splitter's weights (whatever `bits`: its
 # features are few)
 LABELS = ("inside", "token", "sentence")

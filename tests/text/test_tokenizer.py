@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from arborparse.errors import ArborparseError
 from arborparse.io import read_conllu
+from arborparse.text.multiword import Multiword, apply_rule, rule_of
 from arborparse.text.tokenizer import SENTENCE, TOKEN, Tokenizer, paragraphs
 
 # "Dogs bark, don't they?" with its multiword token "don't", and "Yes." in a new paragraph
@@ -66,7 +67,7 @@ def test_the_training_text_and_its_labels():
 def test_the_training_text_is_tokenized_back():
     tokenizer = Tokenizer(epochs=10, bits=16, progress=False).fit(treebank(5))
     assert tokenizer.multiword.dictionary == {"don't": ["do", "n't"]}
-    assert tokenizer.multiword.clitics == ["n't"]
+    assert tokenizer.multiword.rules == [("n't", ("", "n't"))]
     text = text_of(treebank())
     out = tokenizer.tokenize(text)
     assert [s.forms for s in out] == [s.forms for s in treebank()]
@@ -148,6 +149,21 @@ def test_an_unseen_token_ending_in_a_clitic_is_split():
     assert sentence.forms == ["Cats", "wo", "n't", "."]
     assert [r[0] for r in sentence.rows] == ["1", "2-3", "2", "3", "4"]
     assert tokenizer.tokenize("Ant.")[0].forms == ["Ant", "."]  # "n't" needs its apostrophe
+
+
+def test_suffix_rules_rewrite_what_the_words_do_not_spell():
+    # Tamil: the clitic's vowel stands alone in the second word; Spanish: three words
+    training = [[("அமைக்கவும்", ("அமைக்கவ்", "உம்")), ("x", ("x",))],
+                [("dámelo", ("da", "me", "lo")), ("y", ("y",))],
+                [("DON'T", ("DO", "N'T"))]] * 5
+    multiword = Multiword(epochs=5, bits=16).fit(training)
+    assert multiword.rules == [("n't", ("", "N'T")), ("ámelo", ("a", "me", "lo")),
+                               ("ும்", ("்", "உம்"))]
+    assert multiword.split([["செய்யவும்", "pámelo", "Won't", "um"]]) == \
+        [[("செய்யவ்", "உம்"), ("pa", "me", "lo"), ("Wo", "n't"), ("um",)]]
+    assert apply_rule("can't", ("n't", ("", "n't"))) == ("ca", "n't")
+    assert rule_of("au", ("à", "le")) is None  # from the dictionary alone
+    assert rule_of("the", ("the",)) is None
 
 
 def test_dev_data_tunes_the_sentence_ends_only_when_it_helps():
