@@ -237,6 +237,12 @@ class FamilyOptions:
         return cls.parses
 
     @classmethod
+    def by_size(cls, sentences: int) -> dict:
+        """The defaults that follow the number of training sentences (name -> value), used
+        where the user gives no value of their own; none unless the family says so."""
+        return {}
+
+    @classmethod
     def specs(cls) -> list[Spec]:
         return [Spec(f.name, f.default, **f.metadata) for f in dataclasses.fields(cls)]
 

@@ -54,8 +54,8 @@ TEXT = {"tokenizer": ("arborparse.text.tokenizer", "Tokenizer"),
 COMPONENTS = ("tokenizer", "tagger", "lemmatizer", "parser")
 CHUNK = 256  # sentences tagged at once in a stream
 # what a model file says of itself (`Pipeline.info`, ``arborparse info``)
-INFO = ("arborparse_version", "created", "family", "components", "options", "data",
-        "language", "scores", "training_seconds", "warnings")
+INFO = ("arborparse_version", "created", "family", "components", "options",
+        "defaults_by_size", "data", "language", "scores", "training_seconds", "warnings")
 
 
 def _class(home):

@@ -8,10 +8,12 @@ from the command line alike (``arborparse train`` only parses its arguments and 
 The front end (tokenizer, tagger, lemmatizer) is trained on the gold annotation; with a
 tagger or lemmatizer the parser trains on jackknifed tags (`arborparse.text.jackknife`) and
 is chosen on a retagged dev set. The family's options are its table's
-(`arborparse.registry`, `arborparse.options.FamilyOptions`); the model records them, with
-the data, language, dev scores and training time (`Pipeline.info`). A parser that ends
-below the left-neighbour baseline on dev did not learn: `train` warns, and the model's
-``warnings`` say so.
+(`arborparse.registry`, `arborparse.options.FamilyOptions`), with the defaults that follow
+the number of training sentences (`FamilyOptions.by_size`: the neural family's epochs and
+patience) where the user gives none; the model records them (``defaults_by_size`` says
+which came from the size), with the data, language, dev scores and training time
+(`Pipeline.info`). A parser that ends below the left-neighbour baseline on dev did not
+learn: `train` warns, and the model's ``warnings`` say so.
 """
 
 from __future__ import annotations
@@ -97,9 +99,13 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     data = {"train": None, "dev": None}
     train, data["train"] = _sentences(train, fmt, "train")
     dev, data["dev"] = _sentences(dev, fmt, "dev") if dev is not None else (None, None)
+    sized = {name: value for name, value in type(table).by_size(len(train)).items()
+             if options.get(name) is None}
+    table = type(table).of({**options, **sized})
     taggers = {"tagger", "lemmatizer"} & set(parts) and "parser" in parts
     info = {"arborparse_version": _version(), "family": family, "components": parts,
             "options": {**table.to_dict(), **({"folds": folds} if taggers else {})},
+            "defaults_by_size": {"train_sentences": len(train), **sized},
             "data": data, "language": lang or _language(data), "scores": {},
             "warnings": []}
     floor = _floor(dev) if dev and "parser" in parts else None

@@ -74,6 +74,7 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     assert found["family"] == "linear" and found["components"] == ["tagger", "parser"]
     assert found["options"]["trainer"] == "perceptron" and found["options"]["decoder"] == "mst"
     assert found["options"]["folds"] == 10  # defaults included
+    assert found["defaults_by_size"] == {"train_sentences": len(separable(3))}  # linear: none
     assert found["data"]["train"]["file"] == "xx_toy-ud-train.conllu"
     assert len(found["data"]["train"]["sha256"]) == 64
     assert found["data"]["train"]["sentences"] == len(separable(3))
@@ -112,10 +113,27 @@ def test_info_of_files_of_the_first_version(name):
     assert found["components"] == ["parser"] and found["options"] is None
     r = CliRunner().invoke(cli, ["info", str(MODELS / f"{name}.npz")])
     assert r.exit_code == 0
-    assert "this file lacks: arborparse_version, created, options, data, language, " \
-           "scores, training_seconds, warnings" in r.output
+    assert "this file lacks: arborparse_version, created, options, defaults_by_size, data, " \
+           "language, scores, training_seconds, warnings" in r.output
     r = CliRunner().invoke(cli, ["info", str(MODELS / "missing.npz")])
     assert r.exit_code == 1 and "no such model file" in r.output
+
+
+def test_the_neural_defaults_follow_the_training_size_and_yield_to_the_users():
+    from arborparse.neural.options import NeuralOptions
+
+    sized = {n: NeuralOptions.by_size(n) for n in (50, 400, 1000, 3000, 50_000)}
+    assert sized == {50: {"epochs": 120, "patience": 30}, 400: {"epochs": 110, "patience": 27},
+                     1000: {"epochs": 69, "patience": 17}, 3000: {"epochs": 40, "patience": 10},
+                     50_000: {"epochs": 40, "patience": 10}}
+    data = separable(3)
+    options = {**SMALL["neural"][0], "epochs": 1}  # given: kept; patience: by the size
+    nlp = arborparse.train(data, None, family="neural", components="parser", progress=False,
+                           **options)
+    assert nlp.info["defaults_by_size"] == {"train_sentences": len(data), "patience": 30}
+    assert nlp.info["options"]["epochs"] == 1 and nlp.info["options"]["patience"] == 30
+    r = CliRunner().invoke(cli, ["train", "--model-type", "neural", "--help"])
+    assert "more for fewer, up to 120" in " ".join(r.output.split())
 
 
 def test_in_memory_sentences_and_language(tmp_path):

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from arborparse.options import DIRECTORY, FILE, Capabilities, FamilyOptions, option
 
 OBJECTIVES = ("crf", "crf-projective", "crf2o", "max-margin", "local")
+SIZED, MAX_EPOCHS = 3000, 120  # `NeuralOptions.by_size`
 PROJECTIVE = ("crf-projective", "crf2o")  # trained on projectivized trees, decoded by eisner
 
 
@@ -29,6 +31,15 @@ class NeuralOptions(FamilyOptions):
             return replace(cls.parses, kbest=False, decoders=("eisner",))
         return cls.parses
 
+    @classmethod
+    def by_size(cls, sentences: int) -> dict:
+        """Passes and patience scaled by the data: 40 passes (patience 10) from SIZED
+        sentences up, more for fewer (a pass over 400 sentences is a fifth of the steps
+        those take), up to MAX_EPOCHS, patience a quarter of the passes."""
+        epochs = round(40 * math.sqrt(SIZED / max(sentences, 1)))
+        epochs = min(MAX_EPOCHS, max(40, epochs))
+        return {"epochs": epochs, "patience": max(10, epochs // 4)}
+
     objective: str = option(
         "crf", str, "The arc objective: the tree CRF (Matrix-Tree), the projective tree CRF "
         "(inside-outside), the second-order projective tree CRF (arcs and adjacent "
@@ -49,10 +60,12 @@ class NeuralOptions(FamilyOptions):
         "encoder's input; the model file names it. Needs arborparse[transformer].")
     batch_size: int = option(32, int, "Sentences per step.", low=1)
     learning_rate: float = option(0.002, float, "Adam's initial rate.", low=0.0)
-    epochs: int = option(40, int, "At most this many passes over the training data.", low=1,
-                         may_change=True)
-    patience: int = option(10, int, "Stop after this many epochs without a better dev LAS.",
-                           low=1, may_change=True)
+    epochs: int = option(40, int, "At most this many passes over the training data "
+                         "(arborparse train's default: 40 from 3,000 training sentences up, "
+                         "more for fewer, up to 120).", low=1, may_change=True)
+    patience: int = option(10, int, "Stop after this many epochs without a better dev LAS "
+                           "(arborparse train's default: 10, or a quarter of its default "
+                           "epochs when those are more).", low=1, may_change=True)
     decoder: str | None = option(None, str, "Decoder for parsing (default: eisner for "
                                  "crf-projective and crf2o, which takes no other, else mst).",
                                  choices=("mst", "eisner"))
