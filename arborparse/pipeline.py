@@ -10,7 +10,9 @@ A pipeline with a tokenizer also takes raw text (`parse_text`, `iter_parse_text`
 the sentences that need it before parsing: by default those with a word
 without UPOS (UPOS, XPOS and FEATS are then predicted for the whole sentence, and LEMMA
 where a word has none); with ``retag=True`` every sentence; with ``keep_tags=True`` none
-(the input's tags are trusted). Every other column is kept.
+(the input's tags are trusted). Every other column is kept. Where the tokenizer kept the
+parser's view of sentence ends (`arborparse.text.syntax`), raw text is split with this
+pipeline's tagger and parser reading windows of each paragraph (`crossing`).
 """
 
 from __future__ import annotations
@@ -213,8 +215,26 @@ class Pipeline:
                                   "tokenized), or train a model with one (arborparse train, "
                                   "whose default components are "
                                   "tokenizer,tagger,lemmatizer,parser)")
-        return self.iter_parse(self.tokenizer.iter_tokenize(lines, document, per_line),
-                               **options)
+        return self.iter_parse(self.tokenizer.iter_tokenize(lines, document, per_line,
+                                                            self.crossing()), **options)
+
+    def crossing(self, force: bool = False):
+        """The function the tokenizer weighs sentence ends with (`arborparse.text.syntax`:
+        words -> the expected arcs over each gap, windows tagged and given arc marginals
+        by this pipeline), or None where the tokenizer kept no such view (`force`: even
+        then) or the parser gives no marginals."""
+        from arborparse.io.plain import words_sentence
+        from arborparse.text.syntax import crossing
+
+        wanted = force or getattr(self.tokenizer, "syntax", None) is not None
+        if not wanted or not hasattr(self.parser, "head_marginals"):
+            return None
+
+        def head_marginals(windows):
+            tagged = self._annotate([words_sentence(w, 1) for w in windows], retag=False)
+            return (self.parser.head_marginals(s, single_root=False) for s in tagged)
+
+        return lambda words: crossing(words, head_marginals)
 
     # ------------------------------------------------------------------ documents
 
@@ -276,7 +296,8 @@ class Pipeline:
                 raise ArborparseError("this model has no tokenizer, so it cannot read raw "
                                       "text: give a list of word lists (pre-tokenized "
                                       "sentences)")
-            return list(self.tokenizer.iter_tokenize(item.splitlines(keepends=True))), item
+            return list(self.tokenizer.iter_tokenize(item.splitlines(keepends=True),
+                                                     crossing=self.crossing())), item
         if isinstance(item, Document):
             return [s.data for s in item.sentences], item.text
         if isinstance(item, (list, tuple)):

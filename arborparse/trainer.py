@@ -127,6 +127,7 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         if path is not None:
             pipeline.save(path)
         return pipeline
+    raw_dev = dev
     if front.tagger or front.lemmatizer:
         train = _jackknife(parts, front, train, folds, table.seed, progress)
         dev = front.parse(dev, retag=True) if dev else None
@@ -147,6 +148,8 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         with connect(scheduler, table.workers) as client:
             fitted = registry.trainer(family, table, client=client, **context).fit(
                 train, dev, save_best)
+    if front.tokenizer is not None and raw_dev:
+        _syntax_ends(front, fitted.parser_, raw_dev, progress)
     pipeline = described(front, fitted.parser_, kept.get("record", {}))
     for warning in pipeline.info["warnings"]:
         warnings.warn(warning, stacklevel=2)
@@ -280,6 +283,17 @@ def front_end(parts, train, dev, seed: int, progress: bool,
         Lemmatizer(epochs[1], seed=seed).fit(train, dev) if "lemmatizer" in parts else None,
         tokenizer=Tokenizer(seed=seed, progress=progress).fit(train, dev)
         if "tokenizer" in parts else None)
+
+
+def _syntax_ends(front: Pipeline, parser, dev: list[Sentence], progress: bool) -> None:
+    """Let the tokenizer weigh the trained parser's view of sentence ends
+    (`arborparse.text.syntax`), kept if the dev sentences come out better."""
+    crossing = Pipeline(front.tagger, front.lemmatizer, parser, front.tokenizer).crossing(
+        force=True)
+    if crossing is not None and front.tokenizer.fit_syntax(dev, crossing) and progress:
+        f1 = front.tokenizer.syntax_f1_
+        tqdm.write(f"sentence ends with the parser's trees: dev sentence F1 "
+                   f"{f1['words']:.2f} -> {f1['syntax']:.2f}", file=sys.stderr)
 
 
 def _jackknife(parts, front, train, folds, seed, progress):

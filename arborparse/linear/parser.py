@@ -141,15 +141,20 @@ class LinearParser:
         return distribution(self._scores(x), *parts, self._projective(decoder),
                             self.single_root)[1]
 
-    def head_marginals(self, sentence: Sentence) -> np.ndarray:
-        """P(h -> m) summed over labels: (n+1, n+1), each column m >= 1 sums to 1."""
-        return self._head_marginals(self._distribution(Encoded.of(sentence)), self._projective())
+    def head_marginals(self, sentence: Sentence, single_root: bool | None = None
+                       ) -> np.ndarray:
+        """P(h -> m) summed over labels: (n+1, n+1), each column m >= 1 sums to 1; over
+        trees with one root word or any number (`single_root`; default: the model's)."""
+        return self._head_marginals(self._distribution(Encoded.of(sentence)),
+                                    self._projective(), single_root)
 
-    def _head_marginals(self, s: Scores, projective: bool) -> np.ndarray:
+    def _head_marginals(self, s: Scores, projective: bool, single_root: bool | None = None
+                        ) -> np.ndarray:
+        single_root = self.single_root if single_root is None else single_root
         if s.sib is None:
-            return trees.marginals(s.folded, projective, self.single_root)
+            return trees.marginals(s.folded, projective, single_root)
         return second_order.log_partition_and_marginals(s.folded, s.sib, s.grand,
-                                                        self.single_root)[1]
+                                                        single_root)[1]
 
     def kbest(self, sentence: Sentence, k: int) -> list[tuple[float, np.ndarray, list[str]]]:
         """The k most probable labeled trees, best first, as (probability, heads, labels):

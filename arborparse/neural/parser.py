@@ -179,11 +179,14 @@ class NeuralParser:
                 next(net.parameters()).device))
             return *self._scores(states), states
 
-    def head_marginals(self, sentence: Sentence) -> np.ndarray:
-        """P(h -> m) under the model's tree CRF: (n+1, n+1), columns m >= 1 sum to 1."""
+    def head_marginals(self, sentence: Sentence, single_root: bool | None = None
+                       ) -> np.ndarray:
+        """P(h -> m) under the model's tree CRF: (n+1, n+1), columns m >= 1 sum to 1; over
+        trees with one root word or any number (`single_root`; default: the model's)."""
         S, sib, _ = self._sentence(sentence)
+        single_root = self.single_root if single_root is None else single_root
         return marginals(S.double(), torch.tensor([len(sentence)]), self.decoder == "eisner",
-                         self.single_root, None if sib is None else sib.double())[0].numpy()
+                         single_root, None if sib is None else sib.double())[0].numpy()
 
     def kbest(self, sentence: Sentence, k: int) -> list[tuple[float, np.ndarray, list[str]]]:
         """The k most probable trees, best first, as (probability, heads, labels), each

@@ -96,6 +96,25 @@ def predict(W, X, bounds, given, cptr, cand, classes, pairs):
 
 
 @njit(cache=True, nogil=True)
+def margins(W, X, bounds, given, cptr, cand, classes, pairs, a, b):
+    """`predict`'s classes, and each word's score of class a minus that of class b (with
+    the classes predicted before it as history)."""
+    mask = np.uint64(W.shape[0] - 1)
+    out = np.empty(X.shape[0], dtype=np.int64)
+    margin = np.empty(X.shape[0])
+    feats = np.empty(X.shape[1] + DYNAMIC, dtype=np.uint64)
+    for s in range(bounds.shape[0] - 1):
+        for i in range(bounds[s], bounds[s + 1]):
+            _features(X, i, bounds[s], out, given, pairs, feats)
+            out[i] = _best(W, feats, i, cptr, cand, classes, mask)
+            m = 0.0
+            for f in feats:
+                m += W[_index(f, a, mask)] - W[_index(f, b, mask)]
+            margin[i] = m
+    return out, margin
+
+
+@njit(cache=True, nogil=True)
 def train_epoch(W, U, step, X, bounds, gold, given, cptr, cand, classes, pairs, order):
     """One pass in sentence order `order`: perceptron updates of W, and of U with the
     update times the step (the averaged weights are W - U / step). Returns (step, errors)."""
@@ -160,6 +179,11 @@ class Classifier:
     def predict(self, X, bounds, given, cptr, cand) -> np.ndarray:
         return predict(self.weights, X, bounds, given, cptr, cand, len(self.classes),
                        self.pairs)
+
+    def margins(self, X, bounds, given, cptr, cand, a: int, b: int) -> np.ndarray:
+        """How much more each word scores class a than class b, as `predict` goes."""
+        return margins(self.weights, X, bounds, given, cptr, cand, len(self.classes),
+                       self.pairs, a, b)[1]
 
     def fit(self, data, epochs: int, seed: int = 0, choose=None, progress: bool = False,
             name: str = "", metric: str = "accuracy") -> list[dict]:

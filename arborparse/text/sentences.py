@@ -102,6 +102,12 @@ class SentenceSplitter(Trained):
         X, bounds, cptr, cand = self._arrays([tokens])
         return self.classifier.predict(X, bounds, np.full(len(X), -1), cptr, cand) == END
 
+    def margins(self, tokens: list[str]) -> np.ndarray:
+        """How much more each token of one paragraph scores a sentence end than not (what
+        `ends` decides by; `arborparse.text.syntax` weighs it against the parser's)."""
+        X, bounds, cptr, cand = self._arrays([tokens])
+        return self.classifier.margins(X, bounds, np.full(len(X), -1), cptr, cand, END, ON)
+
     def parts(self) -> tuple[dict, dict]:
         return {}, {"weights": self.classifier.weights}
 

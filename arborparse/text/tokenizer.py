@@ -13,7 +13,10 @@ With development data, the epoch is chosen on its boundaries and the weight of s
 ends shifted to make its sentence boundaries best (a text without punctuation, as
 Gothic's, otherwise gets too few). With development data, a second, word-level classifier
 (`arborparse.text.sentences`) is trained to decide where sentences end among the tokens
-the characters give, and kept when it finds the dev sentences better. Multiword tokens are
+the characters give, and kept when it finds the dev sentences better; once a parser is
+trained, `fit_syntax` may add the parser's view of where sentences end
+(`arborparse.text.syntax`), used when the pipeline passes its parser's marginals
+(`crossing=`) to `split`, `tokenize` or `iter_tokenize`. Multiword tokens are
 split into their words by `arborparse.text.multiword`. A token with whitespace inside (rare
 in UD) is split there.
 
@@ -27,6 +30,7 @@ label inside them or at their ends, and the multiword splitter leaves them alone
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 import zlib
@@ -42,6 +46,7 @@ from arborparse.text.features import mix
 from arborparse.text.multiword import Multiword
 from arborparse.text.rules import WHOLE, kept_invisible, visible, whole_kinds, whole_pattern
 from arborparse.text.sentences import SentenceSplitter, shift_bias
+from arborparse.text.syntax import SyntaxEnds
 
 VERSION = 2  # of the tokenizer inside a model file (2: multiword suffix rules)
 SPLITTER_BITS = 20  # of the word-level sentence splitter's weights (whatever `bits`: its
@@ -207,14 +212,15 @@ def token_paragraphs(sentences: Iterable[Sentence]) -> tuple[list[list[str]], li
     return forms, ends
 
 
-def _resplit(labels: np.ndarray, text: str, where: np.ndarray, splitter) -> np.ndarray:
-    """A paragraph's character labels with its sentence ends chosen by `splitter` among the
-    token ends the labels give (`where`: the positions of the labeled characters)."""
+def _resplit(labels: np.ndarray, text: str, where: np.ndarray, ends) -> np.ndarray:
+    """A paragraph's character labels with its sentence ends chosen by `ends(token forms)`
+    (a boolean array) among the token ends the labels give (`where`: the positions of the
+    labeled characters)."""
     last = np.flatnonzero(labels != INSIDE)  # the last character of each token
     first = np.concatenate([[0], last[:-1] + 1])
     forms = [text[where[a]:where[b] + 1] for a, b in zip(first.tolist(), last.tolist())]
     out = labels.copy()
-    out[last] = np.where(splitter.ends(forms), SENTENCE, TOKEN)
+    out[last] = np.where(ends(forms), SENTENCE, TOKEN)
     return out
 
 
@@ -240,6 +246,7 @@ class Tokenizer(Trained):
     keep = ""
     whole = tuple(WHOLE)
     splitter = None
+    syntax = None
 
     def _arrays(self, texts: list[str], one_sentence: bool = False, spans=None):
         """(X, bounds, cptr, cand, positions) of paragraphs for the classifier
@@ -260,7 +267,7 @@ class Tokenizer(Trained):
         data = paragraphs(train)
         if not data:
             raise ArborparseError("the training data holds no sentences")
-        self.splitter = None
+        self.splitter = self.syntax = None
         self.multiword = Multiword(seed=self.seed).fit(
             [[(form, words) for form, _, words in _tokens(s)] for s in train])
         self.keep = kept_invisible(t for t, _ in data)
@@ -299,7 +306,8 @@ class Tokenizer(Trained):
             predicted = classifier.predict(X, bounds, given, cptr, cand)
             if splitter is not None:
                 predicted = np.concatenate([
-                    _resplit(predicted[bounds[j]:bounds[j + 1]], text, positions[j], splitter)
+                    _resplit(predicted[bounds[j]:bounds[j + 1]], text, positions[j],
+                             splitter.ends)
                     for j, (text, _) in enumerate(data)])
             if only is not None:
                 return f1(predicted, only)
@@ -308,10 +316,13 @@ class Tokenizer(Trained):
 
     # ------------------------------------------------------------------ tokenizing
 
-    def split(self, paragraph: str, one_sentence: bool = False) -> list[list[Token]]:
+    def split(self, paragraph: str, one_sentence: bool = False, crossing=None
+              ) -> list[list[Token]]:
         """The sentences of one paragraph, as tokens (their `start` and `end` counted in
         `paragraph`; a token's span runs on over the invisible characters right after
-        it); with `one_sentence`, the paragraph is one sentence."""
+        it); with `one_sentence`, the paragraph is one sentence. `crossing(words)`: the
+        parser's expected arcs over the gap after each word (`arborparse.text.syntax`),
+        which the sentence ends weigh when `fit_syntax` kept them."""
         text, place = visible(paragraph, self.keep)  # text[i] is paragraph[place[i]]
         lead = len(text) - len(text.lstrip())
         text = text.strip()
@@ -323,7 +334,10 @@ class Tokenizer(Trained):
         X, bounds, cptr, cand, (where,) = self._arrays([text], one_sentence, [spans])
         labels = self.classifier.predict(X, bounds, np.full(len(where), -1), cptr, cand)
         if self.splitter is not None and not one_sentence:
-            labels = _resplit(labels, text, where, self.splitter)
+            ends = self.splitter.ends
+            if self.syntax is not None and crossing is not None:
+                ends = functools.partial(self._syntax_ends, crossing=crossing)
+            labels = _resplit(labels, text, where, ends)
         sentences, tokens, start = [], [], None
         for i, label in zip(where.tolist(), labels.tolist()):
             start = i if start is None else start
@@ -342,22 +356,51 @@ class Tokenizer(Trained):
                  for (form, space, a, b, one), w in zip(s, ws)]
                 for s, ws in zip(sentences, words)]
 
-    def tokenize(self, text: str, document: str = "", per_line: bool = False) -> list[Sentence]:
+    def _token_crossing(self, forms: list[str], crossing) -> np.ndarray:
+        """`crossing` of a paragraph's words, at the end of each of its tokens."""
+        words = self.multiword.split([forms])[0]
+        last = np.cumsum([len(w) for w in words]) - 1
+        return crossing([w for ws in words for w in ws])[last]
+
+    def _syntax_ends(self, forms: list[str], crossing) -> np.ndarray:
+        return self.syntax.ends(self.splitter.margins(forms),
+                                self._token_crossing(forms, crossing))
+
+    def fit_syntax(self, dev: list[Sentence], crossing) -> bool:
+        """Fit `SyntaxEnds` on the dev paragraphs' tokens with `crossing` (a trained
+        parser's, `arborparse.text.syntax.crossing`) and keep it if its sentences are
+        better there than the word-level splitter's alone; True if kept. A tokenizer
+        without that splitter keeps nothing."""
+        self.syntax = None
+        if self.splitter is None:
+            return False
+        forms, ends = token_paragraphs(dev)
+        model, alone, both = SyntaxEnds.fit(
+            [self.splitter.margins(f) for f in forms],
+            [self._token_crossing(f, crossing) for f in forms], ends)
+        self.syntax_f1_ = {"words": alone, "syntax": both}  # dev sentences' F1
+        if both > alone:
+            self.syntax = model
+        return self.syntax is not None
+
+    def tokenize(self, text: str, document: str = "", per_line: bool = False,
+                 crossing=None) -> list[Sentence]:
         """The sentences of a text (paragraphs separated by blank lines) as CoNLL-U
         sentences without annotation: ``# newdoc`` (first), ``# newpar``, ``# sent_id``,
         ``# text`` (the tokens, whitespace between them made one space), multiword token
         ranges and ``SpaceAfter=No``. With `per_line`, each non-blank line is one sentence
-        (never split)."""
-        return list(self.iter_tokenize(text.splitlines(keepends=True), document, per_line))
+        (never split). `crossing` as in `split`."""
+        return list(self.iter_tokenize(text.splitlines(keepends=True), document, per_line,
+                                       crossing))
 
     def iter_tokenize(self, lines: Iterable[str], document: str = "",
-                      per_line: bool = False) -> Iterator[Sentence]:
+                      per_line: bool = False, crossing=None) -> Iterator[Sentence]:
         """`tokenize` over a stream of lines: one paragraph (`per_line`: one line) in memory
         at a time. Each sentence's `offsets` say where its tokens are in the text the lines
         make."""
         count = 0
         for where, paragraph, newpar in (_lines if per_line else _paragraphs)(lines):
-            for k, tokens in enumerate(self.split(paragraph, per_line)):
+            for k, tokens in enumerate(self.split(paragraph, per_line, crossing)):
                 count += 1
                 sentence = _sentence(tokens, newpar and k == 0, f"{document}{count}", where)
                 if count == 1:
@@ -375,6 +418,8 @@ class Tokenizer(Trained):
             header, arrays = self.splitter.parts()
             out[0]["sentences"] = header
             out[1].update({f"sentences.{k}": v for k, v in arrays.items()})
+        if self.syntax is not None:
+            out[0]["syntax"] = self.syntax.parts()
         return out
 
     @classmethod
@@ -396,6 +441,8 @@ class Tokenizer(Trained):
                     header["sentences"], {k.removeprefix("sentences."): v
                                           for k, v in arrays.items()
                                           if k.startswith("sentences.")})
+            if "syntax" in header:  # kept by fit_syntax
+                tokenizer.syntax = SyntaxEnds.from_parts(header["syntax"])
             if not isinstance(tokenizer.keep, str) or not set(tokenizer.whole) <= set(WHOLE):
                 raise ValueError(f"keep {tokenizer.keep!r} or whole {tokenizer.whole!r}")
         except (KeyError, TypeError, ValueError, AttributeError) as e:

@@ -1,0 +1,127 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import _distribution, all_trees, scores_of
+from text.test_tokenizer import text_of, treebank
+
+import arborparse
+from arborparse import trees
+from arborparse.io.conllu import UPOS
+from arborparse.io.model_files import ModelFileError
+from arborparse.pipeline import Pipeline
+from arborparse.text.syntax import STRIDE, WINDOW, SyntaxEnds, crossing
+from arborparse.text.tokenizer import Tokenizer
+
+
+def chained(words):
+    """Marginals of certain trees: each word on the one before, a word after "." on the
+    root (so no arc passes a sentence end)."""
+    n = len(words)
+    mu = np.zeros((n + 1, n + 1))
+    for m in range(1, n + 1):
+        mu[0 if m == 1 or words[m - 2] == "." else m - 1, m] = 1.0
+    return mu
+
+
+def test_no_arc_passes_a_sentence_end_every_arc_passes_the_others():
+    words = (["a", "b", "c", "."] * 20)[:75]  # several windows
+    assert len(words) > WINDOW + 2 * STRIDE
+    found = crossing(words, lambda windows: map(chained, windows))
+    expected = [0.0 if w == "." else 1.0 for w in words]
+    expected[-1] = 0.0  # nothing after the last word
+    assert found == pytest.approx(expected)
+    assert crossing(["x"], lambda windows: map(chained, windows)).tolist() == [0.0]
+    assert crossing([], lambda windows: map(chained, windows)).tolist() == []
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(2, 5), st.integers(0, 10_000))
+def test_the_expected_crossing_arcs_match_enumeration(n, seed):
+    """One window: Σ over multi-root trees of P(tree) × the arcs over each gap."""
+    S = np.random.default_rng(seed).normal(0, 2, (n + 1, n + 1))
+    words = [f"w{i}" for i in range(n)]
+    found = crossing(words, lambda windows: [trees.marginals(S, False, False)
+                                             for _ in windows])
+    every = all_trees(n, False, False)
+    _, p, _ = _distribution(S, every, scores_of(S, every))
+    m = np.arange(1, n + 1)
+    for gap in range(1, n):  # after word `gap` (1-based)
+        over = ((every[:, 1:] > 0) & ((np.minimum(every[:, 1:], m) <= gap)
+                                      & (np.maximum(every[:, 1:], m) > gap))).sum(axis=1)
+        assert found[gap - 1] == pytest.approx(p @ over, abs=1e-9)
+
+
+def test_the_fit_weighs_crossing_arcs_where_the_margins_alone_miss():
+    rng = np.random.default_rng(0)
+    margins, crossings, ends = [], [], []
+    for _ in range(40):
+        end = rng.random(30) < 0.2
+        end[-1] = True
+        margins.append(rng.normal(0, 1, 30) + np.where(end, 0.3, -0.3))  # weak
+        crossings.append(np.where(end, 0.3, 2.0) + rng.normal(0, 0.3, 30))  # strong
+        ends.append(end)
+    model, alone, both = SyntaxEnds.fit(margins, crossings, ends)
+    assert both > alone + 20 and model.weights[1] < 0  # fewer arcs over it: an end
+    again = SyntaxEnds.from_parts(model.parts())
+    for m, c in zip(margins, crossings):
+        assert (again.ends(m, c) == model.ends(m, c)).all() and model.ends(m, c)[-1]
+    with pytest.raises(ValueError):
+        SyntaxEnds.from_parts({"weights": [1, 2], "threshold": 0, "scale": 1})
+
+
+def test_a_tokenizer_keeps_the_parsers_view_only_where_it_helps(tmp_path):
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(treebank(5), treebank())
+    tokenizer.splitter = tokenizer.splitter or _splitter(tokenizer)
+    # crossing that knows nothing: the splitter alone is as good, nothing kept
+    assert not tokenizer.fit_syntax(treebank(), lambda w: np.ones(len(w)))
+    assert tokenizer.syntax is None
+    # a parser's view that says where sentences end: kept where the words alone miss
+    tokenizer.splitter.classifier.weights[:] = 0  # the words say nothing now
+    ends = lambda w: np.array([0.0 if x in {"?", "."} else 3.0 for x in w])
+    assert tokenizer.fit_syntax(treebank(), ends)
+    assert tokenizer.syntax_f1_["syntax"] > tokenizer.syntax_f1_["words"]
+    text = text_of(treebank())
+    split = [s.forms for s in tokenizer.tokenize(text, crossing=ends)]
+    assert split == [s.forms for s in treebank()]
+    # saved and read back with the pipeline; its parser then gives the crossing arcs
+    path = tmp_path / "m.npz"
+    Pipeline(tokenizer=tokenizer).save(path)
+    loaded = arborparse.load(path)
+    assert loaded.tokenizer.syntax.parts() == tokenizer.syntax.parts()
+    assert loaded.crossing() is None  # no parser, no marginals: the splitter alone
+    assert [s.forms for s in loaded.tokenizer.tokenize(text, crossing=ends)] == split
+
+
+def _splitter(tokenizer):
+    from arborparse.text.sentences import SentenceSplitter
+    from arborparse.text.tokenizer import token_paragraphs
+
+    return SentenceSplitter(5, 16, progress=False).fit(*token_paragraphs(treebank(5)))
+
+
+def test_a_trained_pipeline_splits_with_its_parser_when_kept():
+    """`arborparse.train` asks the tokenizer to weigh the parser's view; kept or not, raw
+    text parses, and a pipeline whose tokenizer kept it passes its parser's crossing."""
+    tagged = lambda k: [s.with_columns({UPOS: ["PUNCT" if f in ",.?" else "X"
+                                               for f in s.forms]}) for s in treebank(k)]
+    nlp = arborparse.train(tagged(5), tagged(1), components="tokenizer,tagger,parser",
+                           progress=False, trainer="perceptron", epochs=2, hash_bits=12,
+                           folds=2)
+    assert nlp.crossing(force=True) is not None
+    assert (nlp.crossing() is not None) == (nlp.tokenizer.syntax is not None)
+    assert [s.forms for s in nlp.parse_text(text_of(treebank()))]
+
+
+def test_a_damaged_syntax_entry_is_named(tmp_path):
+    tokenizer = Tokenizer(epochs=2, bits=16, progress=False).fit(treebank(5), treebank())
+    tokenizer.splitter = tokenizer.splitter or _splitter(tokenizer)
+    tokenizer.syntax = SyntaxEnds([1.0, -1.0, 0.0])
+    header, arrays = Pipeline(tokenizer=tokenizer).parts()
+    header["components"]["tokenizer"]["header"]["syntax"]["weights"] = [1.0]
+    from arborparse.io import model_files
+    from arborparse.pipeline import KIND, VERSION
+
+    model_files.save(tmp_path / "bad.npz", KIND, VERSION, header, arrays)
+    with pytest.raises(ModelFileError, match="tokenizer in the model file is invalid"):
+        arborparse.load(tmp_path / "bad.npz")
