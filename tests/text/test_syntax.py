@@ -116,7 +116,7 @@ def test_a_trained_pipeline_splits_with_its_parser_when_kept():
 def test_a_damaged_syntax_entry_is_named(tmp_path):
     tokenizer = Tokenizer(epochs=2, bits=16, progress=False).fit(treebank(5), treebank())
     tokenizer.splitter = tokenizer.splitter or _splitter(tokenizer)
-    tokenizer.syntax = SyntaxEnds([1.0, -1.0, 0.0])
+    tokenizer.syntax = SyntaxEnds([1.0, -1.0, 0.0, 0.0])
     header, arrays = Pipeline(tokenizer=tokenizer).parts()
     header["components"]["tokenizer"]["header"]["syntax"]["weights"] = [1.0]
     from arborparse.io import model_files
