@@ -265,6 +265,8 @@ def _front_scores(front: Pipeline) -> dict:
         kept = [r["boundary F1"] for r in tokenizer.history_ if "boundary F1" in r]
         if kept:
             scores["boundary_F1"] = max(kept)
+    if getattr(tokenizer, "syntax", None) is not None:  # sentence ends with the parser's view
+        scores["sentences_syntax"] = tokenizer.syntax_f1_["syntax"]
     return scores
 
 

@@ -190,7 +190,7 @@ class Service:
             if model.tokenizer is None:
                 raise Refused(422, "this model has no tokenizer: send tokenized text or "
                                    "CoNLL-U")
-            return model.tokenizer.tokenize(text)
+            return model.tokenizer.tokenize(text, crossing=model.crossing())
         source = io.StringIO(text)
         source.name = "<request>"
         return list(iter_tokenized(source) if fmt == "tokenized" else iter_conllu(source, fmt))

@@ -24,31 +24,39 @@ import numpy as np
 from arborparse.text.classifier import Classifier, candidate_arrays, offsets
 from arborparse.text.features import word_features
 
-Rule = tuple[str, tuple[str, ...]]  # (the token's ending, lower case; the words' endings)
+Rule = tuple[str, tuple[str, ...]]  # (the token's ending; the words' endings), lower case
+
+
+def lower(text: str) -> str:
+    """Lower case, one character for one (Turkish ``İ`` lowers to two in Python)."""
+    return "".join(c.lower()[0] for c in text)
 
 
 def rule_of(form: str, words: Sequence[str]) -> Rule | None:
-    """The suffix rule of a multiword token (None when its first word shares no beginning
-    with it, or the rule would leave the first word as it is)."""
-    lower, first = form.lower(), words[0].lower()
+    """The suffix rule of a multiword token, in lower case (None when its first word shares
+    no beginning with it, or the token is all of that shared beginning)."""
+    token, first = lower(form), lower(words[0])
     shared = 0
-    while shared < min(len(lower), len(first)) and lower[shared] == first[shared]:
+    while shared < min(len(token), len(first)) and token[shared] == first[shared]:
         shared += 1
-    if shared == 0 or shared == len(lower):
+    if shared == 0 or shared == len(token):
         return None
-    return lower[shared:], (words[0][shared:], *words[1:])
+    return token[shared:], (first[shared:], *map(lower, words[1:]))
 
 
 def apply_rule(form: str, rule: Rule) -> tuple[str, ...]:
-    """The words of `form` by `rule`; an ending that the token spells keeps its case."""
+    """The words of `form` by `rule`: an ending that the token spells is cut from the token
+    (its case kept); one rewritten is upper case after an upper-case ending."""
     suffix, endings = rule
     stem, tail = form[:-len(suffix)], form[-len(suffix):]
-    if "".join(endings).lower() == suffix:  # a cut: the pieces come from the token itself
+    if "".join(endings) == suffix:  # a cut: the pieces come from the token itself
         pieces, at = [], 0
         for ending in endings:
             pieces.append(tail[at:at + len(ending)])
             at += len(ending)
         endings = tuple(pieces)
+    elif tail.isupper():
+        endings = tuple(e.upper() for e in endings)
     return (stem + endings[0], *endings[1:])
 
 
@@ -96,9 +104,9 @@ class Multiword:
 
     def _candidates(self, form: str) -> list[int]:
         """0 (no split) and the number of every rule that fits the token's ending."""
-        lower = form.lower()
-        return [0] + [k for n in self._lengths if len(lower) > n
-                      for k in self._by_suffix.get(lower[-n:], ())]
+        token = lower(form)
+        return [0] + [k for n in self._lengths if len(token) > n
+                      for k in self._by_suffix.get(token[-n:], ())]
 
     def _arrays(self, sentences: list[list[str]]):
         return (word_features(sentences, {}), offsets([len(s) for s in sentences]),

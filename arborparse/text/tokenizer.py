@@ -46,7 +46,7 @@ from arborparse.text.features import mix
 from arborparse.text.multiword import Multiword
 from arborparse.text.rules import WHOLE, kept_invisible, visible, whole_kinds, whole_pattern
 from arborparse.text.sentences import SentenceSplitter, shift_bias
-from arborparse.text.syntax import SyntaxEnds
+from arborparse.text.syntax import GAIN, MARGIN_ONLY, SyntaxEnds
 
 VERSION = 2  # of the tokenizer inside a model file (2: multiword suffix rules)
 SPLITTER_BITS = 20  # of the word-level sentence splitter's weights (whatever `bits`: its
@@ -369,17 +369,19 @@ class Tokenizer(Trained):
     def fit_syntax(self, dev: list[Sentence], crossing) -> bool:
         """Fit `SyntaxEnds` on the dev paragraphs' tokens with `crossing` (a trained
         parser's, `arborparse.text.syntax.crossing`) and keep it if its sentences are
-        better there than the word-level splitter's alone; True if kept. A tokenizer
-        without that splitter keeps nothing."""
+        better there, by `GAIN` points of F1, than with the word-level splitter's margin
+        alone (fitted the same way); True if kept. A tokenizer without that splitter keeps
+        nothing."""
         self.syntax = None
         if self.splitter is None:
             return False
         forms, ends = token_paragraphs(dev)
-        model, alone, both = SyntaxEnds.fit(
-            [self.splitter.margins(f) for f in forms],
-            [self._token_crossing(f, crossing) for f in forms], ends)
+        margins = [self.splitter.margins(f) for f in forms]
+        crossings = [self._token_crossing(f, crossing) for f in forms]
+        _, alone = SyntaxEnds.fit(margins, crossings, ends, MARGIN_ONLY)
+        model, both = SyntaxEnds.fit(margins, crossings, ends)
         self.syntax_f1_ = {"words": alone, "syntax": both}  # dev sentences' F1
-        if both > alone:
+        if both >= alone + GAIN:
             self.syntax = model
         return self.syntax is not None
 

@@ -9,8 +9,9 @@ import arborparse
 from arborparse import trees
 from arborparse.io.conllu import UPOS
 from arborparse.io.model_files import ModelFileError
+from arborparse.linear.model import Encoded
 from arborparse.pipeline import Pipeline
-from arborparse.text.syntax import STRIDE, WINDOW, SyntaxEnds, crossing
+from arborparse.text.syntax import GAIN, MARGIN_ONLY, STRIDE, WINDOW, SyntaxEnds, crossing
 from arborparse.text.tokenizer import Tokenizer
 
 
@@ -61,8 +62,11 @@ def test_the_fit_weighs_crossing_arcs_where_the_margins_alone_miss():
         margins.append(rng.normal(0, 1, 30) + np.where(end, 0.3, -0.3))  # weak
         crossings.append(np.where(end, 0.3, 2.0) + rng.normal(0, 0.3, 30))  # strong
         ends.append(end)
-    model, alone, both = SyntaxEnds.fit(margins, crossings, ends)
+    _, alone = SyntaxEnds.fit(margins, crossings, ends, MARGIN_ONLY)
+    model, both = SyntaxEnds.fit(margins, crossings, ends)
     assert both > alone + 20 and model.weights[1] < 0  # fewer arcs over it: an end
+    noise = [rng.normal(2, 1, 30) for _ in margins]  # a parser that says nothing
+    assert SyntaxEnds.fit(margins, noise, ends)[1] < alone + GAIN
     again = SyntaxEnds.from_parts(model.parts())
     for m, c in zip(margins, crossings):
         assert (again.ends(m, c) == model.ends(m, c)).all() and model.ends(m, c)[-1]
@@ -111,6 +115,21 @@ def test_a_trained_pipeline_splits_with_its_parser_when_kept():
     assert nlp.crossing(force=True) is not None
     assert (nlp.crossing() is not None) == (nlp.tokenizer.syntax is not None)
     assert [s.forms for s in nlp.parse_text(text_of(treebank()))]
+
+
+def test_windows_are_parsed_with_any_number_of_roots():
+    tagged = [s.with_columns({UPOS: ["PUNCT" if f in ",.?" else "X" for f in s.forms]})
+              for s in treebank(3)]
+    nlp = arborparse.train(tagged, None, components="tagger,parser", progress=False,
+                           trainer="perceptron", epochs=1, hash_bits=12, folds=2)
+    sentence = nlp.tagger.tag([tagged[0]])[0]
+    many = nlp.parser.head_marginals(sentence, single_root=False)
+    one = nlp.parser.head_marginals(sentence)
+    n = len(sentence)
+    assert many.sum(axis=0)[1:] == pytest.approx(np.ones(n))
+    assert one[0].sum() == pytest.approx(1.0)  # the model's own: exactly one root word
+    S = nlp.parser._distribution(Encoded.of(sentence)).folded
+    assert many == pytest.approx(trees.marginals(S, False, False))
 
 
 def test_a_damaged_syntax_entry_is_named(tmp_path):

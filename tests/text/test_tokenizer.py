@@ -157,13 +157,26 @@ def test_suffix_rules_rewrite_what_the_words_do_not_spell():
                 [("dámelo", ("da", "me", "lo")), ("y", ("y",))],
                 [("DON'T", ("DO", "N'T"))]] * 5
     multiword = Multiword(epochs=5, bits=16).fit(training)
-    assert multiword.rules == [("n't", ("", "N'T")), ("ámelo", ("a", "me", "lo")),
-                               ("ும்", ("்", "உம்"))]
+    assert multiword.rules == [("n't", ("", "n't")), ("ámelo", ("a", "me", "lo")),
+                               ("ும்", ("்", "உம்"))]  # lower case: case variants are one rule
     assert multiword.split([["செய்யவும்", "pámelo", "Won't", "um"]]) == \
         [[("செய்யவ்", "உம்"), ("pa", "me", "lo"), ("Wo", "n't"), ("um",)]]
     assert apply_rule("can't", ("n't", ("", "n't"))) == ("ca", "n't")
+    assert apply_rule("CAN'T", ("n't", ("", "n't"))) == ("CA", "N'T")  # cut from the token
+    assert apply_rule("PÁMELO", ("ámelo", ("a", "me", "lo"))) == ("PA", "ME", "LO")
+    assert apply_rule("Pámelo", ("ámelo", ("a", "me", "lo"))) == ("Pa", "me", "lo")
     assert rule_of("au", ("à", "le")) is None  # from the dictionary alone
     assert rule_of("the", ("the",)) is None
+
+
+def test_turkish_dotted_capital_i_keeps_its_place():
+    """``İ`` lowers to two characters in Python; the rules count it as one."""
+    rule = rule_of("EVDEKİ", ("EVDE", "Kİ"))
+    assert rule == ("ki", ("", "ki"))
+    assert apply_rule("OKULDAKİ", rule) == ("OKULDA", "Kİ")
+    assert rule_of("İab", ("İac", "b")) == ("b", ("c", "b"))
+    multiword = Multiword(epochs=5, bits=16).fit([[("EVDEKİ", ("EVDE", "Kİ"))]] * 5)
+    assert multiword.split([["OKULDAKİ"]]) == [[("OKULDA", "Kİ")]]
 
 
 def test_dev_data_tunes_the_sentence_ends_only_when_it_helps():
