@@ -1,17 +1,20 @@
 """`Multiword`: which tokens are several words (``don't`` = ``do`` + ``n't``, Turkish
-``yakasındaki`` = ``yakasında`` + ``ki``, Tamil ``அமைக்கவும்`` = ``அமைக்கவ்`` + ``உம்``),
-learned from a treebank's multiword tokens.
+``yakasındaki`` = ``yakasında`` + ``ki``, Tamil ``அமைக்கவும்`` = ``அமைக்கவ்`` + ``உம்``,
+Hebrew ``בבית`` = ``ב`` + ``ה`` + ``בית``), learned from a treebank's multiword tokens.
 
 A token seen as a multiword token in most of its training occurrences is split into the
-words it had most often. Other tokens may end as a multiword token of training did: each
-multiword token whose first word shares a beginning with it gives a suffix rule, the
-token's ending after that shared beginning and what it becomes (``n't`` -> ``""`` +
-``n't``; ``ும்`` -> ``்`` + ``உம்``; Spanish ``ámelo`` -> ``a`` + ``me`` + ``lo``), as UDPipe
-1 does. For a token with rules that fit its ending, an averaged perceptron
-(`arborparse.text.classifier`) over the tagger's word features (`arborparse.text.features`:
-the token, its suffixes and neighbours) chooses one of them or none, trained on every
-training token that some rule fits. Multiword tokens whose first word shares no beginning
-with them (French ``au`` = ``à`` + ``le``) come from the dictionary alone.
+words it had most often. Other tokens may be split as a multiword token of training was,
+by a rule: a suffix rule where the token's first word shares a beginning with it (the
+token's ending after that beginning and what it becomes: ``n't`` -> ``""`` + ``n't``;
+``ும்`` -> ``்`` + ``உம்``; Spanish ``ámelo`` -> ``a`` + ``me`` + ``lo``, as UDPipe 1 does),
+and a prefix rule where its last word shares an ending with it (the token's beginning
+before that ending and what it becomes: Hebrew ``ב`` -> ``ב`` + ``ה`` + ``""``). For a
+token with rules that fit it, an averaged perceptron (`arborparse.text.classifier`) over
+the tagger's word features (`arborparse.text.features`: the token, its suffixes and
+neighbours) chooses one of them or none, trained on every training token that some rule
+fits; a multiword token's class is the most frequent of the rules it gives. Multiword
+tokens that share neither end with their words (French ``au`` = ``à`` + ``le``) come from
+the dictionary alone. Rules are in lower case (one character for one).
 """
 
 from __future__ import annotations
@@ -24,7 +27,11 @@ import numpy as np
 from arborparse.text.classifier import Classifier, candidate_arrays, offsets
 from arborparse.text.features import word_features
 
-Rule = tuple[str, tuple[str, ...]]  # (the token's ending; the words' endings), lower case
+SIDES = ("prefix", "suffix")
+# (side, the token's beginning or ending, the words' pieces), lower case: a suffix rule's
+# pieces are the first word's ending and the other words; a prefix rule's, the words
+# before the last and the last word's beginning
+Rule = tuple[str, str, tuple[str, ...]]
 
 
 def lower(text: str) -> str:
@@ -32,32 +39,51 @@ def lower(text: str) -> str:
     return "".join(c.lower()[0] for c in text)
 
 
-def rule_of(form: str, words: Sequence[str]) -> Rule | None:
-    """The suffix rule of a multiword token, in lower case (None when its first word shares
-    no beginning with it, or the token is all of that shared beginning)."""
-    token, first = lower(form), lower(words[0])
-    shared = 0
-    while shared < min(len(token), len(first)) and token[shared] == first[shared]:
-        shared += 1
-    if shared == 0 or shared == len(token):
-        return None
-    return token[shared:], (first[shared:], *map(lower, words[1:]))
+def _shared(a: str, b: str) -> int:
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    return k
+
+
+def rules_of(form: str, words: Sequence[str]) -> list[Rule]:
+    """The rules a multiword token gives: its suffix rule (the first word shares a
+    beginning with the token) and its prefix rule (the last word shares an ending), where
+    the shared part is neither empty nor the whole token."""
+    token, first, last = lower(form), lower(words[0]), lower(words[-1])
+    rules = []
+    k = _shared(token, first)
+    if 0 < k < len(token):
+        rules.append(("suffix", token[k:], (first[k:], *map(lower, words[1:]))))
+    k = _shared(token[::-1], last[::-1])
+    if 0 < k < len(token):
+        rules.append(("prefix", token[:len(token) - k],
+                      (*map(lower, words[:-1]), last[:len(last) - k])))
+    return rules
+
+
+def _pieces(part: str, rule_part: str, pieces: tuple[str, ...]) -> tuple[str, ...]:
+    """The pieces of a rule for the token's `part` that it fits: cut from the token (its
+    case kept) where they spell it, else upper case after an upper-case part."""
+    if "".join(pieces) == rule_part:
+        out, at = [], 0
+        for piece in pieces:
+            out.append(part[at:at + len(piece)])
+            at += len(piece)
+        return tuple(out)
+    return tuple(p.upper() for p in pieces) if part.isupper() else pieces
 
 
 def apply_rule(form: str, rule: Rule) -> tuple[str, ...]:
-    """The words of `form` by `rule`: an ending that the token spells is cut from the token
-    (its case kept); one rewritten is upper case after an upper-case ending."""
-    suffix, endings = rule
-    stem, tail = form[:-len(suffix)], form[-len(suffix):]
-    if "".join(endings) == suffix:  # a cut: the pieces come from the token itself
-        pieces, at = [], 0
-        for ending in endings:
-            pieces.append(tail[at:at + len(ending)])
-            at += len(ending)
-        endings = tuple(pieces)
-    elif tail.isupper():
-        endings = tuple(e.upper() for e in endings)
-    return (stem + endings[0], *endings[1:])
+    """The words of `form` by `rule` (which fits it)."""
+    side, affix, pieces = rule
+    if side == "suffix":
+        stem = form[:-len(affix)]
+        pieces = _pieces(form[-len(affix):], affix, pieces)
+        return (stem + pieces[0], *pieces[1:])
+    rest = form[len(affix):]
+    pieces = _pieces(form[:len(affix)], affix, pieces)
+    return (*pieces[:-1], pieces[-1] + rest)
 
 
 class Multiword:
@@ -70,43 +96,47 @@ class Multiword:
 
     def fit(self, sentences: Sequence[Sequence[tuple[str, tuple[str, ...]]]]) -> Multiword:
         """Learn from sentences of (token, its words) pairs."""
-        counts, as_words, rules = Counter(), defaultdict(Counter), set()
+        counts, as_words, given = Counter(), defaultdict(Counter), Counter()
         for tokens in sentences:
             for form, words in tokens:
                 counts[form] += 1
                 if len(words) > 1:
                     as_words[form][words] += 1
-                    rule = rule_of(form, words)
-                    if rule is not None:
-                        rules.add(rule)
+                    given.update(rules_of(form, words))
         self.dictionary = {form: list(w.most_common(1)[0][0]) for form, w in as_words.items()
                            if sum(w.values()) * 2 > counts[form]}
-        self.rules = sorted(rules)
+        self.rules = sorted(given)
         self._index_rules()
         self.classifier = None
-        if not rules:
+        if not given:
             return self
         number = {rule: k + 1 for k, rule in enumerate(self.rules)}
-        gold = [number.get(rule_of(form, words), 0) if len(words) > 1 else 0
-                for tokens in sentences for form, words in tokens]
+
+        def gold(form, words):
+            found = rules_of(form, words) if len(words) > 1 else []
+            return number[max(found, key=lambda r: (given[r], r))] if found else 0
+
+        classes = [gold(form, words) for tokens in sentences for form, words in tokens]
         forms = [[form for form, _ in tokens] for tokens in sentences]
         X, bounds, cptr, cand = self._arrays(forms)
-        self.classifier = Classifier(["", *(r[0] for r in self.rules)], self.bits)
-        self.classifier.fit((X, bounds, np.array(gold, dtype=np.int64),
-                             np.full(len(gold), -1), cptr, cand), self.epochs, self.seed)
+        self.classifier = Classifier(["", *(r[1] for r in self.rules)], self.bits)
+        self.classifier.fit((X, bounds, np.array(classes, dtype=np.int64),
+                             np.full(len(classes), -1), cptr, cand), self.epochs, self.seed)
         return self
 
     def _index_rules(self) -> None:
-        self._by_suffix = defaultdict(list)
-        for k, (suffix, _) in enumerate(self.rules):
-            self._by_suffix[suffix].append(k + 1)
-        self._lengths = sorted({len(suffix) for suffix in self._by_suffix})
+        self._by = {side: defaultdict(list) for side in SIDES}
+        for k, (side, affix, _) in enumerate(self.rules):
+            self._by[side][affix].append(k + 1)
+        self._lengths = {side: sorted({len(a) for a in self._by[side]}) for side in SIDES}
 
     def _candidates(self, form: str) -> list[int]:
-        """0 (no split) and the number of every rule that fits the token's ending."""
+        """0 (no split) and the number of every rule that fits the token."""
         token = lower(form)
-        return [0] + [k for n in self._lengths if len(token) > n
-                      for k in self._by_suffix.get(token[-n:], ())]
+        return [0] + [k for n in self._lengths["suffix"] if len(token) > n
+                      for k in self._by["suffix"].get(token[-n:], ())] + \
+                     [k for n in self._lengths["prefix"] if len(token) > n
+                      for k in self._by["prefix"].get(token[:n], ())]
 
     def _arrays(self, sentences: list[list[str]]):
         return (word_features(sentences, {}), offsets([len(s) for s in sentences]),
@@ -127,7 +157,7 @@ class Multiword:
 
     def parts(self) -> tuple[dict, dict]:
         header = {"dictionary": self.dictionary,
-                  "rules": [[suffix, list(endings)] for suffix, endings in self.rules]}
+                  "rules": [[side, affix, list(pieces)] for side, affix, pieces in self.rules]}
         return header, {} if self.classifier is None else {"weights": self.classifier.weights}
 
     @classmethod
@@ -135,13 +165,14 @@ class Multiword:
         """Raises KeyError, TypeError or ValueError for invalid parts."""
         multiword = cls()
         multiword.dictionary = {str(k): list(v) for k, v in header["dictionary"].items()}
-        multiword.rules = [(str(suffix), tuple(map(str, endings)))
-                           for suffix, endings in header["rules"]]
-        if any(not suffix or not endings for suffix, endings in multiword.rules):
-            raise ValueError("a multiword rule without an ending")
+        multiword.rules = [(str(side), str(affix), tuple(map(str, pieces)))
+                           for side, affix, pieces in header["rules"]]
+        if any(side not in SIDES or not affix or not pieces
+               for side, affix, pieces in multiword.rules):
+            raise ValueError("a multiword rule without a side, an affix or pieces")
         multiword._index_rules()
         multiword.classifier = None
         if multiword.rules:
-            multiword.classifier = Classifier(["", *(r[0] for r in multiword.rules)],
+            multiword.classifier = Classifier(["", *(r[1] for r in multiword.rules)],
                                               weights=arrays["weights"])
         return multiword

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from arborparse.errors import ArborparseError
 from arborparse.io import read_conllu
-from arborparse.text.multiword import Multiword, apply_rule, rule_of
+from arborparse.text.multiword import Multiword, apply_rule, rules_of
 from arborparse.text.tokenizer import SENTENCE, TOKEN, Tokenizer, paragraphs
 
 # "Dogs bark, don't they?" with its multiword token "don't", and "Yes." in a new paragraph
@@ -67,7 +67,8 @@ def test_the_training_text_and_its_labels():
 def test_the_training_text_is_tokenized_back():
     tokenizer = Tokenizer(epochs=10, bits=16, progress=False).fit(treebank(5))
     assert tokenizer.multiword.dictionary == {"don't": ["do", "n't"]}
-    assert tokenizer.multiword.rules == [("n't", ("", "n't"))]
+    assert tokenizer.multiword.rules == [("prefix", "do", ("do", "")),
+                                         ("suffix", "n't", ("", "n't"))]
     text = text_of(treebank())
     out = tokenizer.tokenize(text)
     assert [s.forms for s in out] == [s.forms for s in treebank()]
@@ -151,30 +152,39 @@ def test_an_unseen_token_ending_in_a_clitic_is_split():
     assert tokenizer.tokenize("Ant.")[0].forms == ["Ant", "."]  # "n't" needs its apostrophe
 
 
-def test_suffix_rules_rewrite_what_the_words_do_not_spell():
-    # Tamil: the clitic's vowel stands alone in the second word; Spanish: three words
+def test_rules_rewrite_what_the_words_do_not_spell():
+    # Tamil: the clitic's vowel stands alone in the second word; Spanish: three words;
+    # Hebrew: prefixes, the article unwritten
     training = [[("அமைக்கவும்", ("அமைக்கவ்", "உம்")), ("x", ("x",))],
                 [("dámelo", ("da", "me", "lo")), ("y", ("y",))],
+                [("בבית", ("ב", "ה", "בית")), ("z", ("z",))],
                 [("DON'T", ("DO", "N'T"))]] * 5
     multiword = Multiword(epochs=5, bits=16).fit(training)
-    assert multiword.rules == [("n't", ("", "n't")), ("ámelo", ("a", "me", "lo")),
-                               ("ும்", ("்", "உம்"))]  # lower case: case variants are one rule
-    assert multiword.split([["செய்யவும்", "pámelo", "Won't", "um"]]) == \
-        [[("செய்யவ்", "உம்"), ("pa", "me", "lo"), ("Wo", "n't"), ("um",)]]
-    assert apply_rule("can't", ("n't", ("", "n't"))) == ("ca", "n't")
-    assert apply_rule("CAN'T", ("n't", ("", "n't"))) == ("CA", "N'T")  # cut from the token
-    assert apply_rule("PÁMELO", ("ámelo", ("a", "me", "lo"))) == ("PA", "ME", "LO")
-    assert apply_rule("Pámelo", ("ámelo", ("a", "me", "lo"))) == ("Pa", "me", "lo")
-    assert rule_of("au", ("à", "le")) is None  # from the dictionary alone
-    assert rule_of("the", ("the",)) is None
+    assert multiword.rules == [  # lower case: case variants are one rule
+        ("prefix", "do", ("do", "")), ("prefix", "dáme", ("da", "me", "")),
+        ("prefix", "ב", ("ב", "ה", "")), ("prefix", "அமைக்கவு", ("அமைக்கவ்", "உ")),
+        ("suffix", "n't", ("", "n't")), ("suffix", "ámelo", ("a", "me", "lo")),
+        ("suffix", "בית", ("", "ה", "בית")), ("suffix", "ும்", ("்", "உம்"))]
+    assert multiword.split([["செய்யவும்", "pámelo", "Won't", "um", "בספר"]]) == \
+        [[("செய்யவ்", "உம்"), ("pa", "me", "lo"), ("Wo", "n't"), ("um",), ("ב", "ה", "ספר")]]
+    suffix = ("suffix", "n't", ("", "n't"))
+    assert apply_rule("can't", suffix) == ("ca", "n't")
+    assert apply_rule("CAN'T", suffix) == ("CA", "N'T")  # cut from the token
+    spanish = ("suffix", "ámelo", ("a", "me", "lo"))
+    assert apply_rule("PÁMELO", spanish) == ("PA", "ME", "LO")
+    assert apply_rule("Pámelo", spanish) == ("Pa", "me", "lo")
+    assert apply_rule("בספר", ("prefix", "ב", ("ב", "ה", ""))) == ("ב", "ה", "ספר")
+    assert rules_of("au", ("à", "le")) == []  # from the dictionary alone
+    assert rules_of("dámelo", ("da", "me", "lo")) == [spanish, ("prefix", "dáme",
+                                                                ("da", "me", ""))]
 
 
 def test_turkish_dotted_capital_i_keeps_its_place():
     """``İ`` lowers to two characters in Python; the rules count it as one."""
-    rule = rule_of("EVDEKİ", ("EVDE", "Kİ"))
-    assert rule == ("ki", ("", "ki"))
+    rule = rules_of("EVDEKİ", ("EVDE", "Kİ"))[0]
+    assert rule == ("suffix", "ki", ("", "ki"))
     assert apply_rule("OKULDAKİ", rule) == ("OKULDA", "Kİ")
-    assert rule_of("İab", ("İac", "b")) == ("b", ("c", "b"))
+    assert rules_of("İab", ("İac", "b"))[0] == ("suffix", "b", ("c", "b"))
     multiword = Multiword(epochs=5, bits=16).fit([[("EVDEKİ", ("EVDE", "Kİ"))]] * 5)
     assert multiword.split([["OKULDAKİ"]]) == [[("OKULDA", "Kİ")]]
 
