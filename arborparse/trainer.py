@@ -101,6 +101,11 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     dev, data["dev"] = _sentences(dev, fmt, "dev") if dev is not None else (None, None)
     sized = {name: value for name, value in type(table).by_size(len(train)).items()
              if options.get(name) is None}
+    if resume and os.path.exists(path):  # an interrupted run goes on with its own values
+        from arborparse.pipeline import info as info_of
+
+        theirs = info_of(path).get("options") or {}
+        sized = {name: theirs.get(name, value) for name, value in sized.items()}
     table = type(table).of({**options, **sized})
     taggers = {"tagger", "lemmatizer"} & set(parts) and "parser" in parts
     info = {"arborparse_version": _version(), "family": family, "components": parts,

@@ -136,6 +136,33 @@ def test_the_neural_defaults_follow_the_training_size_and_yield_to_the_users():
     assert "more for fewer, up to 120" in " ".join(r.output.split())
 
 
+def test_a_resumed_training_keeps_its_own_defaults_by_size(tmp_path, monkeypatch):
+    from arborparse.neural.options import NeuralOptions
+
+    data, path = separable(2), tmp_path / "m.npz"
+    options = {**SMALL["neural"][0], "epochs": 2}
+    save, calls = Loop._save_checkpoint, []
+
+    def interrupted(self, *args):
+        save(self, *args)
+        calls.append(1)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Loop, "_save_checkpoint", interrupted)
+    with pytest.raises(TrainingInterrupted):
+        arborparse.train(data, data, family="neural", components="parser", progress=False,
+                         path=path, **options)
+    monkeypatch.setattr(Loop, "_save_checkpoint", save)
+    # a later rule would give other values: the interrupted run keeps its own
+    monkeypatch.setattr(NeuralOptions, "by_size", classmethod(lambda cls, n: {"patience": 7}))
+    nlp = arborparse.train(data, data, family="neural", components="parser", progress=False,
+                           path=path, resume=True, **options)
+    assert nlp.info["options"]["patience"] == 30
+    fresh = arborparse.train(data, None, family="neural", components="parser",
+                             progress=False, **options)
+    assert fresh.info["options"]["patience"] == 7
+
+
 def test_in_memory_sentences_and_language(tmp_path):
     nlp = arborparse.train(separable(2), None, components=["parser"], progress=False,
                            lang="xx", trainer="perceptron", epochs=1, hash_bits=12)
