@@ -2,8 +2,8 @@
 the same files, scored with the official CoNLL 2018 script.
 
     python bench/languages.py run FOLDER [FOLDER ...] [--model-type linear|neural]
-                              [--systems arborparse udpipe] [--workdir bench/runs/languages]
-                              [--results bench/languages.jsonl]
+                              [--train-options "--order 2"] [--systems arborparse udpipe]
+                              [--workdir bench/runs/languages] [--results bench/languages.jsonl]
     python bench/languages.py table [--results bench/languages.jsonl]
 
 FOLDER is any UD treebank folder (``*-ud-{train,dev,test}.conllu``), inside or outside
@@ -13,7 +13,8 @@ the last sixth picks the epoch; the row says ``"trained_on": "dev"``. Both syste
 same two files, so the comparison stays fair and the figures stay below a full training's.
 
 Ours: ``arborparse train --train T --dev D --model M [--model-type neural]``, nothing else
-(the defaults, the same for every language), then ``arborparse parse --input-format text``
+(the defaults, the same for every language; `--train-options` adds options, named in the
+row's system), then ``arborparse parse --input-format text``
 on the test set's text (rebuilt from its tokens and ``SpaceAfter=No``, paragraphs separated
 by blank lines). UDPipe 1: ``ufal.udpipe`` trained with its default options (tokenizer,
 MorphoDiTa tagger and lemmatizer, Parsito parser), the same text through its tokenizer,
@@ -28,6 +29,8 @@ UDPipe's LAS.
 import argparse
 import datetime
 import json
+import re
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -63,16 +66,18 @@ def split_files(folder: Path, workdir: Path) -> tuple[Path, Path, Path, str]:
     return parts[0], parts[1], found["test"][0], "dev"
 
 
-def ours(train, dev, text: Path, out: Path, workdir: Path, model_type: str) -> dict:
-    model = workdir / f"arborparse-{model_type}.npz"
+def ours(train, dev, text: Path, out: Path, workdir: Path, name: str, options: list[str]
+         ) -> dict:
+    model = workdir / f"{slug(name)}.npz"
     trained = run([*COMMAND, "train", "--train", train, "--dev", dev, "--model", model,
-                   "--model-type", model_type, "--quiet", "--force"])
+                   "--quiet", "--force", *options])
     parsed = run([*COMMAND, "parse", "--model", model, "--input-format", "text", text, "-o",
                   out, "--force"])
     return {"train_cpu_s": round(trained.cpu, 1), "parse_cpu_s": round(parsed.cpu, 2)}
 
 
-def udpipe(train, dev, text: Path, out: Path, workdir: Path, model_type: str) -> dict:
+def udpipe(train, dev, text: Path, out: Path, workdir: Path, name: str, options: list[str]
+           ) -> dict:
     from udpipe_reference import load
     from ufal.udpipe import Model, Pipeline, ProcessingError, Trainer
 
@@ -98,8 +103,13 @@ def udpipe(train, dev, text: Path, out: Path, workdir: Path, model_type: str) ->
 SYSTEMS = {"arborparse": ours, "udpipe": udpipe}
 
 
-def name_of(system: str, model_type: str) -> str:
-    return "UDPipe 1" if system == "udpipe" else f"arborparse {model_type}"
+def name_of(system: str, model_type: str, extra: str) -> str:
+    return "UDPipe 1" if system == "udpipe" else \
+        " ".join(["arborparse", model_type, *shlex.split(extra)])
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
 
 
 def done(results: Path) -> set:
@@ -118,11 +128,12 @@ def run_all(args):
         text.write_text("\n\n".join(p for p, _ in paragraphs(read_conllu(test))) + "\n",
                         encoding="utf-8")
         for system in args.systems:
-            name = name_of(system, args.model_type)
+            name = name_of(system, args.model_type, args.train_options)
             if (folder.name, name) in done(results):
                 continue
-            out = workdir / f"{name.replace(' ', '-')}.conllu"
-            facts = SYSTEMS[system](train, dev, text, out, workdir, args.model_type)
+            out = workdir / f"{slug(name)}.conllu"
+            options = ["--model-type", args.model_type, *shlex.split(args.train_options)]
+            facts = SYSTEMS[system](train, dev, text, out, workdir, name, options)
             scores = official(test, out)
             append_result(results, {
                 "treebank": folder.name, "system": name, "trained_on": trained_on,
@@ -156,6 +167,7 @@ def main():
     p = sub.add_parser("run")
     p.add_argument("folders", nargs="+", type=Path)
     p.add_argument("--model-type", choices=("linear", "neural"), default="linear")
+    p.add_argument("--train-options", default="", help="more arborparse train options")
     p.add_argument("--systems", nargs="+", choices=sorted(SYSTEMS),
                    default=["arborparse", "udpipe"])
     p.add_argument("--workdir", default=str(ROOT / "bench" / "runs" / "languages"))
