@@ -17,8 +17,10 @@ the characters give, and kept when it finds the dev sentences better; once a par
 trained, `fit_syntax` may add the parser's view of where sentences end
 (`arborparse.text.syntax`), used when the pipeline passes its parser's marginals
 (`crossing=`) to `split`, `tokenize` or `iter_tokenize`. Multiword tokens are
-split into their words by `arborparse.text.multiword`. A token with whitespace inside (rare
-in UD) is split there.
+split into their words by `arborparse.text.multiword`. Whitespace ends a token, unless at
+least `SPACES_AT` of the training tokens hold a space (Vietnamese writes a word's syllables
+apart: ``Hà Nội``): then a character before a single space may also be inside its token,
+and the classifier decides.
 
 Before the classifier, `arborparse.text.rules` drops the invisible characters (zero-width
 spaces and joiners, control characters, ...) that the treebank's tokens never hold: a token
@@ -49,6 +51,7 @@ from arborparse.text.sentences import SentenceSplitter, shift_bias
 from arborparse.text.syntax import GAIN, MARGIN_ONLY, SyntaxEnds
 
 VERSION = 2  # of the tokenizer inside a model file (2: multiword suffix rules)
+SPACES_AT = 0.01  # the share of training tokens with a space that lets spaces join tokens
 SPLITTER_BITS = 20  # of the word-level sentence splitter's weights (whatever `bits`: its
 # features are few)
 LABELS = ("inside", "token", "sentence")
@@ -142,12 +145,16 @@ def char_features(text: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _candidates(positions: np.ndarray, one_sentence: bool = False,
-                spans: list[tuple[int, int]] = ()) -> list[list[int]]:
+                spans: list[tuple[int, int]] = (), joinable: np.ndarray | None = None
+                ) -> list[list[int]]:
     """The labels each character of a paragraph may take: one before whitespace ends a
-    token, the last one its sentence (the only one, with `one_sentence`); each span
-    (start, end: a string kept whole, without whitespace) is one token."""
+    token (unless `joinable`: before a single space, it may also be inside), the last one
+    its sentence (the only one, with `one_sentence`); each span (start, end: a string kept
+    whole, without whitespace) is one token."""
     ends = np.zeros(len(positions), dtype=bool)
     ends[:-1] = positions[:-1] + 1 != positions[1:]
+    if joinable is not None:
+        ends &= ~joinable
     inner = [INSIDE, TOKEN] if one_sentence else [INSIDE, TOKEN, SENTENCE]
     lists = [inner[1:] if e else inner for e in ends.tolist()]
     if lists:
@@ -247,6 +254,7 @@ class Tokenizer(Trained):
     whole = tuple(WHOLE)
     splitter = None
     syntax = None
+    spaces = False
 
     def _arrays(self, texts: list[str], one_sentence: bool = False, spans=None):
         """(X, bounds, cptr, cand, positions) of paragraphs for the classifier
@@ -255,7 +263,12 @@ class Tokenizer(Trained):
         for j, text in enumerate(texts):
             where, x = char_features(text)
             X.append(x)
-            lists += _candidates(where, one_sentence, spans[j] if spans else ())
+            joinable = None
+            if self.spaces:  # before one space, with a character after it
+                after = np.append(where[1:], -1)
+                joinable = (after == where + 2) & np.array(
+                    [text[i + 1:i + 2] == " " for i in where.tolist()], dtype=bool)
+            lists += _candidates(where, one_sentence, spans[j] if spans else (), joinable)
             positions.append(where)
         X = np.concatenate(X) if X else np.empty((0, len(TEMPLATES)), dtype=np.uint32)
         return (X, offsets([len(w) for w in positions]), *candidate_arrays(lists), positions)
@@ -272,6 +285,8 @@ class Tokenizer(Trained):
             [[(form, words) for form, _, words in _tokens(s)] for s in train])
         self.keep = kept_invisible(t for t, _ in data)
         self.whole = whole_kinds((t, labels >= TOKEN) for t, labels in data)
+        forms = [form for s in train for form, _, _ in _tokens(s)]
+        self.spaces = sum(" " in form for form in forms) >= SPACES_AT * len(forms)
         X, bounds, cptr, cand, positions = self._arrays([t for t, _ in data])
         gold = np.concatenate([labels[p] for (_, labels), p in zip(data, positions)])
         self.classifier = Classifier(list(LABELS), self.bits, pairs=PAIRS)
@@ -413,7 +428,8 @@ class Tokenizer(Trained):
 
     def parts(self) -> tuple[dict, dict]:
         header, arrays = self.multiword.parts()
-        out = ({"multiword": header, "keep": self.keep, "whole": list(self.whole)},
+        out = ({"multiword": header, "keep": self.keep, "whole": list(self.whole),
+                "spaces": self.spaces},
                {"weights": self.classifier.weights,
                 **{f"multiword.{k}": v for k, v in arrays.items()}})
         if self.splitter is not None:
@@ -438,6 +454,7 @@ class Tokenizer(Trained):
             # a file of an earlier version: no invisible character kept, every rule applied
             tokenizer.keep = header.get("keep", "")
             tokenizer.whole = tuple(header.get("whole", WHOLE))
+            tokenizer.spaces = header.get("spaces", False) is True
             if "sentences" in header:  # a file of an earlier version has no word splitter
                 tokenizer.splitter = SentenceSplitter.from_parts(
                     header["sentences"], {k.removeprefix("sentences."): v

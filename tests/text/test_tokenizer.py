@@ -6,8 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import arborparse
 from arborparse.errors import ArborparseError
 from arborparse.io import read_conllu
+from arborparse.pipeline import Pipeline
 from arborparse.text.multiword import Multiword, apply_rule, rules_of
 from arborparse.text.tokenizer import SENTENCE, TOKEN, Tokenizer, paragraphs
 
@@ -238,3 +240,35 @@ def test_urls_addresses_paths_and_numbers_are_one_token():
     assert tokenizer.whole == ("url", "email", "path")
     assert Tokenizer.from_parts(*tokenizer.parts(), "m.npz").whole == tokenizer.whole
     assert tokenizer.tokenize("12:30.")[0].forms == ["12", ":", "30", "."]
+
+
+SYLLABLES = """# text = Tôi ở Hà Nội.
+1\tTôi\t_\t_\t_\t_\t2\tnsubj\t_\t_
+2\tở\t_\t_\t_\t_\t0\troot\t_\t_
+3\tHà Nội\t_\t_\t_\t_\t2\tobj\t_\tSpaceAfter=No
+4\t.\t_\t_\t_\t_\t2\tpunct\t_\t_
+
+# text = Anh ở Sài Gòn.
+1\tAnh\t_\t_\t_\t_\t2\tnsubj\t_\t_
+2\tở\t_\t_\t_\t_\t0\troot\t_\t_
+3\tSài Gòn\t_\t_\t_\t_\t2\tobj\t_\tSpaceAfter=No
+4\t.\t_\t_\t_\t_\t2\tpunct\t_\t_
+
+"""
+
+
+def test_a_treebank_whose_tokens_hold_spaces_lets_spaces_join_tokens(tmp_path):
+    """Vietnamese writes a word's syllables apart: where enough training tokens hold a
+    space, the classifier may keep a token going over one."""
+    train = read_conllu(io.StringIO(SYLLABLES * 10))
+    tokenizer = Tokenizer(epochs=10, bits=16, progress=False).fit(train)
+    assert tokenizer.spaces
+    out = tokenizer.tokenize("Tôi ở Hà Nội. Anh ở Sài Gòn.")
+    assert [s.forms for s in out] == [["Tôi", "ở", "Hà Nội", "."], ["Anh", "ở", "Sài Gòn", "."]]
+    assert [s.rows[2][1] for s in out] == ["Hà Nội", "Sài Gòn"]
+    path = tmp_path / "m.npz"
+    Pipeline(tokenizer=tokenizer).save(path)
+    assert arborparse.load(path).tokenizer.spaces
+    plain = Tokenizer(epochs=5, bits=16, progress=False).fit(treebank(5))
+    assert not plain.spaces  # elsewhere whitespace ends a token, as before
+    assert plain.tokenize("Dogs bark.")[0].forms == ["Dogs", "bark", "."]
