@@ -158,7 +158,7 @@ def table(args):
             print(f"| {treebank.removeprefix('UD_')} | {row['trained_on']} "
                   f"({row['train_sentences']}) | {name} | "
                   + " | ".join(f"{row[m]:.2f}" for m in REPORTED)
-                  + f" | {delta} | {row['train_cpu_s']:.0f} |")
+                  + f" | {delta} | {_number(row.get('train_cpu_s'))} |")
     gains = {}
     for systems in by_treebank.values():
         for name, row in systems.items():
@@ -167,6 +167,10 @@ def table(args):
     for name, found in sorted(gains.items()):
         print(f"\n{name} against UDPipe 1: LAS {sum(found) / len(found):+.2f} on average over "
               f"{len(found)} treebanks, {sum(g >= 3 for g in found)} of them +3 or more")
+
+
+def _number(value) -> str:
+    return "—" if value is None else f"{value:.0f}"
 
 
 def main():
