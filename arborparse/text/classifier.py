@@ -96,22 +96,20 @@ def predict(W, X, bounds, given, cptr, cand, classes, pairs):
 
 
 @njit(cache=True, nogil=True)
-def margins(W, X, bounds, given, cptr, cand, classes, pairs, a, b):
-    """`predict`'s classes, and each word's score of class a minus that of class b (with
-    the classes predicted before it as history)."""
+def margins(W, X, bounds, given, history, pairs, a, b):
+    """Each word's score of class a minus that of class b, with `history` (`predict`'s
+    classes) as the classes before it."""
     mask = np.uint64(W.shape[0] - 1)
-    out = np.empty(X.shape[0], dtype=np.int64)
     margin = np.empty(X.shape[0])
     feats = np.empty(X.shape[1] + DYNAMIC, dtype=np.uint64)
     for s in range(bounds.shape[0] - 1):
         for i in range(bounds[s], bounds[s + 1]):
-            _features(X, i, bounds[s], out, given, pairs, feats)
-            out[i] = _best(W, feats, i, cptr, cand, classes, mask)
+            _features(X, i, bounds[s], history, given, pairs, feats)
             m = 0.0
             for f in feats:
                 m += W[_index(f, a, mask)] - W[_index(f, b, mask)]
             margin[i] = m
-    return out, margin
+    return margin
 
 
 @njit(cache=True, nogil=True)
@@ -182,8 +180,8 @@ class Classifier:
 
     def margins(self, X, bounds, given, cptr, cand, a: int, b: int) -> np.ndarray:
         """How much more each word scores class a than class b, as `predict` goes."""
-        return margins(self.weights, X, bounds, given, cptr, cand, len(self.classes),
-                       self.pairs, a, b)[1]
+        return margins(self.weights, X, bounds, given, self.predict(X, bounds, given, cptr,
+                                                                    cand), self.pairs, a, b)
 
     def fit(self, data, epochs: int, seed: int = 0, choose=None, progress: bool = False,
             name: str = "", metric: str = "accuracy") -> list[dict]:

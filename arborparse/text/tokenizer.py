@@ -50,7 +50,7 @@ from arborparse.text.rules import WHOLE, kept_invisible, visible, whole_kinds, w
 from arborparse.text.sentences import SentenceSplitter, shift_bias
 from arborparse.text.syntax import GAIN, MARGIN_ONLY, SyntaxEnds
 
-VERSION = 2  # of the tokenizer inside a model file (2: multiword suffix rules)
+VERSION = 2  # of the tokenizer inside a model file (2: multiword rules)
 SPACES_AT = 0.01  # the share of training tokens with a space that lets spaces join tokens
 SPLITTER_BITS = 20  # of the word-level sentence splitter's weights (whatever `bits`: its
 # features are few)
@@ -281,11 +281,12 @@ class Tokenizer(Trained):
         if not data:
             raise ArborparseError("the training data holds no sentences")
         self.splitter = self.syntax = None
+        tokens = [_tokens(s) for s in train]
         self.multiword = Multiword(seed=self.seed).fit(
-            [[(form, words) for form, _, words in _tokens(s)] for s in train])
+            [[(form, words) for form, _, words in t] for t in tokens])
         self.keep = kept_invisible(t for t, _ in data)
         self.whole = whole_kinds((t, labels >= TOKEN) for t, labels in data)
-        forms = [form for s in train for form, _, _ in _tokens(s)]
+        forms = [form for t in tokens for form, _, _ in t]
         self.spaces = sum(" " in form for form in forms) >= SPACES_AT * len(forms)
         X, bounds, cptr, cand, positions = self._arrays([t for t, _ in data])
         gold = np.concatenate([labels[p] for (_, labels), p in zip(data, positions)])
