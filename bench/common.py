@@ -92,6 +92,12 @@ def files(treebank):
     return tuple(next(folder.glob(f"*-ud-{split}.conllu")) for split in ("train", "dev", "test"))
 
 
+def split_files(folder: Path) -> dict:
+    """The ``*-ud-{train,dev,test}.conllu`` files a UD treebank folder holds, by split."""
+    found = {s: sorted(Path(folder).glob(f"*-ud-{s}.conllu")) for s in ("train", "dev", "test")}
+    return {s: f[0] for s, f in found.items() if f}
+
+
 def warm_up(trainers, decoders, workdir):
     """Train and parse a few sentences once, so that no measurement includes compiling
     the kernels (numba caches them on disk after the first run)."""

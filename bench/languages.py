@@ -35,7 +35,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import COMMAND, ROOT, append_result, machine, official, run
+from common import COMMAND, ROOT, append_result, machine, official, run, split_files
 
 from arborparse.io import read_conllu
 from arborparse.text.tokenizer import paragraphs
@@ -45,17 +45,17 @@ REPORTED = ("Tokens", "Words", "Sentences", "UPOS", "UFeats", "Lemmas", "UAS", "
 RESULTS = ROOT / "bench" / "languages.jsonl"
 
 
-def split_files(folder: Path, workdir: Path) -> tuple[Path, Path, Path, str]:
+def training_files(folder: Path, workdir: Path) -> tuple[Path, Path, Path, str]:
     """(train, dev, test, trained_on) of a treebank folder; without a train file, the dev
     set's first 5/6 and last 1/6 written to `workdir`."""
-    found = {s: sorted(folder.glob(f"*-ud-{s}.conllu")) for s in ("train", "dev", "test")}
-    if not found["dev"] or not found["test"]:
+    found = split_files(folder)
+    if "dev" not in found or "test" not in found:
         raise SystemExit(f"{folder}: needs *-ud-dev.conllu and *-ud-test.conllu")
-    if found["train"]:
-        return found["train"][0], found["dev"][0], found["test"][0], "train"
-    sentences = read_conllu(found["dev"][0])
+    if "train" in found:
+        return found["train"], found["dev"], found["test"], "train"
+    sentences = read_conllu(found["dev"])
     cut = len(sentences) * 5 // 6
-    stem = found["dev"][0].name.replace("-ud-dev.conllu", "")
+    stem = found["dev"].name.replace("-ud-dev.conllu", "")
     parts = []
     for name, part in (("train", sentences[:cut]), ("dev", sentences[cut:])):
         path = workdir / f"{stem}-ud-{name}.conllu"
@@ -63,7 +63,7 @@ def split_files(folder: Path, workdir: Path) -> tuple[Path, Path, Path, str]:
         parts.append(path)
     print(f"{folder.name}: no train file; training on dev's first {cut} sentences, tuning on "
           f"its last {len(sentences) - cut}", file=sys.stderr)
-    return parts[0], parts[1], found["test"][0], "dev"
+    return parts[0], parts[1], found["test"], "dev"
 
 
 def ours(train, dev, text: Path, out: Path, workdir: Path, name: str, options: list[str]
@@ -123,7 +123,7 @@ def run_all(args):
     for folder in args.folders:
         workdir = Path(args.workdir) / folder.name
         workdir.mkdir(parents=True, exist_ok=True)
-        train, dev, test, trained_on = split_files(folder, workdir)
+        train, dev, test, trained_on = training_files(folder, workdir)
         text = workdir / "test.txt"
         text.write_text("\n\n".join(p for p, _ in paragraphs(read_conllu(test))) + "\n",
                         encoding="utf-8")

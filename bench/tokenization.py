@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, append_result, machine, official
+from common import ROOT, append_result, machine, official, split_files
 from udpipe_reference import load
 from ufal.udpipe import Model, Pipeline, ProcessingError, Trainer
 
@@ -29,11 +29,6 @@ from arborparse.io import read_conllu
 from arborparse.text.tokenizer import Tokenizer, paragraphs
 
 MEASURES = ("Tokens", "Sentences", "Words")
-
-
-def split_files(folder: Path) -> dict:
-    found = {s: sorted(folder.glob(f"*-ud-{s}.conllu")) for s in ("train", "dev", "test")}
-    return {s: f[0] for s, f in found.items() if f}
 
 
 def dummy_trees(conllu: str) -> str:
