@@ -66,73 +66,105 @@ def _features(X, i, start, history, given, pairs, out):
     out[F + 10] = _mix(_mix(0xB7, g), X[i, pairs[4]])
 
 
+@njit(inline="always", cache=True)
+def _score(W, feats, c, pptr, pids, part_score, stamp, now, mask):
+    """The score of class c: its own weights and those of its parts (part p's weights
+    live at class id ``classes + p``; a part's score is computed once per item, the
+    items told apart by `now` in `stamp`)."""
+    score = 0.0
+    for f in feats:
+        score += W[_index(f, c, mask)]
+    for j in range(pptr[c], pptr[c + 1]):
+        p = pids[j]
+        if stamp[p] != now:
+            stamp[p] = now
+            part = 0.0
+            for f in feats:
+                part += W[_index(f, pptr.shape[0] - 1 + p, mask)]
+            part_score[p] = part
+        score += part_score[p]
+    return score
+
+
 @njit(cache=True, nogil=True)
-def _best(W, feats, i, cptr, cand, classes, mask):
-    """The best candidate class of word i (the first on ties)."""
+def _best(W, feats, i, cptr, cand, classes, pptr, pids, part_score, stamp, now, mask):
+    """The best candidate class of word i (the first on ties); `now` tells this word's
+    part scores from those of the words before (`_score`)."""
     best, best_score = -1, -np.inf
     lo, hi = cptr[i], cptr[i + 1]
     count = hi - lo if hi > lo else classes
     for j in range(count):
         c = cand[lo + j] if hi > lo else j
-        score = 0.0
-        for f in feats:
-            score += W[_index(f, c, mask)]
+        score = _score(W, feats, c, pptr, pids, part_score, stamp, now, mask)
         if score > best_score:
             best, best_score = c, score
     return best
 
 
 @njit(cache=True, nogil=True)
-def predict(W, X, bounds, given, cptr, cand, classes, pairs):
+def _update(W, U, feats, c, pptr, pids, delta, step, mask):
+    """Add `delta` to the weights of class c and its parts (U: `delta` times the step)."""
+    for f in feats:
+        k = _index(f, c, mask)
+        W[k] += delta
+        U[k] += delta * step
+        for j in range(pptr[c], pptr[c + 1]):
+            k = _index(f, pptr.shape[0] - 1 + pids[j], mask)
+            W[k] += delta
+            U[k] += delta * step
+
+
+@njit(cache=True, nogil=True)
+def predict(W, X, bounds, given, cptr, cand, classes, pairs, pptr, pids):
     """The class of every word, sentence by sentence, left to right."""
     mask = np.uint64(W.shape[0] - 1)
     out = np.empty(X.shape[0], dtype=np.int64)
     feats = np.empty(X.shape[1] + DYNAMIC, dtype=np.uint64)
+    part_score, stamp = np.empty(pids.shape[0]), np.full(pids.shape[0], -1, dtype=np.int64)
     for s in range(bounds.shape[0] - 1):
         for i in range(bounds[s], bounds[s + 1]):
             _features(X, i, bounds[s], out, given, pairs, feats)
-            out[i] = _best(W, feats, i, cptr, cand, classes, mask)
+            out[i] = _best(W, feats, i, cptr, cand, classes, pptr, pids, part_score, stamp,
+                           i, mask)
     return out
 
 
 @njit(cache=True, nogil=True)
-def margins(W, X, bounds, given, history, pairs, a, b):
+def margins(W, X, bounds, given, history, pairs, pptr, pids, a, b):
     """Each word's score of class a minus that of class b, with `history` (`predict`'s
     classes) as the classes before it."""
     mask = np.uint64(W.shape[0] - 1)
     margin = np.empty(X.shape[0])
     feats = np.empty(X.shape[1] + DYNAMIC, dtype=np.uint64)
+    part_score, stamp = np.empty(pids.shape[0]), np.full(pids.shape[0], -1, dtype=np.int64)
     for s in range(bounds.shape[0] - 1):
         for i in range(bounds[s], bounds[s + 1]):
             _features(X, i, bounds[s], history, given, pairs, feats)
-            m = 0.0
-            for f in feats:
-                m += W[_index(f, a, mask)] - W[_index(f, b, mask)]
-            margin[i] = m
+            margin[i] = (_score(W, feats, a, pptr, pids, part_score, stamp, i, mask)
+                         - _score(W, feats, b, pptr, pids, part_score, stamp, i, mask))
     return margin
 
 
 @njit(cache=True, nogil=True)
-def train_epoch(W, U, step, X, bounds, gold, given, cptr, cand, classes, pairs, order):
+def train_epoch(W, U, step, X, bounds, gold, given, cptr, cand, classes, pairs, pptr, pids,
+                order):
     """One pass in sentence order `order`: perceptron updates of W, and of U with the
     update times the step (the averaged weights are W - U / step). Returns (step, errors)."""
     mask = np.uint64(W.shape[0] - 1)
     history = np.empty(X.shape[0], dtype=np.int64)
     feats = np.empty(X.shape[1] + DYNAMIC, dtype=np.uint64)
+    part_score, stamp = np.empty(pids.shape[0]), np.full(pids.shape[0], -1, dtype=np.int64)
     errors = 0
     for s in order:
         for i in range(bounds[s], bounds[s + 1]):
             _features(X, i, bounds[s], history, given, pairs, feats)
-            guess = _best(W, feats, i, cptr, cand, classes, mask)
+            # the step tells the words apart: the weights of the parts change between them
+            guess = _best(W, feats, i, cptr, cand, classes, pptr, pids, part_score, stamp,
+                          step, mask)
             if guess != gold[i]:
                 errors += 1
-                for f in feats:
-                    k = _index(f, gold[i], mask)
-                    W[k] += 1.0
-                    U[k] += step
-                    k = _index(f, guess, mask)
-                    W[k] -= 1.0
-                    U[k] -= step
+                _update(W, U, feats, gold[i], pptr, pids, 1.0, step, mask)
+                _update(W, U, feats, guess, pptr, pids, -1.0, step, mask)
             history[i] = guess
             step += 1
     return step, errors
@@ -162,13 +194,18 @@ class Classifier:
     `best_epoch_`."""
 
     def __init__(self, classes: list[str], bits: int = 22, weights: np.ndarray | None = None,
-                 pairs: tuple[int, ...] = WORD_PAIRS):
-        """With `weights` (read from a model file), `bits` follows from their length."""
+                 pairs: tuple[int, ...] = WORD_PAIRS, parts=None):
+        """With `weights` (read from a model file), `bits` follows from their length.
+        `parts(class)`: the names of a class's parts (none without it)."""
         self.classes = list(classes)
         self.weights = np.zeros(1 << bits, dtype=np.float32) if weights is None else \
             np.asarray(weights, dtype=np.float32)
         self.bits = int(self.weights.shape[0]).bit_length() - 1
         self.pairs = np.array(pairs, dtype=np.int64)
+        names: dict[str, int] = {}
+        lists = [[names.setdefault(p, len(names)) for p in parts(c)] if parts else []
+                 for c in self.classes]
+        self.pptr, self.pids = candidate_arrays(lists)
 
     def weight_index(self, feature: int, c: int) -> int:
         """Where the weight of static feature hash `feature` for class c lives."""
@@ -176,12 +213,13 @@ class Classifier:
 
     def predict(self, X, bounds, given, cptr, cand) -> np.ndarray:
         return predict(self.weights, X, bounds, given, cptr, cand, len(self.classes),
-                       self.pairs)
+                       self.pairs, self.pptr, self.pids)
 
     def margins(self, X, bounds, given, cptr, cand, a: int, b: int) -> np.ndarray:
         """How much more each word scores class a than class b, as `predict` goes."""
         return margins(self.weights, X, bounds, given, self.predict(X, bounds, given, cptr,
-                                                                    cand), self.pairs, a, b)
+                                                                    cand),
+                       self.pairs, self.pptr, self.pids, a, b)
 
     def fit(self, data, epochs: int, seed: int = 0, choose=None, progress: bool = False,
             name: str = "", metric: str = "accuracy") -> list[dict]:
@@ -199,7 +237,8 @@ class Classifier:
         for epoch in log:
             order = rng.permutation(len(bounds) - 1)
             step, errors = train_epoch(W, U, step, X, bounds, gold, given, cptr, cand,
-                                       len(self.classes), self.pairs, order)
+                                       len(self.classes), self.pairs, self.pptr, self.pids,
+                                       order)
             self.weights = (W - U / step).astype(np.float32)
 
             def keep():

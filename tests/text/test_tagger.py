@@ -70,3 +70,37 @@ def test_bad_arguments():
         Tagger(epochs=0)
     with pytest.raises(ArborparseError, match="no sentences"):
         Tagger(progress=False).fit([])
+
+
+def test_feats_bundles_share_the_weights_of_their_features():
+    import numpy as np
+
+    from arborparse.text.classifier import DYNAMIC, _features, _index
+    from arborparse.text.tagger import features_of
+
+    assert features_of("Case=Dat|Number=Sing") == ["Case=Dat", "Number=Sing"]
+    assert features_of("_") == []
+    tagger = Tagger(epochs=4, bits=14, progress=False).fit(with_features())
+    feats = tagger.feats
+    # Number=Plur, Number=Sing, Tense=Past, Tense=Pres: one feature each; _: none
+    assert feats.classes[-1] == "_" and list(feats.pptr) == [0, 1, 2, 3, 4, 4]
+    # every score is the bundle's own weights plus its features', as predict and margins see
+    data = with_features(1)
+    X, bounds = tagger._static(data)
+    upos = tagger.upos.predict(X, bounds, np.full(len(X), -1), np.zeros(len(X) + 1, int),
+                               np.empty(0, int))
+    predicted = feats.predict(X, bounds, upos, np.zeros(len(X) + 1, int), np.empty(0, int))
+    W, mask, classes = feats.weights, np.uint64(feats.weights.shape[0] - 1), len(feats.classes)
+    row = np.empty(X.shape[1] + DYNAMIC, dtype=np.uint64)
+
+    def score(c):
+        parts = [classes + p for p in feats.pids[feats.pptr[c]:feats.pptr[c + 1]]]
+        return sum(float(W[_index(f, k, mask)]) for f in row for k in [c, *parts])
+
+    margins = feats.margins(X, bounds, upos, np.zeros(len(X) + 1, int), np.empty(0, int), 0, 1)
+    for s in range(len(bounds) - 1):
+        for i in range(bounds[s], bounds[s + 1]):
+            _features(X, i, bounds[s], predicted, upos, feats.pairs, row)
+            scores = [score(c) for c in range(classes)]
+            assert predicted[i] == int(np.argmax(scores))
+            assert margins[i] == pytest.approx(scores[0] - scores[1], abs=1e-4)
