@@ -7,7 +7,11 @@ the two words before it, and, for a second-level tagger (XPOS or FEATS after UPO
 "given" tag of the word itself, alone and paired with the word, its suffixes of 2, 3, 4
 and 6 characters and the previous class (the suffix pairs: Turkish-IMST dev UFeats
 85.03 -> 85.38, Gothic-PROIEL 86.46 -> 86.60). A feature f and a class c own the weight
-at a hash of (f, c) in a vector of 2^bits; training is the averaged perceptron (Collins
+at a hash of (f, c) in a vector of 2^bits. A class may have parts (a FEATS bundle's
+``Case=Dat`` and ``Number=Sing``), shared with every class that holds them: part p's
+weights live where those of a class numbered ``len(classes) + p`` would, and a class
+scores its own weights and its parts', so that a bundle seen rarely learns from the common
+features it is made of. Training is the averaged perceptron (Collins
 2002) with the predicted classes as history, as at tagging time. The static columns the
 dynamic features pair with are the taggers' (`WORD_PAIRS`) unless a user names others.
 """

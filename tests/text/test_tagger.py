@@ -7,6 +7,7 @@ from arborparse.eval import evaluate
 from arborparse.io import read_conllu
 from arborparse.io.conllu import FEATS, UPOS, XPOS
 from arborparse.text.features import TEMPLATES, shape, word_features
+from arborparse.pipeline import Pipeline
 from arborparse.text.tagger import Tagger
 
 
@@ -72,35 +73,57 @@ def test_bad_arguments():
         Tagger(progress=False).fit([])
 
 
-def test_feats_bundles_share_the_weights_of_their_features():
+def test_feats_bundles_share_the_weights_of_their_features(tmp_path):
     import numpy as np
 
     from arborparse.text.classifier import DYNAMIC, _features, _index
     from arborparse.text.tagger import features_of
 
-    assert features_of("Case=Dat|Number=Sing") == ["Case=Dat", "Number=Sing"]
+    assert features_of("Number=Sing|Tense=Pres") == ["Number=Sing", "Tense=Pres"]
     assert features_of("_") == []
-    tagger = Tagger(epochs=4, bits=14, progress=False).fit(with_features())
+    # bundles of two features, each feature in two bundles
+    text = separable_text(3)
+    for word, tag, feats in (("dog", "NOUN", "Case=Nom|Number=Sing"),
+                             ("dogs", "NOUN", "Case=Nom|Number=Plur"),
+                             ("runs", "VERB", "Number=Sing|Tense=Pres"),
+                             ("saw", "VERB", "Number=Sing|Tense=Past")):
+        text = text.replace(f"\t{word}\t{word}\t{tag}\t{tag}\t_",
+                            f"\t{word}\t{word}\t{tag}\t{tag}\t{feats}")
+    data = read_conllu(io.StringIO(text))
+    tagger = Tagger(epochs=4, bits=14, progress=False).fit(data)
     feats = tagger.feats
-    # Number=Plur, Number=Sing, Tense=Past, Tense=Pres: one feature each; _: none
-    assert feats.classes[-1] == "_" and list(feats.pptr) == [0, 1, 2, 3, 4, 4]
+    parts = {c: [int(p) for p in feats.pids[feats.pptr[k]:feats.pptr[k + 1]]]
+             for k, c in enumerate(feats.classes)}
+    assert parts["Case=Nom|Number=Sing"][1] == parts["Number=Sing|Tense=Pres"][0] \
+        == parts["Number=Sing|Tense=Past"][0] and parts["_"] == []
+    assert len({p for ps in parts.values() for p in ps}) == 5
     # every score is the bundle's own weights plus its features', as predict and margins see
-    data = with_features(1)
     X, bounds = tagger._static(data)
-    upos = tagger.upos.predict(X, bounds, np.full(len(X), -1), np.zeros(len(X) + 1, int),
-                               np.empty(0, int))
-    predicted = feats.predict(X, bounds, upos, np.zeros(len(X) + 1, int), np.empty(0, int))
+    none, every = np.zeros(len(X) + 1, int), np.empty(0, int)
+    upos = tagger.upos.predict(X, bounds, np.full(len(X), -1), none, every)
+    predicted = feats.predict(X, bounds, upos, none, every)
     W, mask, classes = feats.weights, np.uint64(feats.weights.shape[0] - 1), len(feats.classes)
     row = np.empty(X.shape[1] + DYNAMIC, dtype=np.uint64)
 
     def score(c):
-        parts = [classes + p for p in feats.pids[feats.pptr[c]:feats.pptr[c + 1]]]
-        return sum(float(W[_index(f, k, mask)]) for f in row for k in [c, *parts])
+        return sum(float(W[_index(f, k, mask)]) for f in row
+                   for k in [c, *(classes + p for p in parts[feats.classes[c]])])
 
-    margins = feats.margins(X, bounds, upos, np.zeros(len(X) + 1, int), np.empty(0, int), 0, 1)
+    def part_weights(p):
+        return sum(abs(float(W[_index(f, classes + p, mask)])) for f in row)
+
+    margins = feats.margins(X, bounds, upos, none, every, 0, 1)
     for s in range(len(bounds) - 1):
         for i in range(bounds[s], bounds[s + 1]):
             _features(X, i, bounds[s], predicted, upos, feats.pairs, row)
             scores = [score(c) for c in range(classes)]
-            assert predicted[i] == int(np.argmax(scores))
+            assert scores[predicted[i]] >= max(scores) - 1e-4
             assert margins[i] == pytest.approx(scores[0] - scores[1], abs=1e-4)
+    # training moved the shared features' weights
+    assert all(part_weights(p) > 0 for p in parts["Number=Sing|Tense=Pres"])
+    # a model file gives back the same parts and the same tags
+    path = tmp_path / "tagger.npz"
+    Pipeline(tagger).save(path)
+    loaded = Pipeline.load(path).tagger
+    assert (loaded.feats.pptr == feats.pptr).all() and (loaded.feats.pids == feats.pids).all()
+    assert loaded.predict(data) == tagger.predict(data)
