@@ -71,6 +71,13 @@ def _features(X, i, start, history, given, pairs, out):
 
 
 @njit(inline="always", cache=True)
+def _parts(pptr, c):
+    """Where class c's parts are listed in pids (none for the class -1, a candidate that
+    stands for something outside the classes: the lemmatizer's form kept as it is)."""
+    return (pptr[c], pptr[c + 1]) if c >= 0 else (0, 0)
+
+
+@njit(inline="always", cache=True)
 def _score(W, feats, c, pptr, pids, part_score, stamp, now, mask):
     """The score of class c: its own weights and those of its parts (part p's weights
     live at class id ``classes + p``; a part's score is computed once per item, the
@@ -78,7 +85,8 @@ def _score(W, feats, c, pptr, pids, part_score, stamp, now, mask):
     score = 0.0
     for f in feats:
         score += W[_index(f, c, mask)]
-    for j in range(pptr[c], pptr[c + 1]):
+    lo, hi = _parts(pptr, c)
+    for j in range(lo, hi):
         p = pids[j]
         if stamp[p] != now:
             stamp[p] = now
@@ -108,11 +116,12 @@ def _best(W, feats, i, cptr, cand, classes, pptr, pids, part_score, stamp, now, 
 @njit(cache=True, nogil=True)
 def _update(W, U, feats, c, pptr, pids, delta, step, mask):
     """Add `delta` to the weights of class c and its parts (U: `delta` times the step)."""
+    lo, hi = _parts(pptr, c)
     for f in feats:
         k = _index(f, c, mask)
         W[k] += delta
         U[k] += delta * step
-        for j in range(pptr[c], pptr[c + 1]):
+        for j in range(lo, hi):
             k = _index(f, pptr.shape[0] - 1 + pids[j], mask)
             W[k] += delta
             U[k] += delta * step

@@ -9,7 +9,11 @@ the result or keep the form's case: ``("", "", "ies", "y", lower)`` turns ``Pupp
 lowercased form and lemma is kept); a pair no script of that kind describes keeps its lemma
 whole. The classifier (`arborparse.text.classifier`) chooses among the scripts seen with
 the word's UPOS that apply to the form, reading the word, its context and its UPOS and
-FEATS. A treebank without lemmas (``_`` everywhere) gives a lemmatizer that writes ``_``.
+FEATS. A script's score is its own weights' and those of its parts (`script_parts`: the
+prefix rewrite, the suffix rewrite, the case), which it shares with every script that has
+them (dev lemmas on gold words and tags: Finnish-TDT 78.20 -> 78.79, Gothic-PROIEL 94.67
+-> 95.07, Russian-GSD 92.27 -> 92.52, German-GSD, Turkish-IMST and Hungarian-Szeged
++0.04 to +0.05). A treebank without lemmas (``_`` everywhere) gives a lemmatizer that writes ``_``.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from arborparse.io.conllu import LEMMA, Sentence
 from arborparse.text.classifier import Classifier, candidate_arrays, offsets
 from arborparse.text.features import word_features
 
-VERSION = 2  # of the lemmatizer inside a model file
+VERSION = 3  # of the lemmatizer inside a model file (3: scripts share their parts)
 KEEP, LOWER = "keep", "lower"
 FOUND = 1 << 17  # (form, UPOS) pairs whose candidate scripts are kept between calls
 
@@ -43,6 +47,14 @@ def edit_script(form: str, lemma: str) -> tuple[str, str, str, str, str]:
     if apply_script(form, script) != lemma:  # case the script cannot express
         script = (f, lemma, "", "", KEEP)
     return script
+
+
+def script_parts(name: str) -> list[str]:
+    """The parts of a script (by its classifier name, `Lemmatizer._name`) that it shares
+    with other scripts: its prefix rewrite, its suffix rewrite and its case."""
+    cut_prefix, add_prefix, cut_suffix, add_suffix, case = name.split("\t")
+    return [f"prefix\t{cut_prefix}\t{add_prefix}", f"suffix\t{cut_suffix}\t{add_suffix}",
+            f"case\t{case}"]
 
 
 def applies(form: str, script) -> bool:
@@ -101,7 +113,8 @@ class Lemmatizer:
         self.scripts_by_suffix = {k: sorted(v) for k, v in by_suffix.items()}
         self._index_prefixes()
         self.given_index = {}
-        self.classifier = Classifier([self._name(s) for s in scripts], self.bits)
+        self.classifier = Classifier([self._name(s) for s in scripts], self.bits,
+                                     parts=script_parts)
         X, bounds, given, cptr, cand = self._arrays(train, grow=True)
         ids = np.array([self.script_index[script_of[f, lem]] for f, _, _, lem in pairs],
                        dtype=np.int64)
@@ -218,7 +231,8 @@ class Lemmatizer:
                 lemmatizer._index_prefixes()
                 lemmatizer.given_index = dict(header["given_index"])
                 lemmatizer.classifier = Classifier(
-                    [cls._name(s) for s in lemmatizer.scripts], weights=arrays["weights"])
+                    [cls._name(s) for s in lemmatizer.scripts], weights=arrays["weights"],
+                    parts=script_parts)
         except (KeyError, TypeError, ValueError) as e:
             raise ModelFileError(f"{path}: the lemmatizer in the model file is invalid "
                                  f"({e})") from e

@@ -66,3 +66,26 @@ def test_columns_never_get_empty_values():
     (s,) = read_conllu(io.StringIO("1\tev\tev\tNOUN\t_\t_\t0\troot\t_\t_\n\n"))
     with pytest.raises(ValueError, match="non-empty"):
         s.with_columns({LEMMA: [""]})
+
+
+def test_scripts_share_their_parts(tmp_path):
+    from arborparse.pipeline import Pipeline
+    from arborparse.text.lemmatizer import script_parts
+
+    assert script_parts(Lemmatizer._name(("ge", "", "t", "en", "lower"))) == [
+        "prefix\tge\t", "suffix\tt\ten", "case\tlower"]
+    # dogs -> dog, runs -> run: one suffix rewrite, one case, two scripts' ids for none
+    train = lemmatized(separable_text())
+    lemmatizer = Lemmatizer(epochs=5, bits=16).fit(train)
+    classifier = lemmatizer.classifier
+    parts = {s: list(classifier.pids[classifier.pptr[k]:classifier.pptr[k + 1]])
+             for k, s in enumerate(lemmatizer.scripts)}
+    keep, strip = ("", "", "", "", "lower"), ("", "", "s", "", "lower")
+    assert parts[keep][0] == parts[strip][0] and parts[keep][2] == parts[strip][2]
+    assert parts[keep][1] != parts[strip][1]
+    # a model file gives back the same parts and the same lemmas
+    path = tmp_path / "lemmatizer.npz"
+    Pipeline(lemmatizer=lemmatizer).save(path)
+    loaded = Pipeline.load(path).lemmatizer
+    assert (loaded.classifier.pids == classifier.pids).all()
+    assert loaded.lemmas(train) == lemmatizer.lemmas(train)
