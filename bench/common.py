@@ -98,6 +98,19 @@ def split_files(folder: Path) -> dict:
     return {s: f[0] for s, f in found.items() if f}
 
 
+def train_dev(folder: Path):
+    """(train, dev, trained_on): the sentences a UD folder trains and tunes on; without a
+    train file, dev's first 5/6 and its last 1/6 (trained_on "dev")."""
+    found = split_files(folder)
+    if "dev" not in found:
+        raise SystemExit(f"{folder}: needs *-ud-dev.conllu")
+    if "train" in found:
+        return read_conllu(found["train"]), read_conllu(found["dev"]), "train"
+    sentences = read_conllu(found["dev"])
+    cut = len(sentences) * 5 // 6
+    return sentences[:cut], sentences[cut:], "dev"
+
+
 def warm_up(trainers, decoders, workdir):
     """Train and parse a few sentences once, so that no measurement includes compiling
     the kernels (numba caches them on disk after the first run)."""

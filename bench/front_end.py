@@ -17,24 +17,11 @@ import datetime
 import time
 from pathlib import Path
 
-from common import ROOT, append_result, machine, split_files
+from common import ROOT, append_result, machine, train_dev
 
 import arborparse
-from arborparse.io import read_conllu
 from arborparse.text.lemmatizer import Lemmatizer
 from arborparse.text.tagger import Tagger
-
-
-def splits(folder: Path):
-    """(train, dev, trained_on) sentences of a UD folder."""
-    found = split_files(folder)
-    if "dev" not in found:
-        raise SystemExit(f"{folder}: needs *-ud-dev.conllu")
-    if "train" in found:
-        return read_conllu(found["train"]), read_conllu(found["dev"]), "train"
-    sentences = read_conllu(found["dev"])
-    cut = len(sentences) * 5 // 6
-    return sentences[:cut], sentences[cut:], "dev"
 
 
 def accuracy(gold: list[str], predicted: list[list[str]]) -> float:
@@ -43,7 +30,7 @@ def accuracy(gold: list[str], predicted: list[list[str]]) -> float:
 
 
 def measure(folder: Path) -> dict:
-    train, dev, trained_on = splits(folder)
+    train, dev, trained_on = train_dev(folder)
     start = time.process_time()
     tagger = Tagger(progress=False).fit(train, dev)
     tagger_cpu = time.process_time() - start

@@ -35,7 +35,8 @@ import sys
 import time
 from pathlib import Path
 
-from common import COMMAND, ROOT, append_result, machine, official, run, split_files
+from common import (COMMAND, ROOT, append_result, machine, official, run, split_files,
+                    train_dev)
 
 from arborparse.io import read_conllu
 from arborparse.text.tokenizer import paragraphs
@@ -53,16 +54,15 @@ def training_files(folder: Path, workdir: Path) -> tuple[Path, Path, Path, str]:
         raise SystemExit(f"{folder}: needs *-ud-dev.conllu and *-ud-test.conllu")
     if "train" in found:
         return found["train"], found["dev"], found["test"], "train"
-    sentences = read_conllu(found["dev"])
-    cut = len(sentences) * 5 // 6
+    train, dev, _ = train_dev(folder)
     stem = found["dev"].name.replace("-ud-dev.conllu", "")
     parts = []
-    for name, part in (("train", sentences[:cut]), ("dev", sentences[cut:])):
+    for name, part in (("train", train), ("dev", dev)):
         path = workdir / f"{stem}-ud-{name}.conllu"
         path.write_text("".join(s.to_text() for s in part), encoding="utf-8")
         parts.append(path)
-    print(f"{folder.name}: no train file; training on dev's first {cut} sentences, tuning on "
-          f"its last {len(sentences) - cut}", file=sys.stderr)
+    print(f"{folder.name}: no train file; training on dev's first {len(train)} sentences, "
+          f"tuning on its last {len(dev)}", file=sys.stderr)
     return parts[0], parts[1], found["test"], "dev"
 
 

@@ -13,7 +13,8 @@ FEATS. A script's score is its own weights' and those of its parts (`script_part
 prefix rewrite, the suffix rewrite, the case), which it shares with every script that has
 them (dev lemmas on gold words and tags: Finnish-TDT 78.20 -> 78.79, Gothic-PROIEL 94.67
 -> 95.07, Russian-GSD 92.27 -> 92.52, German-GSD, Turkish-IMST and Hungarian-Szeged
-+0.04 to +0.05). A treebank without lemmas (``_`` everywhere) gives a lemmatizer that writes ``_``.
++0.04 to +0.05). A treebank without lemmas (``_`` everywhere) gives a lemmatizer that
+writes ``_``.
 """
 
 from __future__ import annotations
