@@ -474,6 +474,10 @@ def _encoding(ctx, param, name: str) -> str:
 @click.option("--branching", type=click.IntRange(1),
               help=f"{_takers('branching')} labels expanded per arc (default: the "
                    "model's).")
+@click.option("--threads", type=click.IntRange(1),
+              help=f"{_takers('threads')} score the arcs of sentences of 64 words or more "
+                   "in N threads (default 1; the same trees, sooner on several cores; for "
+                   "many sentences --scheduler local puts every core to work).")
 @click.option("--input-format", "--format", "fmt", default="auto", show_default=True,
               type=click.Choice([*CONLL_FORMATS, *PLAIN_FORMATS]),
               help="text: raw text, paragraphs separated by blank lines (models with a "

@@ -65,7 +65,8 @@ class Capabilities:
     """What a parser offers, as data: `tags` (it tags and lemmatizes), `marginals` (head and
     label probabilities), `mbr` (minimum Bayes-risk decoding), `kbest` (the k best trees
     with their probabilities), `max_z` (max-z decoding of hidden clusters), `beam` (beam
-    search, with width and branching), `decoders` (the decoders ``decoder=`` may pick)."""
+    search, with width and branching), `threads` (long sentences scored in several
+    threads), `decoders` (the decoders ``decoder=`` may pick)."""
 
     tags: bool = False
     marginals: bool = False
@@ -73,6 +74,7 @@ class Capabilities:
     kbest: bool = False
     max_z: bool = False
     beam: bool = False
+    threads: bool = False
     decoders: tuple[str, ...] = ()
 
     def __or__(self, other: Capabilities) -> Capabilities:
@@ -100,6 +102,8 @@ class Capabilities:
             options.update(TAGGING)
         if self.beam:
             options.update(beam=int, branching=int)
+        if self.threads:
+            options["threads"] = int
         return options
 
 

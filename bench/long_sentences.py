@@ -1,6 +1,6 @@
 """Long sentences: time and peak memory of parsing one n-word sentence.
 
-    python bench/long_sentences.py --model MODEL.npz [--sizes 250 500 1000]
+    python bench/long_sentences.py --model MODEL.npz [--sizes 250 500 1000] [--threads 2]
 
 A sentence of n words is English-EWT test's words in order, one after another (UPOS, XPOS,
 FEATS, LEMMA as in the treebank). Each measurement runs in a fresh process (one thread),
@@ -11,6 +11,8 @@ loaded); CPU seconds are the process's, the figure to compare on a shared machin
 - map: `parse_one` with the defaults (the best tree, labeled);
 - mbr-marginals: `parse_one(decode_as="mbr", marginals=True)`, the MBR tree with each
   word's head and label probabilities and the head marginals of every arc;
+- map-threads, mbr-marginals-threads: the same with ``threads=N`` (`--threads`: the arcs
+  and labels scored in N threads; compare wall seconds with the one-thread task's);
 - the references, measured in the same run: the same compiled scorer walking every word
   between head and modifier for the in-between POS features (what `score_arcs` did before
   counting them per tag), and LAPACK's LU factorization and inverse of an n x n matrix
@@ -38,7 +40,8 @@ from numba import njit  # noqa: E402
 
 from arborparse.linear.templates import arc_features, index  # noqa: E402
 
-TASKS = ("score-walk", "score", "map", "mbr-marginals", "lapack-lu-inverse")
+TASKS = ("score-walk", "score", "map", "mbr-marginals", "map-threads", "mbr-marginals-threads",
+         "lapack-lu-inverse")
 
 
 @njit(cache=True)
@@ -67,7 +70,7 @@ def long_sentence(n):
     return read_conllu(io.StringIO(text + "\n"))[0]
 
 
-def one(model_path, n, task):
+def one(model_path, n, task, threads):
     """Run one task on an n-word sentence in this process; print seconds and peak MB."""
     import scipy.linalg
 
@@ -87,11 +90,12 @@ def one(model_path, n, task):
         if task == "lapack-lu-inverse":
             M = np.random.default_rng(0).random((len(sentence), len(sentence)))
             return scipy.linalg.inv(M + len(sentence) * np.eye(len(sentence)))
-        if task == "map":
-            return parser.parse_one(sentence)
-        return parser.parse_one(sentence, decode_as="mbr", marginals=True)
+        options = {"threads": threads} if task.endswith("-threads") else {}
+        if task.startswith("map"):
+            return parser.parse_one(sentence, **options)
+        return parser.parse_one(sentence, decode_as="mbr", marginals=True, **options)
 
-    run(long_sentence(30))  # compile and warm up
+    run(long_sentence(80))  # compile and warm up (80 words: the threaded path too)
     sentence = long_sentence(n)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     start, cpu = time.perf_counter(), time.process_time()
@@ -106,17 +110,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", required=True, help="a first-order model (arborparse train)")
     ap.add_argument("--sizes", type=int, nargs="+", default=[250, 500, 1000])
+    ap.add_argument("--threads", type=int, default=2, help="threads of the -threads tasks")
     ap.add_argument("--one", nargs=2, metavar=("N", "TASK"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        one(args.model, int(args.one[0]), args.one[1])
+        one(args.model, int(args.one[0]), args.one[1], args.threads)
         return
     print(f"<!-- {' '.join(sys.argv)}; {datetime.date.today()}; {machine()} -->")
     rows = {}
     for n in args.sizes:
         for task in TASKS:
             out = subprocess.run([sys.executable, __file__, "--model", args.model, "--one",
-                                  str(n), task], capture_output=True, text=True, check=True)
+                                  str(n), task, "--threads", str(args.threads)],
+                                 capture_output=True, text=True, check=True)
             rows[n, task] = json.loads(out.stdout.strip().splitlines()[-1])
             print(f"<!-- {out.stdout.strip()} -->", flush=True)
     print("| words | task | seconds | CPU seconds | peak MB | MB it adds | ratio |")
@@ -130,6 +136,10 @@ def main():
                 ratio = f"{walk['cpu_seconds'] / r['cpu_seconds']:.1f}x faster than walking"
             elif task in ("map", "mbr-marginals"):
                 ratio = f"{r['cpu_seconds'] / lapack['cpu_seconds']:.0f}x LAPACK's LU inverse"
+            elif task.endswith("-threads"):
+                alone = rows[n, task.removesuffix("-threads")]["seconds"]
+                ratio = f"{alone / r['seconds']:.2f}x faster than one thread ({args.threads} " \
+                        "threads, wall time)"
             print(f"| {n} | {task} | {r['seconds']:.2f} | {r['cpu_seconds']:.2f} | "
                   f"{r['peak_mb']:.0f} | {r['extra_mb']:.0f} | {ratio} |")
 

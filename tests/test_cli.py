@@ -95,7 +95,8 @@ def test_parse_help_names_the_families_that_take_each_option():
                            ("--marginals", "linear and neural models:"),
                            ("--retag", "linear, isbn and neural models with a tagger:"),
                            ("--keep-tags", "linear, isbn and neural models with a tagger:"),
-                           ("--beam", "isbn models:"), ("--branching", "isbn models:")):
+                           ("--beam", "isbn models:"), ("--branching", "isbn models:"),
+                           ("--threads", "linear models:")):
         assert f"{flag} " in text and f"For {families}" in text.split(f"{flag} ", 1)[1][:80]
 
 

@@ -61,6 +61,11 @@ def test_options_a_model_does_not_take_are_refused():
         isbn.iter_parse(data, decoder="mst")
     with pytest.raises(OptionError, match="beam=0 must be an integer >= 1"):
         isbn.parse(data, beam=0)
+    with pytest.raises(OptionError, match=r"threads=2 does not apply to this isbn model"):
+        isbn.parse(data, threads=2)
+    with pytest.raises(OptionError, match="threads=0 must be an integer >= 1"):
+        linear.parse(data, threads=0)
+    assert [s.rows for s in linear.parse(data, threads=2)] == [s.rows for s in linear.parse(data)]
 
 
 def test_unknown_kind_is_refused(tmp_path):
@@ -82,10 +87,11 @@ def test_cli_refuses_options_by_the_model(tmp_path):
     r = run(cli, ["parse", "--model", str(MODELS / "perceptron-v2.npz"), str(text),
                   "--beam", "3"])
     assert r.exit_code == 2 and "--beam 3 does not apply to this linear model " \
-                                "(it takes --decoder, --decode, --marginals)" in r.output
-    r = run(cli, ["parse", "--model", str(MODELS / "latent-v2.npz"), str(text),
-                  "--decode", "max-z"])
-    assert r.exit_code == 0 and r.output == (MODELS / "latent-v2.parsed.conllu").read_text()
+                                "(it takes --decoder, --decode, --marginals, --threads)" in r.output
+    for threads in ([], ["--threads", "2"]):
+        r = run(cli, ["parse", "--model", str(MODELS / "latent-v2.npz"), str(text),
+                      "--decode", "max-z", *threads])
+        assert r.exit_code == 0 and r.output == (MODELS / "latent-v2.parsed.conllu").read_text()
 
 
 def test_pipeline_trains_tags_and_parses_untagged_input(tmp_path):

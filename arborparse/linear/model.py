@@ -25,6 +25,8 @@ label features; see `arborparse.linear.templates.index` and `label_index`).
 from __future__ import annotations
 
 import dataclasses
+import functools
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,6 +44,9 @@ from arborparse.linear.templates import (
     label_scores,
     labeled_arc_hashes,
     labeled_arc_indices,
+    label_rows,
+    label_tables,
+    score_arc_rows,
     score_arcs,
     score_labels,
 )
@@ -54,6 +59,20 @@ KIND = "linear"
 OLD_KINDS = ("first-order",)  # the kind's name in files of arborparse 0.1
 VERSION = 2
 COMBINES = ("sum", "max")
+THREADED_WORDS = 64  # sentences of this many words or more are scored in `threads` threads
+
+
+def _in_threads(fill, rows: int, threads: int) -> None:
+    """fill(lo, hi) over the head rows 0..rows-1 of a sentence's arrays, split into
+    `threads` blocks run at once in a pool shared by the process (the kernels release the
+    GIL and write disjoint rows)."""
+    bounds = np.linspace(0, rows, threads + 1).astype(np.int64)
+    list(_pool(threads).map(fill, bounds[:-1], bounds[1:]))
+
+
+@functools.lru_cache(maxsize=None)
+def _pool(threads: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(threads, thread_name_prefix="arborparse-scoring")
 
 
 @dataclass
@@ -154,15 +173,24 @@ class LinearModel:
     def dictionary(cls, keys, label_keys, labels: list[str]) -> LinearModel:
         return cls(np.zeros(len(keys) + len(label_keys) * len(labels)), labels, keys, label_keys)
 
-    def cluster_scores(self, x: Encoded, weights: np.ndarray | None = None) -> np.ndarray:
-        """w · f(x, h, m, z) for every cluster and arc, shape (K, n+1, n+1)."""
+    def cluster_scores(self, x: Encoded, weights: np.ndarray | None = None,
+                       threads: int = 1) -> np.ndarray:
+        """w · f(x, h, m, z) for every cluster and arc, shape (K, n+1, n+1); sentences of
+        `THREADED_WORDS` words or more in `threads` threads (the same scores)."""
         t = x.table
         w = self.weights if weights is None else weights
-        return score_arcs(t.attrs, t.feats_ptr, t.feats, w, self.keys, self.clusters, x.buf,
-                          self.squeeze)
+        if threads == 1 or len(t) < THREADED_WORDS:
+            return score_arcs(t.attrs, t.feats_ptr, t.feats, w, self.keys, self.clusters,
+                              x.buf, self.squeeze)
+        S = np.full((self.clusters, len(t) + 1, len(t) + 1), -np.inf)
+        _in_threads(lambda lo, hi: score_arc_rows(
+            t.attrs, t.feats_ptr, t.feats, w, self.keys, self.clusters, np.empty_like(x.buf),
+            self.squeeze, lo, hi, S), len(t) + 1, threads)
+        return S
 
-    def _arc_scores(self, x: Encoded, w: np.ndarray, combine: str, scale: float = 1.0):
-        A = scale * self.cluster_scores(x, w)
+    def _arc_scores(self, x: Encoded, w: np.ndarray, combine: str, scale: float = 1.0,
+                    threads: int = 1):
+        A = scale * self.cluster_scores(x, w, threads)
         if self.clusters == 1:
             return A[0]
         if combine not in COMBINES:
@@ -173,17 +201,29 @@ class LinearModel:
             return logsumexp(A, axis=0) if combine == "sum" else A.max(axis=0)
 
     def scores(self, x: Encoded, weights: np.ndarray | None = None, combine: str = "sum",
-               scale: float = 1.0, with_sum: bool = False) -> Scores:
+               scale: float = 1.0, with_sum: bool = False, threads: int = 1) -> Scores:
         """Arc scores (clusters summed out, or their best with ``combine="max"``) and each
         arc's best label with its score, under the weights scale × `weights`; `with_sum`
-        also log Σ_l exp of each arc's label scores. O(n²) memory whatever the labels."""
+        also log Σ_l exp of each arc's label scores. O(n²) memory whatever the labels.
+        Sentences of `THREADED_WORDS` words or more are scored in `threads` threads (the
+        same scores)."""
         w = self.weights if weights is None else weights
         t = x.table
-        label, label_score, label_sum = score_labels(
-            t.attrs, t.feats_ptr, t.feats, w, self.keys, self.label_keys, len(self.labels),
-            x.buf, scale, with_sum)
-        return Scores(self._arc_scores(x, w, combine, scale), label, label_score, label_sum,
-                      *self.part_scores(x, w, scale))
+        if threads == 1 or len(t) < THREADED_WORDS:
+            label, label_score, label_sum = score_labels(
+                t.attrs, t.feats_ptr, t.feats, w, self.keys, self.label_keys,
+                len(self.labels), x.buf, scale, with_sum)
+        else:
+            tables = label_tables(t.attrs, t.feats_ptr, t.feats, w, self.keys,
+                                  self.label_keys, len(self.labels), x.buf)
+            N = len(t) + 1
+            label = np.zeros((N, N), dtype=np.int64)
+            label_score = np.full((N, N), -np.inf)
+            label_sum = np.full((N, N) if with_sum else (0, 0), -np.inf)
+            _in_threads(lambda lo, hi: label_rows(tables, scale, lo, hi, label, label_score,
+                                                  label_sum), N, threads)
+        return Scores(self._arc_scores(x, w, combine, scale, threads), label, label_score,
+                      label_sum, *self.part_scores(x, w, scale))
 
     def _entries(self, x: Encoded, size: int):
         """The sentence's parts' entries (`arborparse.linear.parts.part_entries`) and the

@@ -25,7 +25,8 @@ class LinearOptions(FamilyOptions):
 
     family = "linear"
     components = ("tokenizer", "tagger", "lemmatizer", "parser")
-    parses = Capabilities(marginals=True, mbr=True, kbest=True, max_z=True, decoders=DECODERS)
+    parses = Capabilities(marginals=True, mbr=True, kbest=True, max_z=True, threads=True,
+                          decoders=DECODERS)
 
     @classmethod
     def offers(cls, header: dict) -> Capabilities:

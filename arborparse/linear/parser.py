@@ -164,10 +164,11 @@ class LinearParser:
         return self._kbest(self._distribution(Encoded.of(sentence)), k,
                            self.decoder == "eisner")
 
-    def _distribution(self, x: Encoded) -> Scores:
+    def _distribution(self, x: Encoded, threads: int = 1) -> Scores:
         """The scores s(h, m, l) / T of the tree distribution, reduced over labels (best
         label, its score, the log-sum-exp): O(n²) memory, not O(n² L)."""
-        return self.model.scores(x, scale=1.0 / self.temperature, with_sum=True)
+        return self.model.scores(x, scale=1.0 / self.temperature, with_sum=True,
+                                 threads=threads)
 
     def _kbest(self, s: Scores, k: int, projective: bool):
         log_z = trees.log_partition(s.folded, projective, self.single_root)
@@ -180,25 +181,25 @@ class LinearParser:
         return self.parse([sentence], **options)[0]
 
     def _parse_one(self, sentence: Sentence, decoder: str | None, decode_as: str,
-                   marginals: bool, k: int | None) -> Sentence:
+                   marginals: bool, k: int | None, threads: int) -> Sentence:
         decoder = decoder or self.decoder
         projective = self._projective(decoder)
         x = Encoded.of(sentence)
         if not (marginals or k or decode_as == "mbr"):
             combine = "max" if decode_as == "max-z" else "sum"
-            heads, labels = decode(self.model.scores(x, combine=combine), decoder,
-                                   self.single_root)
+            heads, labels = decode(self.model.scores(x, combine=combine, threads=threads),
+                                   decoder, self.single_root)
             return sentence.with_tree(heads, [self.model.labels[i] for i in labels[1:]])
         # one scoring serves the tree, MBR, the marginals and the k best; one
         # inside-outside (or Matrix-Tree elimination) serves MBR and the marginals
-        s = self._distribution(x)
+        s = self._distribution(x, threads)
         mu = self._head_marginals(s, projective) if marginals or decode_as == "mbr" else None
         if decode_as == "mbr":
             heads = trees.mbr(s.folded, projective, self.single_root, mu)
             labels = arc_labels(s.label, heads)
         else:
-            heads, labels = decode(self.model.scores(x, combine="max") if decode_as == "max-z"
-                                   else s, decoder, self.single_root)
+            heads, labels = decode(self.model.scores(x, combine="max", threads=threads)
+                                   if decode_as == "max-z" else s, decoder, self.single_root)
         parsed = sentence.with_tree(heads, [self.model.labels[i] for i in labels[1:]])
         if k:
             parsed = parsed.with_analysis(kbest=self._kbest(s, k, projective))
@@ -214,7 +215,8 @@ class LinearParser:
         check_options(self, options)
         decoder, decode_as = options.get("decoder"), options.get("decode_as") or "map"
         marginals, k = bool(options.get("marginals")), options.get("kbest")
-        return (self._parse_one(s, decoder, decode_as, marginals, k)
+        threads = options.get("threads") or 1
+        return (self._parse_one(s, decoder, decode_as, marginals, k, threads)
                 for s in require_tags(sentences))
 
     def parse(self, sentences: Iterable[Sentence], **options) -> list[Sentence]:
@@ -230,6 +232,8 @@ class LinearParser:
             marginals to each sentence's ``analysis["heads"]``
         kbest : put the k most probable trees in each sentence's ``analysis["kbest"]``
             (computed from the same scores as the tree)
+        threads : score the arcs of sentences of 64 words or more in this many threads
+            (default 1; the same trees, sooner on several cores)
 
         Options the model does not take raise `arborparse.options.OptionError`.
         """

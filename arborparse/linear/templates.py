@@ -388,10 +388,20 @@ def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
     the in-between POS features are counted per tag (`_between_indices`), and the features
     of the head or the child alone summed once per word, role and direction-distance. The
     weight indices of a head's arcs are listed first and their weights read together
-    (`_gather`)."""
+    (`_gather`). `score_arc_rows` fills some heads' rows (threads share the work)."""
+    N = attrs.shape[0]
+    S = np.full((clusters, N, N), -np.inf)
+    score_arc_rows(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze, 0, N, S)
+    return S
+
+
+@njit(cache=True, nogil=True)
+def score_arc_rows(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze, lo, hi, S):
+    """`score_arcs`' S[z, h, m] for the heads lo <= h < hi, written into S (full of -inf),
+    with its own caches: calls on disjoint rows may run at once (the GIL is released), each
+    with its own buf, and give the same scores as one call."""
     N = attrs.shape[0]
     size = w.shape[0]
-    S = np.full((clusters, N, N), -np.inf)
     tags, sizes, position, count = _tag_counts(attrs)
     U = tags.shape[1]
     by_tag = np.empty((2, U, U, 16, U, clusters))  # see `_between_indices`
@@ -401,7 +411,7 @@ def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
     idx = np.empty(_GATHER + buf.shape[0], dtype=np.int64)
     arcs = np.empty((N, 4), dtype=np.int64)  # pending arcs: m, where their indices start
     base = np.empty((N, clusters))  # and the weights summed without them (`_between_indices`)
-    for h in range(N):
+    for h in range(lo, hi):
         pending = k = 0
         for m in range(1, N):
             if h == m:
@@ -431,7 +441,6 @@ def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
                 _gather(w, idx, arcs, base, pending, h, S)
                 pending = k = 0
         _gather(w, idx, arcs, base, pending, h, S)
-    return S
 
 
 @njit(cache=True, nogil=True)
@@ -500,7 +509,7 @@ def _prefetch_labels(w, h, labels, keys, label_keys):
 
 
 @njit(cache=True, nogil=True)
-def _label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
+def label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
     """The parts of s(h, m, l) = head(h, l, dir) + child(m, l, dir)
     + pair(UPOS_h, UPOS_m, l, dir) + distance(l, dir, dist), each looked up once per
     distinct argument: token [i, role, dir, l], pair [tag_h, tag_m, dir, l], tag [i] (the
@@ -560,14 +569,26 @@ def score_labels(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf, scal
     `with_sum`, log Σ_l exp of the scores (else an empty array), each (n+1, n+1), -inf
     where there is no arc. O(n L) weight lookups plus O(n² L) additions, without the
     (n+1, n+1, L) array."""
-    token, pair, tag, distance = _label_tables(attrs, feats_ptr, feats, w, keys, label_keys,
-                                               labels, buf)
+    tables = label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf)
     N = attrs.shape[0]
     best = np.zeros((N, N), dtype=np.int64)
     score = np.full((N, N), -np.inf)
     total = np.full((N, N) if with_sum else (0, 0), -np.inf)
+    label_rows(tables, scale, 0, N, best, score, total)
+    return best, score, total
+
+
+@njit(cache=True, nogil=True)
+def label_rows(tables, scale, lo, hi, best, score, total):
+    """`score_labels`' best label, its score and (where total is not empty) the
+    log-sum-exp of the arcs of heads lo <= h < hi, from the tables of `label_tables`:
+    calls on disjoint rows may run at once."""
+    token, pair, tag, distance = tables
+    N = best.shape[0]
+    labels = distance.shape[1]
+    with_sum = total.shape[0] > 0
     values = np.empty(labels)
-    for h in range(N):
+    for h in range(lo, hi):
         for m in range(1, N):
             if h == m:
                 continue
@@ -583,14 +604,13 @@ def score_labels(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf, scal
                 for label in range(labels):
                     acc += np.exp(scale * (values[label] - values[top]))
                 total[h, m] = score[h, m] + np.log(acc)
-    return best, score, total
 
 
 @njit(cache=True, nogil=True)
 def label_scores(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
     """s(h, m, l) for every arc and label: shape (n+1, n+1, L), -inf where there is no arc."""
-    token, pair, tag, distance = _label_tables(attrs, feats_ptr, feats, w, keys, label_keys,
-                                               labels, buf)
+    token, pair, tag, distance = label_tables(attrs, feats_ptr, feats, w, keys, label_keys,
+                                              labels, buf)
     N = attrs.shape[0]
     out = np.full((N, N, labels), -np.inf)
     for h in range(N):

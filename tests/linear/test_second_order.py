@@ -158,7 +158,7 @@ def test_marginals_and_mbr_come_from_the_second_order_distribution():
     assert np.allclose(parser.marginals(sentence).sum(axis=2)[:, 1:], mu[:, 1:], atol=1e-9)
     parsed = parser.parse([sentence], decode_as="mbr", marginals=True)[0]
     assert np.allclose(parsed.analysis["heads"], mu, atol=1e-9)
-    assert parser.capabilities.names() == ["marginals", "mbr"]
+    assert parser.capabilities.names() == ["marginals", "mbr", "threads"]
     with pytest.raises(OptionError, match="kbest"):
         parser.parse([sentence], kbest=2)
 

@@ -159,3 +159,30 @@ def test_label_scores_equal_the_sum_over_the_feature_list(ud):
         with np.errstate(invalid="ignore"):
             np.testing.assert_allclose(total, logsumexp(0.5 * S, axis=2), rtol=1e-12)
         np.testing.assert_allclose(score, 0.5 * S.max(axis=2), rtol=1e-12)
+
+
+@pytest.mark.parametrize("clusters", [1, 3])
+def test_scores_in_threads_are_the_same(ud, clusters):
+    """A sentence of THREADED_WORDS words or more scored in threads (each a block of head
+    rows, with its own caches and scratch) gets the same arc and label scores, to the last
+    bit, as in one; a shorter one is scored in one."""
+    from arborparse.linear.model import THREADED_WORDS, Encoded, LinearModel
+
+    path = ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu"
+    words = [row for s in read_conllu(path)[:20] for row in s.rows if row[0].isdigit()]
+    text = "".join("\t".join([str(i), *row[1:6], str(i - 1), "dep", "_", "_"]) + "\n"
+                   for i, row in enumerate(words[:THREADED_WORDS + 9], 1))
+    long_one = read_conllu(io.StringIO(text + "\n"))[0]
+    assert len(long_one) >= THREADED_WORDS
+    rng = np.random.default_rng(1)
+    model = LinearModel(rng.standard_normal(1 << 12), [f"l{i}" for i in range(5)],
+                        clusters=clusters)
+    for s in (sentence(), long_one):
+        x = Encoded.of(s)
+        one = model.scores(x, scale=0.7, with_sum=True)
+        for threads in (2, 3):
+            several = model.scores(x, scale=0.7, with_sum=True, threads=threads)
+            for name in ("arc", "label", "label_score", "label_sum"):
+                np.testing.assert_array_equal(getattr(several, name), getattr(one, name))
+        np.testing.assert_array_equal(model.cluster_scores(x, threads=4),
+                                      model.cluster_scores(x))

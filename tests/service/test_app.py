@@ -60,8 +60,8 @@ def test_the_service_answers_as_nlp_and_scores_each_sentence_once(client, parser
 
     calls = []
     scores = LinearParser._distribution
-    monkeypatch.setattr(LinearParser, "_distribution", lambda self, x: calls.append(1) or
-                        scores(self, x))
+    monkeypatch.setattr(LinearParser, "_distribution", lambda self, x, *threads:
+                        calls.append(1) or scores(self, x, *threads))
     settings = {"text": TEXT, "format": "auto", "output": "json", "marginals": True, "k": 3,
                 "svg": True}
     answer = Service(parser, LIMITS).parse(settings)  # a request's work, as a worker does it
