@@ -1,7 +1,11 @@
 """Model files: a NumPy ``.npz`` archive of arrays plus one JSON header; never pickle.
 
 Layout: the array ``header`` holds the UTF-8 JSON object ``{"format": "arborparse",
-"kind": ..., "version": ..., ...}``; every other array is named by its key. Saving writes a
+"kind": ..., "version": ..., ...}``; every other array is named by its key. A large array
+that is mostly zeros (hashed weight vectors: a few percent of their entries are ever
+updated) is stored as the positions and values of its non-zero entries (``NAME.nonzero``,
+``NAME.values``; its shape in the header's ``"sparse"``) and rebuilt on loading: files and
+loading are several times smaller and faster than inflating the zeros. Saving writes a
 temporary file beside the target and renames it into place, so a crash never leaves a
 half-written model. Loading refuses another kind or version with a message that says so.
 """
@@ -19,6 +23,8 @@ from arborparse.io.atomic import atomic_open
 
 FORMAT = "arborparse"
 _ZIP_MAGIC = b"PK\x03\x04"
+SPARSE_SIZE = 1 << 16  # arrays of this many entries or more, at most a third of them
+# non-zero, are stored sparse
 
 
 class ModelFileError(ArborparseError):
@@ -31,10 +37,33 @@ def save(path, kind: str, version: int, header: dict, arrays: dict[str, np.ndarr
     often and read back once, such as training checkpoints)."""
     path = Path(path)
     meta = {"format": FORMAT, "kind": kind, "version": version, **header}
-    payload = {"header": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)}
-    payload.update(arrays)
+    payload, sparse = {}, {}
+    for name, array in arrays.items():
+        array = np.asarray(array)
+        nonzero = np.flatnonzero(array) if array.size >= SPARSE_SIZE else None
+        if nonzero is not None and 3 * len(nonzero) <= array.size:
+            sparse[name] = list(array.shape)
+            payload[f"{name}.nonzero"] = nonzero.astype(np.uint32 if array.size < 1 << 32
+                                                        else np.int64)
+            payload[f"{name}.values"] = array.ravel()[nonzero]
+        else:
+            payload[name] = array
+    if sparse:
+        meta["sparse"] = sparse
+    payload["header"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
     with atomic_open(path, "wb") as handle:
         (np.savez_compressed if compress else np.savez)(handle, **payload)
+
+
+def _rebuilt(archive, sparse: dict) -> dict[str, np.ndarray]:
+    """The arrays of an open archive, the sparse ones (name -> shape) rebuilt."""
+    content = {name: archive[name] for name in archive.files if name != "header"}
+    for name, shape in sparse.items():
+        values = content.pop(f"{name}.values")
+        array = np.zeros(int(np.prod(shape)), dtype=values.dtype)
+        array[content.pop(f"{name}.nonzero")] = values
+        content[name] = array.reshape(shape)
+    return content
 
 
 def _read(path: Path, arrays: bool) -> tuple[dict, dict[str, np.ndarray]]:
@@ -53,12 +82,13 @@ def _read(path: Path, arrays: bool) -> tuple[dict, dict[str, np.ndarray]]:
             if "header" not in archive.files:
                 raise ModelFileError(f"{path}: not an arborparse model file (no header)")
             meta = json.loads(archive["header"].tobytes().decode("utf-8"))
-            content = {name: archive[name] for name in archive.files
-                       if name != "header"} if arrays else {}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as err:
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+                raise ModelFileError(f"{path}: not an arborparse model file")
+            sparse = meta.pop("sparse", {})
+            content = _rebuilt(archive, sparse) if arrays else {}
+    except (OSError, ValueError, KeyError, IndexError, TypeError, zipfile.BadZipFile,
+            EOFError) as err:
         raise ModelFileError(f"{path}: a damaged model file ({err})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ModelFileError(f"{path}: not an arborparse model file")
     return meta, content
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 import numpy as np
-from scipy.optimize import minimize
 
 from arborparse.text.sentences import sentence_f1
 
@@ -86,6 +85,8 @@ class SyntaxEnds:
         """Fitted on paragraphs (each token's margin, crossing and gold end; the last token
         of a paragraph, always an end, left out of the regression) with the features `use`
         (the others' weights 0): the model and its sentence F1 on these paragraphs."""
+        from scipy.optimize import minimize  # here: training only (a slow import)
+
         scale = float(np.mean(np.abs(np.concatenate(margins)))) or 1.0
         model = cls(scale=scale)
         X = np.concatenate([model._features(m, c)[:-1] for m, c in zip(margins, crossings)])

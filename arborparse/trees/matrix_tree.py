@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from scipy.linalg.lapack import dgecon, dgetrf, dgetrs
 
 NEG_INF = -np.inf
 
@@ -247,6 +246,8 @@ TOL = 1e-8
 
 def _lu_route(S: np.ndarray, single_root: bool, want_marginals: bool):
     """(log Z, marginals or None) by LAPACK, or None when the factorization is inaccurate."""
+    from scipy.linalg.lapack import dgecon, dgetrf, dgetrs  # here: MAP parsing never needs it
+
     N = S.shape[0]
     n = N - 1
     S3 = np.ascontiguousarray(S, dtype=np.float64)[None]

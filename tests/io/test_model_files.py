@@ -107,3 +107,38 @@ def test_save_is_atomic(parser, tmp_path, monkeypatch):
         parser.save(path)
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
+
+
+def test_mostly_zero_arrays_are_stored_sparse(tmp_path):
+    """A large array with at most a third of its entries non-zero is stored as their
+    positions and values and comes back equal, dtype and shape included; small or dense
+    arrays are stored as they are; the header read alone does not show the layout."""
+    rng = np.random.default_rng(0)
+    sparse = np.zeros(files.SPARSE_SIZE * 2, dtype=np.float32)
+    sparse[rng.choice(sparse.size, 1000, replace=False)] = rng.standard_normal(1000)
+    square = np.zeros((512, 512))
+    square[3, 5] = -2.5
+    dense = rng.standard_normal(files.SPARSE_SIZE)
+    arrays = {"parser.weights": sparse, "square": square, "dense": dense,
+              "small": np.zeros(4, dtype=np.int64)}
+    path = tmp_path / "m.npz"
+    files.save(path, "test-kind", 1, {"labels": ["a"]}, arrays)
+    with zipfile.ZipFile(path) as z:
+        names = set(z.namelist())
+    assert {"parser.weights.nonzero.npy", "parser.weights.values.npy", "square.nonzero.npy",
+            "dense.npy", "small.npy"} <= names and "parser.weights.npy" not in names
+    header, loaded = files.load(path, "test-kind", 1)
+    assert header["labels"] == ["a"] and "sparse" not in header
+    assert files.header(path) == header
+    assert set(loaded) == set(arrays)
+    for name, array in arrays.items():
+        assert loaded[name].dtype == array.dtype and loaded[name].shape == array.shape
+        np.testing.assert_array_equal(loaded[name], array)
+    # a sparse array whose positions are lost is a damaged file, not a crash
+    with zipfile.ZipFile(path) as z:
+        kept = {n: z.read(n) for n in z.namelist() if n != "square.nonzero.npy"}
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in kept.items():
+            z.writestr(name, data)
+    with pytest.raises(ModelFileError, match="a damaged model file"):
+        files.load(path, "test-kind", 1)
