@@ -23,6 +23,8 @@ Exact routes, all O(n³):
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import njit
 
@@ -244,9 +246,26 @@ MIN_RCOND = 1e-6
 TOL = 1e-8
 
 
+@functools.lru_cache(maxsize=1)
+def _blas():
+    """The BLAS libraries loaded (numpy's and scipy's), found once, scipy's LAPACK imported
+    first (here: MAP parsing never needs it)."""
+    import scipy.linalg.lapack  # noqa: F401
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
 def _lu_route(S: np.ndarray, single_root: bool, want_marginals: bool):
-    """(log Z, marginals or None) by LAPACK, or None when the factorization is inaccurate."""
-    from scipy.linalg.lapack import dgecon, dgetrf, dgetrs  # here: MAP parsing never needs it
+    """(log Z, marginals or None) by LAPACK, or None when the factorization is inaccurate.
+    LAPACK runs on one thread: on matrices of a sentence's size more threads only wait
+    for each other (a paragraph's windows took twice the CPU time, and more wall time)."""
+    with _blas().limit(limits=1, user_api="blas"):
+        return _lu_factored(S, single_root, want_marginals)
+
+
+def _lu_factored(S: np.ndarray, single_root: bool, want_marginals: bool):
+    from scipy.linalg.lapack import dgecon, dgetrf, dgetrs
 
     N = S.shape[0]
     n = N - 1

@@ -218,6 +218,31 @@ def test_lapack_route_against_brute_force_and_elimination(single_root, monkeypat
     assert matrix_tree._lu_route(random_scores(60, rng, scale=1e4), single_root, True) is None
 
 
+def test_lapack_runs_on_one_thread_and_gives_the_threads_back(monkeypatch):
+    """LAPACK's calls on a sentence's matrix run with every BLAS library on one thread
+    (more only wait for each other on matrices this small); the caller's settings are
+    back afterwards."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from arborparse.trees import matrix_tree
+
+    seen = []
+    factored = matrix_tree._lu_factored
+
+    def spy(*args):
+        seen.append([lib["num_threads"] for lib in threadpool_info()
+                     if lib["user_api"] == "blas"])
+        return factored(*args)
+
+    monkeypatch.setattr(matrix_tree, "_lu_factored", spy)
+    S = random_scores(40, np.random.default_rng(3), scale=2.0)
+    with threadpool_limits(2, user_api="blas"):
+        assert matrix_tree._lu_route(S, False, True) is not None
+        after = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    assert seen and seen[0] and set(seen[0]) == {1}
+    assert set(after) == {2}
+
+
 def test_exact_route_memory_is_quadratic():
     """The log-space elimination, the last exact route, keeps O(n²) memory: on 400
     words a stored history would take (n + 1) n² doubles, 512 MB."""
