@@ -1,6 +1,7 @@
 """Long sentences: time and peak memory of parsing one n-word sentence.
 
     python bench/long_sentences.py --model MODEL.npz [--sizes 250 500 1000] [--threads 2]
+                                   [--tasks TASK ...]
 
 A sentence of n words is English-EWT test's words in order, one after another (UPOS, XPOS,
 FEATS, LEMMA as in the treebank). Each measurement runs in a fresh process (one thread),
@@ -111,6 +112,8 @@ def main():
     ap.add_argument("--model", required=True, help="a first-order model (arborparse train)")
     ap.add_argument("--sizes", type=int, nargs="+", default=[250, 500, 1000])
     ap.add_argument("--threads", type=int, default=2, help="threads of the -threads tasks")
+    ap.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS),
+                    help="the tasks to run (default: all)")
     ap.add_argument("--one", nargs=2, metavar=("N", "TASK"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
@@ -119,7 +122,7 @@ def main():
     print(f"<!-- {' '.join(sys.argv)}; {datetime.date.today()}; {machine()} -->")
     rows = {}
     for n in args.sizes:
-        for task in TASKS:
+        for task in args.tasks:
             out = subprocess.run([sys.executable, __file__, "--model", args.model, "--one",
                                   str(n), task, "--threads", str(args.threads)],
                                  capture_output=True, text=True, check=True)
@@ -128,18 +131,18 @@ def main():
     print("| words | task | seconds | CPU seconds | peak MB | MB it adds | ratio |")
     print("|---:|---|---:|---:|---:|---:|---|")
     for n in args.sizes:
-        for task in TASKS:
+        for task in args.tasks:
             r = rows[n, task]
             ratio = ""
-            walk, lapack = rows[n, "score-walk"], rows[n, "lapack-lu-inverse"]
-            if task == "score":
+            walk, lapack = rows.get((n, "score-walk")), rows.get((n, "lapack-lu-inverse"))
+            alone = rows.get((n, task.removesuffix("-threads")))
+            if task == "score" and walk:
                 ratio = f"{walk['cpu_seconds'] / r['cpu_seconds']:.1f}x faster than walking"
-            elif task in ("map", "mbr-marginals"):
+            elif task in ("map", "mbr-marginals") and lapack:
                 ratio = f"{r['cpu_seconds'] / lapack['cpu_seconds']:.0f}x LAPACK's LU inverse"
-            elif task.endswith("-threads"):
-                alone = rows[n, task.removesuffix("-threads")]["seconds"]
-                ratio = f"{alone / r['seconds']:.2f}x faster than one thread ({args.threads} " \
-                        "threads, wall time)"
+            elif task.endswith("-threads") and alone:
+                ratio = f"{alone['seconds'] / r['seconds']:.2f}x faster than one thread " \
+                        f"({args.threads} threads, wall time)"
             print(f"| {n} | {task} | {r['seconds']:.2f} | {r['cpu_seconds']:.2f} | "
                   f"{r['peak_mb']:.0f} | {r['extra_mb']:.0f} | {ratio} |")
 
