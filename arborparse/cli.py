@@ -475,9 +475,9 @@ def _encoding(ctx, param, name: str) -> str:
               help=f"{_takers('branching')} labels expanded per arc (default: the "
                    "model's).")
 @click.option("--threads", type=click.IntRange(1),
-              help=f"{_takers('threads')} score the arcs of sentences of 64 words or more "
-                   "in N threads (default 1; the same trees, sooner on several cores; for "
-                   "many sentences --scheduler local puts every core to work).")
+              help=f"{_takers('threads')} score the arcs and labels of sentences of 64 "
+                   "words or more in N threads (default 1; the same trees, sooner on several "
+                   "cores; for many sentences --scheduler local puts every core to work).")
 @click.option("--input-format", "--format", "fmt", default="auto", show_default=True,
               type=click.Choice([*CONLL_FORMATS, *PLAIN_FORMATS]),
               help="text: raw text, paragraphs separated by blank lines (models with a "
@@ -518,8 +518,9 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
     elif input == "-" or output == "-":
         raise click.UsageError("--scheduler: give INPUT and -o OUTPUT (files or folders), not "
                                "stdin or stdout")
-    else:  # a cluster reads UTF-8 (it cuts files at blank lines, as bytes)
-        _refuse(ctx, ["encoding"] + (["workers"] if scheduler != "local" else []),
+    else:  # a cluster reads UTF-8 (it cuts files at blank lines, as bytes); its workers
+        # take the cores
+        _refuse(ctx, ["encoding", "threads"] + (["workers"] if scheduler != "local" else []),
                 f"--scheduler {scheduler}")
     if scheduler is None or os.path.isfile(input):
         _output(output, [input, model_path], force=force)

@@ -88,6 +88,9 @@ def test_cli_refuses_options_by_the_model(tmp_path):
                   "--beam", "3"])
     assert r.exit_code == 2 and "--beam 3 does not apply to this linear model " \
                                 "(it takes --decoder, --decode, --marginals, --threads)" in r.output
+    r = run(cli, ["parse", "--model", str(MODELS / "perceptron-v2.npz"), str(text), "-o",
+                  str(tmp_path / "out"), "--scheduler", "local", "--threads", "2"])
+    assert r.exit_code == 2 and "--threads does not apply to --scheduler local" in r.output
     for threads in ([], ["--threads", "2"]):
         r = run(cli, ["parse", "--model", str(MODELS / "latent-v2.npz"), str(text),
                       "--decode", "max-z", *threads])

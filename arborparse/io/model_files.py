@@ -4,8 +4,8 @@ Layout: the array ``header`` holds the UTF-8 JSON object ``{"format": "arborpars
 "kind": ..., "version": ..., ...}``; every other array is named by its key. A large array
 that is mostly zeros (hashed weight vectors: a few percent of their entries are ever
 updated) is stored as the positions and values of its non-zero entries (``NAME.nonzero``,
-``NAME.values``; its shape in the header's ``"sparse"``) and rebuilt on loading: files and
-loading are several times smaller and faster than inflating the zeros. Saving writes a
+``NAME.values``; its shape in the header's ``"sparse"``) where they take at most half its
+bytes, and rebuilt on loading, faster than inflating the zeros. Saving writes a
 temporary file beside the target and renames it into place, so a crash never leaves a
 half-written model. Loading refuses another kind or version with a message that says so.
 """
@@ -23,8 +23,7 @@ from arborparse.io.atomic import atomic_open
 
 FORMAT = "arborparse"
 _ZIP_MAGIC = b"PK\x03\x04"
-SPARSE_SIZE = 1 << 16  # arrays of this many entries or more, at most a third of them
-# non-zero, are stored sparse
+SPARSE_SIZE = 1 << 16  # arrays of this many entries or more may be stored sparse
 
 
 class ModelFileError(ArborparseError):
@@ -41,10 +40,11 @@ def save(path, kind: str, version: int, header: dict, arrays: dict[str, np.ndarr
     for name, array in arrays.items():
         array = np.asarray(array)
         nonzero = np.flatnonzero(array) if array.size >= SPARSE_SIZE else None
-        if nonzero is not None and 3 * len(nonzero) <= array.size:
+        index = np.uint32 if array.size < 1 << 32 else np.int64
+        if nonzero is not None and 2 * len(nonzero) * (np.dtype(index).itemsize +
+                                                       array.itemsize) <= array.nbytes:
             sparse[name] = list(array.shape)
-            payload[f"{name}.nonzero"] = nonzero.astype(np.uint32 if array.size < 1 << 32
-                                                        else np.int64)
+            payload[f"{name}.nonzero"] = nonzero.astype(index)
             payload[f"{name}.values"] = array.ravel()[nonzero]
         else:
             payload[name] = array
@@ -55,13 +55,23 @@ def save(path, kind: str, version: int, header: dict, arrays: dict[str, np.ndarr
         (np.savez_compressed if compress else np.savez)(handle, **payload)
 
 
-def _rebuilt(archive, sparse: dict) -> dict[str, np.ndarray]:
-    """The arrays of an open archive, the sparse ones (name -> shape) rebuilt."""
+def _rebuilt(archive, sparse) -> dict[str, np.ndarray]:
+    """The arrays of an open archive, the sparse ones (name -> shape) rebuilt; ValueError
+    where the header and the arrays disagree."""
     content = {name: archive[name] for name in archive.files if name != "header"}
+    if not isinstance(sparse, dict):
+        raise ValueError("its 'sparse' header is not an object")
     for name, shape in sparse.items():
-        values = content.pop(f"{name}.values")
-        array = np.zeros(int(np.prod(shape)), dtype=values.dtype)
-        array[content.pop(f"{name}.nonzero")] = values
+        nonzero, values = content.pop(f"{name}.nonzero", None), content.pop(f"{name}.values",
+                                                                            None)
+        if not (isinstance(shape, list) and all(type(d) is int and d >= 0 for d in shape)
+                and nonzero is not None and values is not None and nonzero.ndim == 1
+                and nonzero.dtype.kind in "ui" and nonzero.shape == values.shape
+                and (len(nonzero) == 0 or 0 <= nonzero.min() <= nonzero.max()
+                     < np.prod(shape, dtype=np.int64))):
+            raise ValueError(f"the stored entries of {name!r} do not fit its shape")
+        array = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=values.dtype)
+        array[nonzero] = values
         content[name] = array.reshape(shape)
     return content
 
@@ -86,8 +96,7 @@ def _read(path: Path, arrays: bool) -> tuple[dict, dict[str, np.ndarray]]:
                 raise ModelFileError(f"{path}: not an arborparse model file")
             sparse = meta.pop("sparse", {})
             content = _rebuilt(archive, sparse) if arrays else {}
-    except (OSError, ValueError, KeyError, IndexError, TypeError, zipfile.BadZipFile,
-            EOFError) as err:
+    except (OSError, ValueError, MemoryError, zipfile.BadZipFile, EOFError) as err:
         raise ModelFileError(f"{path}: a damaged model file ({err})") from None
     return meta, content
 

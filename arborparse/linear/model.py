@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -63,16 +64,24 @@ THREADED_WORDS = 64  # sentences of this many words or more are scored in `threa
 
 
 def _in_threads(fill, rows: int, threads: int) -> None:
-    """fill(lo, hi) over the head rows 0..rows-1 of a sentence's arrays, split into
-    `threads` blocks run at once in a pool shared by the process (the kernels release the
-    GIL and write disjoint rows)."""
+    """fill(lo, hi) over the head rows 0..rows-1 of a sentence's arrays, split into blocks
+    run at once, one by this thread and the others by a pool shared by the process (the
+    kernels release the GIL and write disjoint rows); no more blocks than cores."""
+    threads = max(1, min(threads, os.cpu_count() or 1, rows))
     bounds = np.linspace(0, rows, threads + 1).astype(np.int64)
-    list(_pool(threads).map(fill, bounds[:-1], bounds[1:]))
+    others = [_pool(threads - 1).submit(fill, lo, hi)
+              for lo, hi in zip(bounds[1:-1], bounds[2:])] if threads > 1 else []
+    fill(bounds[0], bounds[1])
+    for done in others:
+        done.result()
 
 
 @functools.lru_cache(maxsize=None)
-def _pool(threads: int) -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(threads, thread_name_prefix="arborparse-scoring")
+def _pool(workers: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(workers, thread_name_prefix="arborparse-scoring")
+
+
+os.register_at_fork(after_in_child=_pool.cache_clear)  # a forked child has no pool threads
 
 
 @dataclass

@@ -333,7 +333,7 @@ def _between_indices(attrs, h, m, dd, tags, sizes, position, count, by_tag, know
                         for z in range(clusters):
                             table[j, z] += w[i + z]
             known[view, a, b, dd] = True
-        for j in range(sizes[view]):  # no test for a count of 0: adding 0 changes no sum
+        for j in range(sizes[view]):  # no test for a count of 0: 0 × a (finite) weight adds 0
             n_times = float(count[view, right, j] - count[view, left + 1, j])
             for z in range(clusters):
                 base[z] += n_times * table[j, z]

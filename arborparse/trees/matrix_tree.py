@@ -24,6 +24,7 @@ Exact routes, all O(n³):
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 from numba import njit
@@ -260,8 +261,11 @@ def _lu_route(S: np.ndarray, single_root: bool, want_marginals: bool):
     """(log Z, marginals or None) by LAPACK, or None when the factorization is inaccurate.
     LAPACK runs on one thread: on matrices of a sentence's size more threads only wait
     for each other (a paragraph's windows took twice the CPU time, and more wall time)."""
-    with _blas().limit(limits=1, user_api="blas"):
+    with _ONE_THREAD, _blas().limit(limits=1, user_api="blas"):
         return _lu_factored(S, single_root, want_marginals)
+
+
+_ONE_THREAD = threading.Lock()  # the limit is process-wide: one caller sets and restores it
 
 
 def _lu_factored(S: np.ndarray, single_root: bool, want_marginals: bool):

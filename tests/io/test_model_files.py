@@ -142,3 +142,17 @@ def test_mostly_zero_arrays_are_stored_sparse(tmp_path):
             z.writestr(name, data)
     with pytest.raises(ModelFileError, match="a damaged model file"):
         files.load(path, "test-kind", 1)
+
+
+@pytest.mark.parametrize("sparse", [None, [], "w", {"w": [-1]}, {"w": [4]}, {"w": [1 << 40]},
+                                    {"x": [8]}])
+def test_a_hand_edited_sparse_layout_is_a_damaged_file(tmp_path, sparse):
+    """A header whose "sparse" entry is not an object of shapes that the stored positions
+    and values fit is refused as a damaged file, never a traceback."""
+    meta = {"format": "arborparse", "kind": "test-kind", "version": 1, "sparse": sparse}
+    path = tmp_path / "m.npz"
+    np.savez(path, header=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+             **{"w.nonzero": np.array([1, 6], dtype=np.uint32),
+                "w.values": np.array([0.5, -1.0], dtype=np.float32)})
+    with pytest.raises(ModelFileError, match="a damaged model file"):
+        files.load(path, "test-kind", 1)

@@ -186,3 +186,37 @@ def test_scores_in_threads_are_the_same(ud, clusters):
                 np.testing.assert_array_equal(getattr(several, name), getattr(one, name))
         np.testing.assert_array_equal(model.cluster_scores(x, threads=4),
                                       model.cluster_scores(x))
+
+
+def test_parsing_in_threads_gives_the_same_trees_and_survives_a_fork(ud):
+    """A long sentence parsed with threads: the same MAP tree, MBR tree, probabilities and
+    k best trees as with one; a process forked after the pool was made parses in threads
+    too (its pool is made again)."""
+    import multiprocessing
+
+    from arborparse.linear.model import THREADED_WORDS, LinearModel
+    from arborparse.linear.parser import LinearParser
+
+    path = ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu"
+    words = [row for s in read_conllu(path)[:20] for row in s.rows if row[0].isdigit()]
+    text = "".join("\t".join([str(i), *row[1:6], str(i - 1), "dep", "_", "_"]) + "\n"
+                   for i, row in enumerate(words[:THREADED_WORDS + 5], 1))
+    long_one = read_conllu(io.StringIO(text + "\n"))[0]
+    model = LinearModel(np.random.default_rng(2).standard_normal(1 << 12) * 0.1,
+                        [f"l{i}" for i in range(4)])
+    parser = LinearParser(model)
+    for options in ({}, {"decode_as": "mbr", "marginals": True}, {"kbest": 3}):
+        one, two = (parser.parse_one(long_one, **options, threads=t) for t in (1, 2))
+        assert one.rows == two.rows
+        for key in ("heads", "kbest"):
+            a, b = ((s.analysis or {}).get(key) for s in (one, two))
+            assert (a is None) == (b is None)
+            if key == "heads" and a is not None:
+                np.testing.assert_array_equal(a, b)
+            elif a is not None:
+                assert [(p, list(h)) for p, h, _ in a] == [(p, list(h)) for p, h, _ in b]
+    child = multiprocessing.get_context("fork").Process(
+        target=lambda: parser.parse_one(long_one, threads=2))
+    child.start()
+    child.join(120)
+    assert child.exitcode == 0
