@@ -63,6 +63,12 @@ COMBINES = ("sum", "max")
 THREADED_WORDS = 64  # sentences of this many words or more are scored in `threads` threads
 
 
+def _threaded(x: Encoded, threads: int) -> bool:
+    """Whether the sentence is scored in threads: several asked, `THREADED_WORDS` or more
+    words."""
+    return threads > 1 and len(x.table) >= THREADED_WORDS
+
+
 def _in_threads(fill, rows: int, threads: int) -> None:
     """fill(lo, hi) over the head rows 0..rows-1 of a sentence's arrays, split into blocks
     run at once, one by this thread and the others by a pool shared by the process (the
@@ -188,7 +194,7 @@ class LinearModel:
         `THREADED_WORDS` words or more in `threads` threads (the same scores)."""
         t = x.table
         w = self.weights if weights is None else weights
-        if threads == 1 or len(t) < THREADED_WORDS:
+        if not _threaded(x, threads):
             return score_arcs(t.attrs, t.feats_ptr, t.feats, w, self.keys, self.clusters,
                               x.buf, self.squeeze)
         S = np.full((self.clusters, len(t) + 1, len(t) + 1), -np.inf)
@@ -218,7 +224,7 @@ class LinearModel:
         same scores)."""
         w = self.weights if weights is None else weights
         t = x.table
-        if threads == 1 or len(t) < THREADED_WORDS:
+        if not _threaded(x, threads):
             label, label_score, label_sum = score_labels(
                 t.attrs, t.feats_ptr, t.feats, w, self.keys, self.label_keys,
                 len(self.labels), x.buf, scale, with_sum)

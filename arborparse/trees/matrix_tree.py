@@ -247,6 +247,9 @@ MIN_RCOND = 1e-6
 TOL = 1e-8
 
 
+_ONE_THREAD = threading.Lock()  # the limit is process-wide: one caller sets and restores it
+
+
 @functools.lru_cache(maxsize=1)
 def _blas():
     """The BLAS libraries loaded (numpy's and scipy's), found once, scipy's LAPACK imported
@@ -263,9 +266,6 @@ def _lu_route(S: np.ndarray, single_root: bool, want_marginals: bool):
     for each other (a paragraph's windows took twice the CPU time, and more wall time)."""
     with _ONE_THREAD, _blas().limit(limits=1, user_api="blas"):
         return _lu_factored(S, single_root, want_marginals)
-
-
-_ONE_THREAD = threading.Lock()  # the limit is process-wide: one caller sets and restores it
 
 
 def _lu_factored(S: np.ndarray, single_root: bool, want_marginals: bool):
