@@ -28,11 +28,13 @@ change that raises the score most, while one does and the result is a tree.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from numba import njit
+from numba import literally, njit
 
 from arborparse.trees.matrix_tree import _lae
-from arborparse.trees.projective import _trusted
+from arborparse.trees.projective import _shifted_weights, _trusted
 from arborparse.trees.scores import check_scores
 
 NEG_INF = -np.inf
@@ -80,10 +82,14 @@ def _total(Z, mode):
 # Items over s < t: IR[s, t] arc s -> t, IL[s, t] arc t -> s (each with the modifier's inner
 # subtree and the head's children between them), CR[s, t] / CL[s, t] complete spans headed by
 # s / t, SB[s, t] two adjacent siblings s and t (s's right and t's left subtrees).
+# The inside and outside passes keep each chart symmetric, x[s, t] = x[t, s] (row s holds
+# the items that start at s, row t those that end at t), so that every loop over split
+# points reads contiguous rows, as `projective` does.
 
 
 @njit(cache=True, nogil=True)
 def _sib_inside(A, B, single_root, mode):
+    literally(mode)
     N = A.shape[0]
     zero = _zero(mode)
     CR = np.full((N, N), zero)
@@ -99,44 +105,46 @@ def _sib_inside(A, B, single_root, mode):
             if s > 0:
                 v = zero
                 for r in range(s, t):
-                    v = _add(v, _mul(CR[s, r], CL[r + 1, t], mode), mode)
-                SB[s, t] = v
-            v = _mul(B[s, t, s], CL[s + 1, t], mode)  # t is s's closest right child
+                    v = _add(v, _mul(CR[s, r], CL[t, r + 1], mode), mode)
+                SB[s, t] = SB[t, s] = v
+            v = _mul(B[s, t, s], CL[t, s + 1], mode)  # t is s's closest right child
             if s > 0 or not single_root:
                 for r in range(s + 1, t):
-                    v = _add(v, _mul(_mul(IR[s, r], SB[r, t], mode), B[s, t, r], mode), mode)
-            IR[s, t] = _mul(A[s, t], v, mode)
+                    v = _add(v, _mul(_mul(IR[s, r], SB[t, r], mode), B[s, t, r], mode), mode)
+            IR[s, t] = IR[t, s] = _mul(A[s, t], v, mode)
             if s > 0:
                 v = _mul(B[t, s, t], CR[s, t - 1], mode)  # s is t's closest left child
                 for r in range(s + 1, t):
-                    v = _add(v, _mul(_mul(SB[s, r], IL[r, t], mode), B[t, s, r], mode), mode)
-                IL[s, t] = _mul(A[t, s], v, mode)
+                    v = _add(v, _mul(_mul(SB[s, r], IL[t, r], mode), B[t, s, r], mode), mode)
+                IL[s, t] = IL[t, s] = _mul(A[t, s], v, mode)
             v = zero
             for r in range(s + 1, t + 1):
-                v = _add(v, _mul(IR[s, r], CR[r, t], mode), mode)
-            CR[s, t] = v
+                v = _add(v, _mul(IR[s, r], CR[t, r], mode), mode)
+            CR[s, t] = CR[t, s] = v
             if s > 0:
                 v = zero
                 for r in range(s, t):
-                    v = _add(v, _mul(CL[s, r], IL[r, t], mode), mode)
-                CL[s, t] = v
+                    v = _add(v, _mul(CL[s, r], IL[t, r], mode), mode)
+                CL[s, t] = CL[t, s] = v
     return CR, CL, IR, IL, SB
 
 
 @njit(cache=True, nogil=True)
 def _sib_outside(A, B, single_root, mode, CR, CL, IR, IL, SB, msib):
     """Arc marginals, and the sibling marginals written into msib (zeros, or B itself: each
-    entry of B is read once, just before its marginal is written). Each item's outside value
-    is gathered from the wider items that use it (an item's own width is finished before it
-    passes its value on)."""
+    entry of B is read once, just before its marginal is written). Each item passes its
+    outside value on to the narrower items it is made of, once its own is complete (wider
+    items first). An item (s, t) receives in [s, t] from loops along row s and in [t, s]
+    from loops along row t; its outside value is the sum of the two."""
+    literally(mode)
     N = A.shape[0]
     n = N - 1
     zero = _zero(mode)
     Z = _total(CR[0, n], mode)
     oCR = np.full((N, N), zero)
     oCL = np.full((N, N), zero)
-    oIR = np.full((N, N), zero)
-    oIL = np.full((N, N), zero)
+    oIR = np.full((N, N), zero)  # receives along rows s only
+    oIL = np.full((N, N), zero)  # receives along rows t only
     oSB = np.full((N, N), zero)
     mu = np.zeros((N, N))
     oCR[0, n] = _one(mode)
@@ -144,16 +152,16 @@ def _sib_outside(A, B, single_root, mode, CR, CL, IR, IL, SB, msib):
         for s in range(N - w):
             t = s + w
             if s > 0:
-                o = oCL[s, t]
+                o = _add(oCL[s, t], oCL[t, s], mode)
                 for r in range(s, t):
-                    oCL[s, r] = _add(oCL[s, r], _mul(o, IL[r, t], mode), mode)
-                    oIL[r, t] = _add(oIL[r, t], _mul(o, CL[s, r], mode), mode)
-            o = oCR[s, t]
+                    oCL[s, r] = _add(oCL[s, r], _mul(o, IL[t, r], mode), mode)
+                    oIL[t, r] = _add(oIL[t, r], _mul(o, CL[s, r], mode), mode)
+            o = _add(oCR[s, t], oCR[t, s], mode)
             for r in range(s + 1, t + 1):
-                oIR[s, r] = _add(oIR[s, r], _mul(o, CR[r, t], mode), mode)
-                oCR[r, t] = _add(oCR[r, t], _mul(o, IR[s, r], mode), mode)
+                oIR[s, r] = _add(oIR[s, r], _mul(o, CR[t, r], mode), mode)
+                oCR[t, r] = _add(oCR[t, r], _mul(o, IR[s, r], mode), mode)
             if s > 0:
-                o = oIL[s, t]
+                o = oIL[t, s]
                 mu[t, s] = _share(_mul(o, IL[s, t], mode), Z, mode)
                 oa = _mul(o, A[t, s], mode)
                 x = _mul(oa, B[t, s, t], mode)
@@ -161,28 +169,28 @@ def _sib_outside(A, B, single_root, mode, CR, CL, IR, IL, SB, msib):
                 msib[t, s, t] = _share(_mul(x, CR[s, t - 1], mode), Z, mode)
                 for r in range(s + 1, t):
                     x = _mul(oa, B[t, s, r], mode)
-                    oSB[s, r] = _add(oSB[s, r], _mul(x, IL[r, t], mode), mode)
-                    oIL[r, t] = _add(oIL[r, t], _mul(x, SB[s, r], mode), mode)
-                    msib[t, s, r] = _share(_mul(_mul(x, SB[s, r], mode), IL[r, t], mode), Z, mode)
+                    oSB[s, r] = _add(oSB[s, r], _mul(x, IL[t, r], mode), mode)
+                    oIL[t, r] = _add(oIL[t, r], _mul(x, SB[s, r], mode), mode)
+                    msib[t, s, r] = _share(_mul(_mul(x, SB[s, r], mode), IL[t, r], mode), Z, mode)
             o = oIR[s, t]
             mu[s, t] = _share(_mul(o, IR[s, t], mode), Z, mode)
             oa = _mul(o, A[s, t], mode)
             x = _mul(oa, B[s, t, s], mode)
             oCL[s + 1, t] = _add(oCL[s + 1, t], x, mode)
-            msib[s, t, s] = _share(_mul(x, CL[s + 1, t], mode), Z, mode)
+            msib[s, t, s] = _share(_mul(x, CL[t, s + 1], mode), Z, mode)
             if s > 0 or not single_root:
                 for r in range(s + 1, t):
                     x = _mul(oa, B[s, t, r], mode)
-                    oIR[s, r] = _add(oIR[s, r], _mul(x, SB[r, t], mode), mode)
-                    oSB[r, t] = _add(oSB[r, t], _mul(x, IR[s, r], mode), mode)
-                    msib[s, t, r] = _share(_mul(_mul(x, IR[s, r], mode), SB[r, t], mode), Z, mode)
+                    oIR[s, r] = _add(oIR[s, r], _mul(x, SB[t, r], mode), mode)
+                    oSB[t, r] = _add(oSB[t, r], _mul(x, IR[s, r], mode), mode)
+                    msib[s, t, r] = _share(_mul(_mul(x, IR[s, r], mode), SB[t, r], mode), Z, mode)
             else:
                 msib[s, t, s + 1:t] = 0.0  # the root's only child has no sibling
             if s > 0:
-                o = oSB[s, t]
+                o = _add(oSB[s, t], oSB[t, s], mode)
                 for r in range(s, t):
-                    oCR[s, r] = _add(oCR[s, r], _mul(o, CL[r + 1, t], mode), mode)
-                    oCL[r + 1, t] = _add(oCL[r + 1, t], _mul(o, CR[s, r], mode), mode)
+                    oCR[s, r] = _add(oCR[s, r], _mul(o, CL[t, r + 1], mode), mode)
+                    oCL[t, r + 1] = _add(oCL[t, r + 1], _mul(o, CR[s, r], mode), mode)
     return mu, msib
 
 
@@ -255,6 +263,7 @@ def _outer(k, s, t):
 
 @njit(cache=True, nogil=True)
 def _grand_inside(A, B, G, single_root, mode):
+    literally(mode)
     N = A.shape[0]
     zero = _zero(mode)
     CR = np.full((N, N, N), zero)
@@ -306,6 +315,7 @@ def _grand_inside(A, B, G, single_root, mode):
 @njit(cache=True, nogil=True)
 def _grand_outside(A, B, G, single_root, mode, CR, CL, IR, IL, SB):
     """As `_sib_outside`, also giving the grandparent marginals."""
+    literally(mode)
     N = A.shape[0]
     n = N - 1
     zero = _zero(mode)
@@ -431,57 +441,71 @@ def _grand_best(A, B, G, single_root):
 # --- the weights of the probability semiring, and the parts of a tree --------------------
 
 
+# exp(x - c) for x - c <= 0 (-inf included), within one unit in the last place of np.exp,
+# in loops that vectorise (np.exp in a loop is a library call per number, about three times
+# slower here): Cody and Waite's reduction x - c = k ln 2 + r with |r| <= ln 2 / 2, exp(r) by
+# its Taylor polynomial of degree 13 (the remainder is below 1e-17), and 2^k from a table
+# that holds the subnormal powers too (below them the result is 0).
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01  # ln 2 to 32 bits: k * _LN2_HI is exact
+_LN2_LO = 1.90821492927058770002e-10  # the rest of ln 2
+_TAYLOR = tuple(1.0 / math.factorial(i) for i in range(13, -1, -1))
+_POW2 = np.ldexp(1.0, np.arange(-1100, 1))  # 2^k for k = -1100..0
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def _exp_shifted(x, count, c, k):
+    """x[:count] = exp(x[:count] - c), where x - c <= 0; k: scratch of count numbers."""
+    for i in range(count):
+        v = min(max(x[i] - c, -760.0), 0.0)
+        ki = np.floor(v * _LOG2E + 0.5)
+        r = (v - ki * _LN2_HI) - ki * _LN2_LO
+        p = 0.0
+        for term in _TAYLOR:
+            p = p * r + term
+        x[i] = p
+        k[i] = ki
+    for i in range(count):
+        x[i] *= _POW2[int(k[i]) + 1100]
+
+
 @njit(cache=True, nogil=True)
 def _part_weights(X, grand):
     """Weights exp(X - c[m]) of the sibling parts X[h, m, s] (grandparent parts X[g, h, m]
     when ``grand``) with c[m] the largest finite score among m's possible parts (0 if none),
-    and Σ c[m]. Entries that are parts of no tree get weight 0."""
+    and Σ c[m]. Entries that are parts of no tree get weight 0. X is C-contiguous."""
     N = X.shape[0]
-    W = np.zeros((N, N, N))
+    scores = X.reshape(-1)
+    W = np.zeros(N * N * N)
+    where = np.empty(N * N, dtype=np.int64)  # m's possible parts, as positions in X
+    values = np.empty(N * N)
+    scratch = np.empty(N * N)
     total = 0.0
     for m in range(1, N):
-        c = 0.0
-        for step in range(2):  # the largest score, then the weights
-            best = NEG_INF
-            for h in range(N):
-                if h == m:
-                    continue
-                if grand:
-                    for g in range(N):
-                        if (g != h and g != m) if h > 0 else g == 0:
-                            if step == 0:
-                                best = max(best, X[g, h, m])
-                            else:
-                                W[g, h, m] = np.exp(X[g, h, m] - c)
-                else:
-                    lo, hi = (h, m - 1) if h < m else (m + 1, h)
-                    for s in range(lo, hi + 1):
-                        if step == 0:
-                            best = max(best, X[h, m, s])
-                        else:
-                            W[h, m, s] = np.exp(X[h, m, s] - c)
-            if step == 0:
-                c = best if best > NEG_INF else 0.0
-                total += c
-    return W, total
-
-
-def _weights(S, sib, grand):
-    """Weights exp(score - c[m]) of arcs, siblings and grandparents, each shifted by its
-    largest score into m (so at most 1), and the sum of the shifts."""
-    arcs = S.copy()
-    np.fill_diagonal(arcs, NEG_INF)
-    arcs[:, 0] = NEG_INF
-    c = arcs.max(axis=0)
-    c[~np.isfinite(c)] = 0.0
-    out = [np.exp(arcs - c)]
-    total = c.sum()
-    for X, is_grand in ((sib, False), (grand, True)):
-        if X is not None:
-            W, shift = _part_weights(X, is_grand)
-            out.append(W)
-            total += shift
-    return out, float(total)
+        count = 0
+        for h in range(N):
+            if h == m:
+                continue
+            if grand:
+                for g in range(N):
+                    if (g != h and g != m) if h > 0 else g == 0:
+                        where[count] = (g * N + h) * N + m
+                        count += 1
+            else:
+                lo, hi = (h, m) if h < m else (m + 1, h + 1)
+                for s in range(lo, hi):
+                    where[count] = (h * N + m) * N + s
+                    count += 1
+        best = NEG_INF
+        for i in range(count):
+            values[i] = scores[where[i]]
+            best = max(best, values[i])
+        c = best if best > NEG_INF else 0.0
+        total += c
+        _exp_shifted(values, count, c, scratch)
+        for i in range(count):
+            W[where[i]] = values[i]
+    return W.reshape((N, N, N)), total
 
 
 def _root_grand(grand):
@@ -641,33 +665,102 @@ def approximate(S, sib, grand=None, single_root: bool = True) -> np.ndarray:
     return _climb(S, sib, G, heads, grand is not None, single_root)
 
 
-def _inside_outside(S, sib, grand, single_root, marginals, modes=(PROB, LOG)):
-    """log Z and, if asked, the marginals, in probability space when that is exact there,
-    else in log space. ``modes`` restricts the semirings tried (a test sees each one)."""
-    N = S.shape[0]
-    weights, shift = _weights(S, sib, grand)
-    semirings = {PROB: (weights, shift), LOG: ([S, sib, grand], 0.0)}
+@njit(cache=True, nogil=True)
+def _clamped(p):
+    """p with every entry above 1 (sums of probabilities can round just above it) set to 1,
+    in place; whether every entry was finite."""
+    flat = p.reshape(-1)
+    finite = True
+    for i in range(flat.size):
+        x = flat[i]
+        finite &= x < np.inf  # False for NaN too
+        flat[i] = min(x, 1.0)
+    return finite
+
+
+@njit(cache=True, nogil=True)
+def _sib_route(A, B, single_root, marginals, mode, offset):
+    """log Z (+ offset) and, if asked, the arc and sibling marginals in one semiring, or None
+    where probabilities are not exact."""
+    literally(mode)
+    N = A.shape[0]
+    CR, CL, IR, IL, SB = _sib_inside(A, B, single_root, mode)
+    Z = CR[0, N - 1]
+    if mode == PROB and not _trusted(Z, N, 3):
+        return None
+    logZ = (np.log(Z) if mode == PROB else Z) + offset
+    if not marginals:
+        return logZ, (np.zeros((0, 0)), np.zeros((0, 0, 0)))
+    # the sibling marginals overwrite the weights: see `_sib_outside`
+    msib = B if mode == PROB else np.zeros_like(B)
+    mu, msib = _sib_outside(A, B, single_root, mode, CR, CL, IR, IL, SB, msib)
+    finite = _clamped(mu) & _clamped(msib)
+    return (logZ, (mu, msib)) if finite or mode == LOG else None
+
+
+@njit(cache=True, nogil=True)
+def _grand_route(A, B, G, single_root, marginals, mode, offset):
+    """`_sib_route` with grandparents."""
+    literally(mode)
+    N = A.shape[0]
+    CR, CL, IR, IL, SB = _grand_inside(A, B, G, single_root, mode)
+    Z = CR[0, 0, N - 1]
+    if mode == PROB and not _trusted(Z, N, 4):
+        return None
+    logZ = (np.log(Z) if mode == PROB else Z) + offset
+    if not marginals:
+        return logZ, (np.zeros((0, 0)), np.zeros((0, 0, 0)), np.zeros((0, 0, 0)))
+    mu, msib, mgrand = _grand_outside(A, B, G, single_root, mode, CR, CL, IR, IL, SB)
+    finite = _clamped(mu) & _clamped(msib) & _clamped(mgrand)
+    return (logZ, (mu, msib, mgrand)) if finite or mode == LOG else None
+
+
+@njit(cache=True, nogil=True)
+def _sib_inside_outside(S, sib, single_root, marginals, modes):
+    """`_sib_route` in each semiring of ``modes`` until one is exact; probabilities on
+    weights shifted to at most 1 (see the module's docstring)."""
     for mode in modes:
-        args, offset = semirings[mode]
-        args = [np.ascontiguousarray(x) for x in args if x is not None]
-        inside = _sib_inside if grand is None else _grand_inside
-        outside = _sib_outside if grand is None else _grand_outside
-        charts = inside(*args, single_root, mode)
-        Z = charts[0][(0,) * (charts[0].ndim - 1) + (N - 1,)]
-        if mode == PROB and not _trusted(Z, N, 3 if grand is None else 4):
-            continue
-        logZ = (np.log(Z) if mode == PROB else Z) + offset
-        if not marginals:
-            return logZ
-        if grand is None:  # the sibling marginals overwrite the weights: see `_sib_outside`
-            parts = outside(*args, single_root, mode, *charts,
-                            args[1] if mode == PROB else np.zeros_like(sib))
+        if mode == PROB:
+            A, arc_shift = _shifted_weights(S)
+            B, sib_shift = _part_weights(sib, False)
+            result = _sib_route(A, B, single_root, marginals, PROB, arc_shift + sib_shift)
         else:
-            parts = outside(*args, single_root, mode, *charts)
-        if mode == PROB and not all(np.isfinite(p.sum()) for p in parts):
-            continue  # an outside value overflowed: hundreds of words
-        return logZ, [np.minimum(p, 1.0, out=p) for p in parts]
-    return None  # not exact in the semirings tried (log space always is)
+            result = _sib_route(S, sib, single_root, marginals, LOG, 0.0)
+        if result is not None:
+            return result
+    return None
+
+
+@njit(cache=True, nogil=True)
+def _grand_inside_outside(S, sib, grand, single_root, marginals, modes):
+    """`_sib_inside_outside` with grandparents."""
+    for mode in modes:
+        if mode == PROB:
+            A, arc_shift = _shifted_weights(S)
+            B, sib_shift = _part_weights(sib, False)
+            G, grand_shift = _part_weights(grand, True)
+            result = _grand_route(A, B, G, single_root, marginals, PROB,
+                                  arc_shift + sib_shift + grand_shift)
+        else:
+            result = _grand_route(S, sib, grand, single_root, marginals, LOG, 0.0)
+        if result is not None:
+            return result
+    return None
+
+
+def _inside_outside(S, sib, grand, single_root, marginals, modes=(PROB, LOG)):
+    """log Z and, if asked, the list of marginals, in probability space when that is exact
+    there, else in log space. ``modes`` restricts the semirings tried (a test sees each
+    one); None when none of them is exact (log space always is)."""
+    modes = np.array(modes, dtype=np.int64)
+    if grand is None:
+        result = _sib_inside_outside(S, sib, single_root, marginals, modes)
+    else:
+        result = _grand_inside_outside(S, sib, grand, single_root, marginals, modes)
+    if result is None:
+        return None
+    logZ, parts = result
+    return (logZ, list(parts)) if marginals else logZ
 
 
 def log_partition(S, sib, grand=None, single_root: bool = True) -> float:

@@ -75,6 +75,34 @@ def test_large_scores_are_exact_in_log_space(model):
 
 
 @pytest.mark.parametrize("model", MODELS)
+def test_probabilities_agree_with_log_space_on_long_sentences(model):
+    """Beyond brute force: the two semirings, which share no arithmetic, agree at n = 30."""
+    rng = np.random.default_rng(8)
+    S, sib, G = random_scores(30, rng, model == "grandparents")
+    grand = None if G is None else so._root_grand(G)
+    logZ, parts = so._inside_outside(S, sib, grand, True, True, modes=(so.PROB,))
+    logZ_log, parts_log = so._inside_outside(S, sib, grand, True, True, modes=(so.LOG,))
+    assert logZ == pytest.approx(logZ_log, rel=1e-13)
+    for p, q in zip(parts, parts_log):
+        np.testing.assert_allclose(p, q, atol=1e-12)
+
+
+def test_exponentials_match_numpy_to_one_unit_in_the_last_place():
+    rng = np.random.default_rng(9)
+    x = np.concatenate([-np.abs(rng.normal(scale=3.0, size=100_000)),
+                        -rng.uniform(0, 760, 100_000),
+                        [0.0, -0.0, -np.inf, -1e-300, -5e-324, -708.4, -745.1, -745.2, -800.0]])
+    c = 2.5  # the kernel takes x + c and its shift c
+    got = x + c
+    so._exp_shifted(got, x.size, c, np.empty(x.size))
+    want = np.exp((x + c) - c)
+    normal = want >= np.finfo(float).tiny
+    assert (np.abs(got - want)[normal] <= np.spacing(want[normal])).all()
+    assert (np.abs(got - want)[~normal] <= 5e-324).all()  # subnormal results, and 0
+    assert got[-9] == 1.0 and got[-7] == 0.0
+
+
+@pytest.mark.parametrize("model", MODELS)
 def test_forbidden_arcs(model):
     rng = np.random.default_rng(4)
     S, sib, G = random_scores(5, rng, model == "grandparents")
