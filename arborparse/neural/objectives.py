@@ -59,9 +59,11 @@ def arc_loss(objective: str, S: torch.Tensor, heads: torch.Tensor, lengths: torc
 def marginals(S: torch.Tensor, lengths: torch.Tensor, projective: bool, single_root: bool,
               sib: torch.Tensor | None = None) -> torch.Tensor:
     """(B, N+1, N+1) arc marginals of the first-order tree CRF of S or, given the sibling
-    scores `sib`, of the second-order (projective) one."""
+    scores `sib`, of the second-order (projective) one, in the precision of S (the sibling
+    scores may stay in float32: the back end widens them, on the CPU a sentence at a
+    time)."""
     if sib is not None:
-        return so.log_partition_and_marginals(S, sib, lengths, single_root)[1]
+        return so.marginals(S, sib, lengths, single_root)
     return tb.marginals(S, lengths, projective, single_root)
 
 

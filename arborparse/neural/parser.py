@@ -123,7 +123,7 @@ class NeuralParser:
             S, sib = self._scores(states)
             projective = decoder == "eisner"
             mu = marginals(S.double(), lengths, projective, self.single_root,
-                           None if sib is None else sib.double()) if mbr or want_mu else None
+                           sib) if mbr or want_mu else None
             kbest = self._kbest(tb.TreeCRF(S.double(), lengths, projective, self.single_root),
                                 states, lengths, k) if k else None
             heads = decode(S, lengths, projective, self.single_root, mu if mbr else None, sib)
@@ -186,7 +186,7 @@ class NeuralParser:
         S, sib, _ = self._sentence(sentence)
         single_root = self.single_root if single_root is None else single_root
         return marginals(S.double(), torch.tensor([len(sentence)]), self.decoder == "eisner",
-                         single_root, None if sib is None else sib.double())[0].numpy()
+                         single_root, sib)[0].numpy()
 
     def kbest(self, sentence: Sentence, k: int) -> list[tuple[float, np.ndarray, list[str]]]:
         """The k most probable trees, best first, as (probability, heads, labels), each

@@ -7,9 +7,15 @@ Scores are ``S`` (B, N+1, N+1) and ``sib`` (B, N+1, N+1, N+1) with ``lengths`` (
 words of each sentence (padding beyond it is ignored); projective trees only.
 
 - `log_partition`: log Z, differentiable (its gradients are the arc and sibling marginals);
-- `log_partition_and_marginals`: log Z with both marginals, by autograd of the inside pass;
-- `eisner`: the best tree, by autograd of the same pass in the max semiring;
+- `log_partition_and_marginals`: log Z with both marginals (`marginals`: the arcs' alone);
+- `eisner`: the best tree;
 - `siblings` and `tree_score`: the sibling parts and scores of given trees.
+
+On the CPU each sentence goes to the compiled kernels of `arborparse.trees.second_order`
+(float64, O(n²) memory beyond the scores and marginals; at n = 40 an order of magnitude
+faster than the tensors, and a sentence of hundreds of words needs no GBs); elsewhere (a
+GPU) the batch is computed with tensors: the inside pass, its autograd for the marginals
+and, in the max semiring, for the best tree.
 
 The inside pass (Eisner's second-order algorithm, the shape of SuPar's `Dependency2oCRF`) is
 vectorized over the spans of each width. Its tables are indexed by (start, end):
@@ -21,8 +27,10 @@ large finite negative number instead of -inf, which would make the gradients NaN
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
+from arborparse.trees import second_order
 from arborparse.trees.batch import _arc_mask, _lengths, _stripe
 
 
@@ -110,30 +118,37 @@ def _max(x: torch.Tensor) -> torch.Tensor:
     return x.max(dim=-1).values  # the gradient goes to one argument: a single tree
 
 
-def log_partition(S: torch.Tensor, sib: torch.Tensor, lengths=None,
-                  single_root: bool = True) -> torch.Tensor:
-    """log Z over the projective trees of each sentence, shape (B,); differentiable.
-
-    Parameters
-    ----------
-    S : (B, N+1, N+1) arc scores ``S[b, h, m]``
-    sib : (B, N+1, N+1, N+1) sibling scores ``sib[b, h, m, s]``
-    lengths : (B,) words per sentence (default: all N)
-    single_root : exactly one word attached to the root
-
-    O(B N³) time, O(B N³) memory for the sibling scores' layout.
-    """
-    return _inside(S, sib, _check(S, sib, lengths), single_root, _logsumexp)
+def _sentence(X: torch.Tensor, b: int, n: int) -> np.ndarray:
+    """Sentence b's scores (n words) out of a padded batch, as a float64 array."""
+    return X[(b,) + (slice(0, n + 1),) * (X.dim() - 1)].detach().to(
+        torch.float64).contiguous().numpy()
 
 
-def log_partition_and_marginals(S: torch.Tensor, sib: torch.Tensor, lengths=None,
-                                single_root: bool = True):
-    """(log Z (B,), arc marginals (B, N+1, N+1), sibling marginals (B, N+1, N+1, N+1)):
-    ``mu[b, h, m]`` = P(h -> m), ``mu_sib[b, h, m, s]`` = P(the part (h, m, s)); zero on
-    padding and on entries that are no part. Not attached to the autograd graph."""
-    lengths = _check(S, sib, lengths)
+def _compiled_marginals(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor,
+                        single_root: bool, siblings: bool = True):
+    """`_tensor_marginals` by the compiled kernels, sentence by sentence (CPU); the sibling
+    marginals are None unless `siblings`."""
+    B, N1 = S.shape[:2]
+    logZ = torch.empty(B, dtype=torch.float64)
+    mu = torch.zeros(B, N1, N1, dtype=torch.float64)
+    mu_sib = torch.zeros(B, N1, N1, N1, dtype=torch.float64) if siblings else None
+    for b, n in enumerate(lengths.tolist()):
+        z, m, ms, _ = second_order.log_partition_and_marginals(
+            _sentence(S, b, n), _sentence(sib, b, n), None, single_root)
+        logZ[b] = z
+        mu[b, :n + 1, :n + 1] = torch.from_numpy(m)
+        if siblings:
+            mu_sib[b, :n + 1, :n + 1, :n + 1] = torch.from_numpy(ms)
+    return (logZ.to(S.dtype), mu.to(S.dtype),
+            None if mu_sib is None else mu_sib.to(S.dtype))
+
+
+def _tensor_marginals(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor,
+                      single_root: bool):
+    """(log Z, arc marginals, sibling marginals) by autograd of the tensors' inside pass,
+    in the arc scores' precision."""
     with torch.inference_mode(False), torch.enable_grad():
-        S, sib, lengths = _leaves(S, sib, lengths)
+        S, sib, lengths = _leaves(S, sib.to(S.dtype), lengths)
         S.requires_grad_(True)
         sib.requires_grad_(True)
         logZ = _inside(S, sib, lengths, single_root, _logsumexp)
@@ -141,13 +156,20 @@ def log_partition_and_marginals(S: torch.Tensor, sib: torch.Tensor, lengths=None
     return logZ.detach(), mu, mu_sib
 
 
-def eisner(S: torch.Tensor, sib: torch.Tensor, lengths=None,
-           single_root: bool = True) -> torch.Tensor:
-    """The best projective tree of each sentence: heads (B, N+1), -1 at 0 and on padding.
+def _compiled_eisner(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor,
+                     single_root: bool) -> torch.Tensor:
+    """`_tensor_eisner` by the compiled kernels, sentence by sentence (CPU)."""
+    heads = torch.full(S.shape[:2], -1, dtype=torch.long)
+    for b, n in enumerate(lengths.tolist()):
+        heads[b, :n + 1] = torch.from_numpy(second_order.eisner(
+            _sentence(S, b, n), _sentence(sib, b, n), None, single_root))
+    return heads
 
-    The gradient of the best score (the max-semiring inside pass) marks the best tree's
-    arcs; ties go to one of the best trees."""
-    lengths = _check(S, sib, lengths)
+
+def _tensor_eisner(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor,
+                   single_root: bool) -> torch.Tensor:
+    """The best trees: the gradient of the best score (the max-semiring inside pass) marks
+    the best tree's arcs; ties go to one of the best trees."""
     with torch.inference_mode(False), torch.enable_grad():
         S, sib, lengths = _leaves(S, sib, lengths)
         S.requires_grad_(True)
@@ -157,6 +179,72 @@ def eisner(S: torch.Tensor, sib: torch.Tensor, lengths=None,
     words = torch.arange(S.shape[1], device=S.device)
     inside = (words[None, :] >= 1) & (words[None, :] <= lengths[:, None])
     return torch.where(inside, heads, -1)
+
+
+class _CompiledLogPartition(torch.autograd.Function):
+    """log Z by the compiled kernels; its gradients, the marginals, kept from the forward
+    pass."""
+
+    @staticmethod
+    def forward(ctx, S, sib, lengths, single_root):
+        logZ, mu, mu_sib = _compiled_marginals(S, sib, lengths, single_root)
+        ctx.save_for_backward(mu, mu_sib)
+        return logZ
+
+    @staticmethod
+    def backward(ctx, grad):
+        mu, mu_sib = ctx.saved_tensors
+        return grad[:, None, None] * mu, grad[:, None, None, None] * mu_sib, None, None
+
+
+def log_partition(S: torch.Tensor, sib: torch.Tensor, lengths=None,
+                  single_root: bool = True) -> torch.Tensor:
+    """log Z over the projective trees of each sentence, shape (B,); differentiable (first
+    derivatives).
+
+    Parameters
+    ----------
+    S : (B, N+1, N+1) arc scores ``S[b, h, m]``
+    sib : (B, N+1, N+1, N+1) sibling scores ``sib[b, h, m, s]``
+    lengths : (B,) words per sentence (default: all N)
+    single_root : exactly one word attached to the root
+
+    O(B N³) time and memory (the sibling scores and their gradients).
+    """
+    lengths = _check(S, sib, lengths)
+    if S.device.type == "cpu":
+        return _CompiledLogPartition.apply(S, sib, lengths, single_root)
+    return _inside(S, sib, lengths, single_root, _logsumexp)
+
+
+def log_partition_and_marginals(S: torch.Tensor, sib: torch.Tensor, lengths=None,
+                                single_root: bool = True):
+    """(log Z (B,), arc marginals (B, N+1, N+1), sibling marginals (B, N+1, N+1, N+1)):
+    ``mu[b, h, m]`` = P(h -> m), ``mu_sib[b, h, m, s]`` = P(the part (h, m, s)); zero on
+    padding and on entries that are no part. Not attached to the autograd graph."""
+    lengths = _check(S, sib, lengths)
+    if S.device.type == "cpu":
+        return _compiled_marginals(S, sib, lengths, single_root)
+    return _tensor_marginals(S, sib, lengths, single_root)
+
+
+def marginals(S: torch.Tensor, sib: torch.Tensor, lengths=None,
+              single_root: bool = True) -> torch.Tensor:
+    """The arc marginals alone (B, N+1, N+1), as `log_partition_and_marginals` gives them
+    (on the CPU without holding the sibling marginals of the whole batch)."""
+    lengths = _check(S, sib, lengths)
+    if S.device.type == "cpu":
+        return _compiled_marginals(S, sib, lengths, single_root, siblings=False)[1]
+    return _tensor_marginals(S, sib, lengths, single_root)[1]
+
+
+def eisner(S: torch.Tensor, sib: torch.Tensor, lengths=None,
+           single_root: bool = True) -> torch.Tensor:
+    """The best projective tree of each sentence: heads (B, N+1), -1 at 0 and on padding."""
+    lengths = _check(S, sib, lengths)
+    if S.device.type == "cpu":
+        return _compiled_eisner(S, sib, lengths, single_root)
+    return _tensor_eisner(S, sib, lengths, single_root)
 
 
 def siblings(heads: torch.Tensor) -> torch.Tensor:

@@ -1,5 +1,6 @@
 """The batched second-order sibling model against brute force, autograd and finite
-differences."""
+differences; on the CPU its functions run the compiled kernels sentence by sentence, and the
+tensor route (a GPU's) is checked here on the CPU against them and against brute force."""
 
 import numpy as np
 import pytest
@@ -122,14 +123,58 @@ def test_shapes_are_checked():
         so.log_partition(S, sib, torch.tensor([4]))
 
 
+@pytest.mark.parametrize("n", range(1, 7))
 @pytest.mark.parametrize("single_root", ROOTS)
-def test_agrees_with_the_numpy_back_end(single_root):
+def test_the_tensor_route_matches_brute_force(n, single_root):
+    S, sib = random_scores(n, 200 + n)
+    trees, scores, logZ, mu, mu_sib, _ = oracle(S, sib, single_root)
+    lengths = torch.tensor([n])
+    z, m, m_sib = so._tensor_marginals(S, sib, lengths, single_root)
+    assert z.item() == pytest.approx(logZ, abs=1e-10)
+    np.testing.assert_allclose(m[0].numpy(), mu, atol=1e-10)
+    np.testing.assert_allclose(m_sib[0].numpy(), mu_sib, atol=1e-10)
+    assert so._inside(S, sib, lengths, single_root, so._logsumexp).item() == \
+        pytest.approx(logZ, abs=1e-10)
+    heads = so._tensor_eisner(S, sib, lengths, single_root)
+    assert heads[0].tolist() == trees[np.argmax(scores)].tolist()
+
+
+@pytest.mark.parametrize("single_root", ROOTS)
+def test_the_tensor_route_and_its_gradients_match_the_compiled_route(single_root):
+    lengths = torch.tensor([5, 1, 3, 6, 2])
+    S, sib = random_scores(6, 17, B=5)
+    S[2, 4:, :] = float("-inf")  # padding may hold anything
+    sib[4, 3:, 3:, 3:] = float("inf")
+    tensor, compiled = (so._tensor_marginals(S, sib, lengths, single_root),
+                        so._compiled_marginals(S, sib, lengths, single_root))
+    for a, b in zip(tensor, compiled):
+        torch.testing.assert_close(a, b, atol=1e-9, rtol=0)
+    assert (so._tensor_eisner(S, sib, lengths, single_root) ==
+            so._compiled_eisner(S, sib, lengths, single_root)).all()
+    S.requires_grad_(True)
+    sib.requires_grad_(True)
+    weights = torch.arange(1.0, 6.0, dtype=torch.float64)  # a gradient that is not all ones
+    grads = [torch.autograd.grad((weights * f()).sum(), (S, sib)) for f in (
+        lambda: so._inside(S, sib, lengths, single_root, so._logsumexp),
+        lambda: so.log_partition(S, sib, lengths, single_root))]
+    for a, b in zip(*grads):
+        torch.testing.assert_close(a, b, atol=1e-9, rtol=0)
+    lengths = torch.tensor([4, 2])
+    S, sib = random_scores(4, 11, scale=1.0, B=2)
+    S.requires_grad_(True)
+    sib.requires_grad_(True)
+    assert torch.autograd.gradcheck(
+        lambda a, s: so._inside(a, s, lengths, single_root, so._logsumexp), (S, sib))
+
+
+@pytest.mark.parametrize("single_root", ROOTS)
+def test_the_tensor_route_agrees_with_the_numpy_back_end(single_root):
     from arborparse.trees import second_order
 
     lengths = [12, 1, 7, 20]
     S, sib = random_scores(max(lengths), 21, scale=3.0, B=len(lengths))
-    z, mu, mu_sib = so.log_partition_and_marginals(S, sib, torch.tensor(lengths), single_root)
-    heads = so.eisner(S, sib, torch.tensor(lengths), single_root)
+    z, mu, mu_sib = so._tensor_marginals(S, sib, torch.tensor(lengths), single_root)
+    heads = so._tensor_eisner(S, sib, torch.tensor(lengths), single_root)
     for b, n in enumerate(lengths):
         Sb, sibb = S[b, :n + 1, :n + 1].numpy(), sib[b, :n + 1, :n + 1, :n + 1].numpy()
         logZ, want_mu, want_sib, _ = second_order.log_partition_and_marginals(
@@ -163,3 +208,13 @@ def test_the_distribution_object_is_the_functions(single_root):
         _, scores, logZ, *_ = oracle(S[b:b + 1, :n + 1, :n + 1],
                                      sib[b:b + 1, :n + 1, :n + 1, :n + 1], single_root)
         assert crf.log_prob(best)[b].item() == pytest.approx(scores.max() - logZ, abs=1e-9)
+
+
+def test_the_compiled_route_keeps_the_dtype_and_the_arc_marginals_alone():
+    lengths = torch.tensor([3, 5])
+    S, sib = random_scores(5, 31, B=2)
+    z, mu, mu_sib = so.log_partition_and_marginals(S.float(), sib.float(), lengths)
+    assert z.dtype == mu.dtype == mu_sib.dtype == torch.float32
+    want = so.log_partition_and_marginals(S, sib, lengths)
+    torch.testing.assert_close(mu.double(), want[1], atol=1e-6, rtol=0)
+    torch.testing.assert_close(so.marginals(S, sib, lengths), want[1])
