@@ -11,8 +11,8 @@ else equal.
 siblings; with siblings and grandparents) against second-order inside-outside (log Z and
 every part's marginal), with the first-order Eisner and inside-outside of the same sentence
 as the reference, each the fastest of interleaved repeats on one core; and the batched
-torch back end's MAP against its inside-outside (autograd of the inside) on a batch of
-copies of the sentence.
+torch back end's tensor route (a GPU's: MAP and inside-outside by autograd of the inside)
+on a batch of copies of the sentence.
 
 `accuracy` trains, for each treebank and seed, one model per variant (linear: `--order 1`
 and `--order 2`; neural: `--objective crf` and `crf2o`) with the family's defaults
@@ -94,10 +94,12 @@ def inference(args):
         lengths = torch.full((args.batch,), args.n)
         St = torch.tensor(S).expand(args.batch, N, N).contiguous()
         sibt = torch.tensor(sib).expand(args.batch, N, N, N).contiguous()
+        # the tensors' route (a GPU's; on the CPU the batch functions run the compiled
+        # kernels above, a sentence at a time)
         fns[f"torch siblings MAP, batch of {args.batch}"] = \
-            lambda: batch_second_order.eisner(St, sibt, lengths)
+            lambda: batch_second_order._tensor_eisner(St, sibt, lengths, True)
         fns[f"torch siblings inside-outside, batch of {args.batch}"] = \
-            lambda: batch_second_order.log_partition_and_marginals(St, sibt, lengths)
+            lambda: batch_second_order._tensor_marginals(St, sibt, lengths, True)
         models.append("torch siblings")
     for fn in fns.values():  # compile
         fn()

@@ -13,16 +13,19 @@ words of each sentence (padding beyond it is ignored); projective trees only.
 
 On the CPU each sentence goes to the compiled kernels of `arborparse.trees.second_order`
 (float64, O(n²) memory beyond the scores and marginals; at n = 40 an order of magnitude
-faster than the tensors, and a sentence of hundreds of words needs no GBs); elsewhere (a
-GPU) the batch is computed with tensors: the inside pass, its autograd for the marginals
-and, in the max semiring, for the best tree.
+faster than the tensors, and a sentence of hundreds of words needs no GBs); there, a
+sentence whose scores hold NaN or +inf raises ValueError naming the sentence, and so does
+asking for the marginals or the best tree of one that has no tree of finite score (its log
+Z is -inf). Elsewhere (a GPU) the batch is computed with tensors: the
+inside pass, its autograd for the marginals and, in the max semiring, for the best tree.
 
-The inside pass (Eisner's second-order algorithm, the shape of SuPar's `Dependency2oCRF`) is
-vectorized over the spans of each width. Its tables are indexed by (start, end):
-``CR``/``CL`` complete spans headed at the start/end, ``IR``/``IL`` incomplete spans of the
-arc start -> end / end -> start, ``SB`` sibling spans (the right half of a head's child at
-the start beside the left half of the next child at the end). Forbidden entries hold a
-large finite negative number instead of -inf, which would make the gradients NaN.
+The tensors' inside pass (Eisner's second-order algorithm, the shape of SuPar's
+`Dependency2oCRF`) is vectorized over the spans of each width. Its tables are indexed by
+(start, end): ``CR``/``CL`` complete spans headed at the start/end, ``IR``/``IL`` incomplete
+spans of the arc start -> end / end -> start, ``SB`` sibling spans (the right half of a
+head's child at the start beside the left half of the next child at the end). Forbidden
+entries hold a large finite negative number instead of -inf, which would make the gradients
+NaN.
 """
 
 from __future__ import annotations
@@ -124,33 +127,47 @@ def _sentence(X: torch.Tensor, b: int, n: int) -> np.ndarray:
         torch.float64).contiguous().numpy()
 
 
-def _compiled_marginals(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor,
-                        single_root: bool, siblings: bool = True):
-    """`_tensor_marginals` by the compiled kernels, sentence by sentence (CPU); the sibling
-    marginals are None unless `siblings`."""
-    B, N1 = S.shape[:2]
-    logZ = torch.empty(B, dtype=torch.float64)
-    mu = torch.zeros(B, N1, N1, dtype=torch.float64)
-    mu_sib = torch.zeros(B, N1, N1, N1, dtype=torch.float64) if siblings else None
+def _each(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor, fn):
+    """(b, n, fn(arc scores, sibling scores) of sentence b of n words) for each sentence,
+    a ValueError of `arborparse.trees.second_order` naming the sentence."""
     for b, n in enumerate(lengths.tolist()):
-        z, m, ms, _ = second_order.log_partition_and_marginals(
-            _sentence(S, b, n), _sentence(sib, b, n), None, single_root)
+        try:
+            yield b, n, fn(_sentence(S, b, n), _sentence(sib, b, n))
+        except ValueError as e:
+            raise ValueError(f"sentence {b}: {e}") from None
+
+
+def _compiled_marginals(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor,
+                        single_root: bool, parts: int = 2):
+    """(log Z, arc marginals, sibling marginals) by the compiled kernels, sentence by
+    sentence (CPU), in the dtype of S: `parts` 0 gives log Z alone, 1 the arc marginals
+    too (the others None)."""
+    B, N1 = S.shape[:2]
+    logZ = S.new_empty(B)
+    mu = S.new_zeros(B, N1, N1) if parts >= 1 else None
+    mu_sib = S.new_zeros(B, N1, N1, N1) if parts >= 2 else None
+    if parts == 0:
+        for b, _, z in _each(S, sib, lengths, lambda A, X: second_order.log_partition(
+                A, X, None, single_root)):
+            logZ[b] = z
+        return logZ, mu, mu_sib
+    for b, n, (z, m, ms, _) in _each(S, sib, lengths, lambda A, X: (
+            second_order.log_partition_and_marginals(A, X, None, single_root))):
         logZ[b] = z
         mu[b, :n + 1, :n + 1] = torch.from_numpy(m)
-        if siblings:
+        if mu_sib is not None:
             mu_sib[b, :n + 1, :n + 1, :n + 1] = torch.from_numpy(ms)
-    return (logZ.to(S.dtype), mu.to(S.dtype),
-            None if mu_sib is None else mu_sib.to(S.dtype))
+    return logZ, mu, mu_sib
 
 
 def _tensor_marginals(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor,
                       single_root: bool):
     """(log Z, arc marginals, sibling marginals) by autograd of the tensors' inside pass,
-    in the arc scores' precision."""
+    in the wider dtype of the two scores."""
+    dtype = torch.promote_types(S.dtype, sib.dtype)
     with torch.inference_mode(False), torch.enable_grad():
-        S, sib, lengths = _leaves(S, sib.to(S.dtype), lengths)
-        S.requires_grad_(True)
-        sib.requires_grad_(True)
+        S, sib = (x.detach().to(dtype, copy=True).requires_grad_(True) for x in (S, sib))
+        (lengths,) = _leaves(lengths)
         logZ = _inside(S, sib, lengths, single_root, _logsumexp)
         mu, mu_sib = torch.autograd.grad(logZ.sum(), (S, sib))
     return logZ.detach(), mu, mu_sib
@@ -160,9 +177,9 @@ def _compiled_eisner(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor,
                      single_root: bool) -> torch.Tensor:
     """`_tensor_eisner` by the compiled kernels, sentence by sentence (CPU)."""
     heads = torch.full(S.shape[:2], -1, dtype=torch.long)
-    for b, n in enumerate(lengths.tolist()):
-        heads[b, :n + 1] = torch.from_numpy(second_order.eisner(
-            _sentence(S, b, n), _sentence(sib, b, n), None, single_root))
+    for b, n, best in _each(S, sib, lengths, lambda A, X: second_order.eisner(
+            A, X, None, single_root)):
+        heads[b, :n + 1] = torch.from_numpy(best)
     return heads
 
 
@@ -183,15 +200,18 @@ def _tensor_eisner(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor,
 
 class _CompiledLogPartition(torch.autograd.Function):
     """log Z by the compiled kernels; its gradients, the marginals, kept from the forward
-    pass."""
+    pass (computed only when a gradient is wanted). First derivatives only."""
 
     @staticmethod
     def forward(ctx, S, sib, lengths, single_root):
-        logZ, mu, mu_sib = _compiled_marginals(S, sib, lengths, single_root)
-        ctx.save_for_backward(mu, mu_sib)
+        wanted = any(ctx.needs_input_grad[:2])
+        logZ, mu, mu_sib = _compiled_marginals(S, sib, lengths, single_root, 2 * wanted)
+        if wanted:
+            ctx.save_for_backward(mu, mu_sib.to(sib.dtype))
         return logZ
 
     @staticmethod
+    @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
         mu, mu_sib = ctx.saved_tensors
         return grad[:, None, None] * mu, grad[:, None, None, None] * mu_sib, None, None
@@ -234,7 +254,7 @@ def marginals(S: torch.Tensor, sib: torch.Tensor, lengths=None,
     (on the CPU without holding the sibling marginals of the whole batch)."""
     lengths = _check(S, sib, lengths)
     if S.device.type == "cpu":
-        return _compiled_marginals(S, sib, lengths, single_root, siblings=False)[1]
+        return _compiled_marginals(S, sib, lengths, single_root, parts=1)[1]
     return _tensor_marginals(S, sib, lengths, single_root)[1]
 
 

@@ -82,9 +82,10 @@ def _total(Z, mode):
 # Items over s < t: IR[s, t] arc s -> t, IL[s, t] arc t -> s (each with the modifier's inner
 # subtree and the head's children between them), CR[s, t] / CL[s, t] complete spans headed by
 # s / t, SB[s, t] two adjacent siblings s and t (s's right and t's left subtrees).
-# The inside and outside passes keep each chart symmetric, x[s, t] = x[t, s] (row s holds
-# the items that start at s, row t those that end at t), so that every loop over split
-# points reads contiguous rows, as `projective` does.
+# The inside pass keeps each chart symmetric, x[s, t] = x[t, s] (row s holds the items that
+# start at s, row t those that end at t), so that every loop over split points reads
+# contiguous rows, as `projective` does; the outside pass writes along rows too (see
+# `_sib_outside`).
 
 
 @njit(cache=True, nogil=True)
@@ -251,8 +252,9 @@ def _sib_best(A, B, single_root):
 
 
 # --- siblings and grandparents, O(n⁴) -----------------------------------------------------
-# The same items, each also indexed by its head's head g: X[g, s, t]. The sibling item
-# SB[h, s, t] is indexed by the siblings' head h. Items headed by the root use g = 0.
+# The same items, each also indexed by its head's head g: X[g, s, t] (only s < t is used:
+# these charts are not symmetric). The sibling item SB[h, s, t] is indexed by the siblings'
+# head h. Items headed by the root use g = 0.
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -455,7 +457,8 @@ _POW2 = np.ldexp(1.0, np.arange(-1100, 1))  # 2^k for k = -1100..0
 
 @njit(cache=True, nogil=True, fastmath={"contract"})
 def _exp_shifted(x, count, c, k):
-    """x[:count] = exp(x[:count] - c), where x - c <= 0; k: scratch of count numbers."""
+    """x[:count] = exp(x[:count] - c), where x - c <= 0 (above 0 it gives 1) and no x is NaN;
+    k: scratch of count numbers."""
     for i in range(count):
         v = min(max(x[i] - c, -760.0), 0.0)
         ki = np.floor(v * _LOG2E + 0.5)
@@ -753,6 +756,8 @@ def _inside_outside(S, sib, grand, single_root, marginals, modes=(PROB, LOG)):
     there, else in log space. ``modes`` restricts the semirings tried (a test sees each
     one); None when none of them is exact (log space always is)."""
     modes = np.array(modes, dtype=np.int64)
+    sib = np.ascontiguousarray(sib)  # `_part_weights` reads the parts' scores as one row
+    grand = None if grand is None else np.ascontiguousarray(grand)
     if grand is None:
         result = _sib_inside_outside(S, sib, single_root, marginals, modes)
     else:

@@ -62,8 +62,17 @@ def test_siblings_are_the_parts_of_the_oracle(n):
         assert s[t, 0] == -1
 
 
+ROUTES = {"compiled": (so.log_partition_and_marginals, so.eisner),  # the CPU's
+          "tensor": (lambda S, sib, lengths, single_root: so._tensor_marginals(
+              S, sib, so._check(S, sib, lengths), single_root),
+                     lambda S, sib, lengths, single_root: so._tensor_eisner(
+              S, sib, so._check(S, sib, lengths), single_root))}
+
+
+@pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("single_root", ROOTS)
-def test_a_padded_batch_is_its_sentences_one_by_one(single_root):
+def test_a_padded_batch_is_its_sentences_one_by_one(single_root, route):
+    log_partition_and_marginals, eisner = ROUTES[route]
     lengths = [5, 1, 3, 6, 2]
     S, sib = random_scores(max(lengths), 7, B=len(lengths))
     S[2, 4:, :] = float("-inf")  # padding may hold anything, -inf and +inf included
@@ -71,30 +80,30 @@ def test_a_padded_batch_is_its_sentences_one_by_one(single_root):
     sib[4, 3:, 3:, 3:] = float("inf")
     sib[1, :, :, 2:] = 1e308
     lengths_t = torch.tensor(lengths)
-    z, mu, mu_sib = so.log_partition_and_marginals(S, sib, lengths_t, single_root)
-    heads = so.eisner(S, sib, lengths_t, single_root)
+    z, mu, mu_sib = log_partition_and_marginals(S, sib, lengths_t, single_root)
+    heads = eisner(S, sib, lengths_t, single_root)
     assert torch.isfinite(mu).all() and torch.isfinite(mu_sib).all()
     for b, n in enumerate(lengths):
         one = (S[b:b + 1, :n + 1, :n + 1], sib[b:b + 1, :n + 1, :n + 1, :n + 1])
-        z1, mu1, sib1 = so.log_partition_and_marginals(*one, None, single_root)
+        z1, mu1, sib1 = log_partition_and_marginals(*one, None, single_root)
         assert z[b].item() == pytest.approx(z1.item(), abs=1e-10)
         torch.testing.assert_close(mu[b, :n + 1, :n + 1], mu1[0], atol=1e-10, rtol=0)
         torch.testing.assert_close(mu_sib[b, :n + 1, :n + 1, :n + 1], sib1[0], atol=1e-10,
                                    rtol=0)
         assert mu[b].sum().item() == pytest.approx(n) and mu_sib[b].sum().item() == \
             pytest.approx(n)
-        assert heads[b, :n + 1].tolist() == so.eisner(*one, None, single_root)[0].tolist()
+        assert heads[b, :n + 1].tolist() == eisner(*one, None, single_root)[0].tolist()
         assert (heads[b, n + 1:] == -1).all()
 
 
+@pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("single_root", ROOTS)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_large_scores_stay_exact_and_finite(single_root, dtype):
+def test_large_scores_stay_exact_and_finite(single_root, dtype, route):
     n = 5
     S, sib = random_scores(n, 3, scale=1e3)
     _, scores, logZ, mu, mu_sib, _ = oracle(S, sib, single_root)
-    z, m, m_sib = so.log_partition_and_marginals(S.to(dtype), sib.to(dtype), None,
-                                                 single_root)
+    z, m, m_sib = ROUTES[route][0](S.to(dtype), sib.to(dtype), None, single_root)
     tol = 1e-8 if dtype == torch.float64 else 1e-1
     assert z.item() == pytest.approx(logZ, abs=tol, rel=1e-6)
     assert torch.isfinite(m).all() and torch.isfinite(m_sib).all()
@@ -218,3 +227,26 @@ def test_the_compiled_route_keeps_the_dtype_and_the_arc_marginals_alone():
     want = so.log_partition_and_marginals(S, sib, lengths)
     torch.testing.assert_close(mu.double(), want[1], atol=1e-6, rtol=0)
     torch.testing.assert_close(so.marginals(S, sib, lengths), want[1])
+
+
+def test_bad_scores_name_the_sentence_and_log_z_needs_no_marginals():
+    lengths = torch.tensor([3, 4])
+    S, sib = random_scores(4, 41, B=2)
+    bad = sib.clone()
+    bad[1, 2, 1, 2] = float("nan")
+    for f in (so.log_partition_and_marginals, so.eisner, so.log_partition):
+        with pytest.raises(ValueError, match="sentence 1: sib scores must not contain NaN"):
+            f(S, bad, lengths)
+    S[0, :, 2] = float("-inf")  # word 2 of sentence 0 can have no head
+    assert so.log_partition(S, sib, lengths)[0].item() == float("-inf")
+    with pytest.raises(ValueError, match="sentence 0: no tree has a finite score"):
+        so.marginals(S, sib, lengths)
+    S[0, :, 2] = 0.0
+    S.requires_grad_(True)
+    with torch.no_grad():  # log Z alone: no marginals computed, none kept
+        z = so.log_partition(S, sib, lengths)
+    torch.testing.assert_close(z, so.log_partition_and_marginals(S.detach(), sib, lengths)[0])
+    (grad,) = torch.autograd.grad(so.log_partition(S, sib, lengths).sum(), S,
+                                  create_graph=True)
+    with pytest.raises(RuntimeError):  # first derivatives only, said so
+        grad.sum().backward()
