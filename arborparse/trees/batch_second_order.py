@@ -146,17 +146,13 @@ def _compiled_marginals(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tenso
     logZ = S.new_empty(B)
     mu = S.new_zeros(B, N1, N1) if parts >= 1 else None
     mu_sib = S.new_zeros(B, N1, N1, N1) if parts >= 2 else None
-    if parts == 0:
-        for b, _, z in _each(S, sib, lengths, lambda A, X: second_order.log_partition(
-                A, X, None, single_root)):
-            logZ[b] = z
-        return logZ, mu, mu_sib
-    for b, n, (z, m, ms, _) in _each(S, sib, lengths, lambda A, X: (
-            second_order.log_partition_and_marginals(A, X, None, single_root))):
-        logZ[b] = z
-        mu[b, :n + 1, :n + 1] = torch.from_numpy(m)
+    fn = second_order.log_partition_and_marginals if parts else second_order.log_partition
+    for b, n, out in _each(S, sib, lengths, lambda A, X: fn(A, X, None, single_root)):
+        logZ[b] = out[0] if parts else out
+        if mu is not None:
+            mu[b, :n + 1, :n + 1] = torch.from_numpy(out[1])
         if mu_sib is not None:
-            mu_sib[b, :n + 1, :n + 1, :n + 1] = torch.from_numpy(ms)
+            mu_sib[b, :n + 1, :n + 1, :n + 1] = torch.from_numpy(out[2])
     return logZ, mu, mu_sib
 
 
