@@ -2,7 +2,8 @@
 2004), for labeled arcs.
 
 The loss is L(w) = C Σ_i max_y (E_{i,y} - m_{i,y}(w)) + ½‖w‖², with E_{i,y} the number of
-words of y with a wrong head plus the number with a wrong label. Each training sentence keeps
+words of y with a wrong head or a wrong label (a word counts once: Koo et al.'s "number of
+incorrect dependencies", a dependency being a labeled arc). Each training sentence keeps
 dual parameters θ_i[h, m, l] (float32, one (n+1, n+1, L) array per sentence) that define a
 distribution over its labeled trees, P(y) ∝ exp Σ θ; μ_i are its marginals (Matrix-Tree or
 inside-outside). Figure 2, example by example:
@@ -152,10 +153,10 @@ class EGTrainer:
             m = np.arange(1, N)
             gold = np.zeros((N, N, L))
             gold[h[1:], m, lab[1:]] = 1.0
-            # errors of the labeled arc h' -> m with l: [h' wrong] + [l wrong]
+            # the error of the labeled arc h' -> m with l: [h' wrong or l wrong]
             head_wrong = np.arange(N)[:, None] != h[None, :]
             label_wrong = np.arange(L)[None, :] != lab[:, None]
-            loss = (head_wrong[:, :, None] + label_wrong[None, :, :]).astype(np.float32)
+            loss = (head_wrong[:, :, None] | label_wrong[None, :, :]).astype(np.float32)
             theta = [np.zeros((N, N, L), dtype=np.float32), None, None]
             theta[0][h[1:], m, lab[1:]] = self.beta
             for j, parts in ((1, model.order == 2), (2, model.grandparents)):

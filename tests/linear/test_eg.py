@@ -69,7 +69,7 @@ def test_primal_objective_and_duality_gap(decoder):
         m = np.arange(1, n + 1)
         S = model.labeled_scores(x, w)
         loss = ((np.arange(n + 1)[:, None] != h[None, :])[:, :, None]
-                + (np.arange(L)[None, :] != lab[:, None])[None, :, :]).astype(np.float32)
+                | (np.arange(L)[None, :] != lab[:, None])[None, :, :]).astype(np.float32)
         losses.append(loss)
         best = max((loss + S)[tree[1:], m].max(axis=1).sum()
                    for tree in all_trees(n, decoder == "eisner", True))
