@@ -405,8 +405,9 @@ def info_cmd(model, as_json):
         click.echo(json.dumps(found, indent=1))
         return
     for key, value in found.items():
-        if key == "scores" and value is not None:
-            shown = "  ".join(f"{k} {v:.2f}" for k, v in value.items()) or "none (no dev data)"
+        if key in ("scores", "chosen_on_dev") and value is not None:
+            shown = "  ".join(f"{k} {v:.2f}" if key == "scores" else f"{k} {v:g}"
+                              for k, v in value.items()) or "none (no dev data)"
             click.echo(f"{key:<20}{shown}")
         elif isinstance(value, dict):
             click.echo(f"{key}:")

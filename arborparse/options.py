@@ -31,20 +31,23 @@ from arborparse.errors import ArborparseError
 class OptionError(ArborparseError):
     """A parse option that the model does not take, or a value it does not accept."""
 
-    def __init__(self, name: str, value, reason: str, takes: tuple[str, ...] = ()):
+    def __init__(self, name: str, value, reason: str, takes: tuple[str, ...] = (),
+                 spell=repr):
         self.name = name
         self.value = value
         self.reason = reason
         self.takes = takes  # the model's options, when `name` is none of them
         takes_text = f" (its options: {', '.join(takes) or 'none'})" if takes else ""
-        super().__init__(f"{name}={value!r} {reason}{takes_text}")
+        super().__init__(f"{name}={spell(value)} {reason}{takes_text}")
 
-    def renamed(self, names: dict[str, str], others: bool = True) -> OptionError:
+    def renamed(self, names: dict[str, str], others: bool = True, spell=repr) -> OptionError:
         """The same refusal in a caller's names (`names`: option -> the caller's name for
-        it); the options it has no name for are kept in `takes` as they are, or left out
-        when `others` is False."""
+        it; `spell`: how the caller writes a value, such as `json.dumps`); the options it
+        has no name for are kept in `takes` as they are, or left out when `others` is
+        False."""
         takes = tuple(names.get(t, t) for t in self.takes if others or t in names)
-        return OptionError(names.get(self.name, self.name), self.value, self.reason, takes)
+        return OptionError(names.get(self.name, self.name), self.value, self.reason, takes,
+                           spell)
 
 
 # the options of whatever tags: predict tags for every sentence, or for none

@@ -57,7 +57,8 @@ COMPONENTS = ("tokenizer", "tagger", "lemmatizer", "parser")
 CHUNK = 256  # sentences tagged at once in a stream
 # what a model file says of itself (`Pipeline.info`, ``arborparse info``)
 INFO = ("arborparse_version", "created", "family", "components", "options",
-        "defaults_by_size", "data", "language", "scores", "training_seconds", "warnings")
+        "defaults_by_size", "data", "language", "scores", "chosen_on_dev",
+        "training_seconds", "warnings")
 
 
 def _class(home):
@@ -263,6 +264,9 @@ class Pipeline:
         sentences tagged and parsed together, and their documents yielded in order."""
         from arborparse.document import Document
 
+        if isinstance(inputs, str):
+            raise TypeError("pipe takes an iterable of inputs, not one str: call the "
+                            "pipeline on a text, or give pipe a list of texts")
         options = self._parse_options(options)
         stream = iter(inputs)
         while batch := list(islice(stream, batch_size)):
@@ -289,13 +293,14 @@ class Pipeline:
         from arborparse.document import Document
         from arborparse.document import Sentence as View
         from arborparse.io.conllu import Sentence
-        from arborparse.io.plain import words_sentence
+        from arborparse.io.plain import characters, words_sentence
 
         if isinstance(item, str):
             if self.tokenizer is None:
                 raise ArborparseError("this model has no tokenizer, so it cannot read raw "
                                       "text: give a list of word lists (pre-tokenized "
                                       "sentences)")
+            characters(item)
             return list(self.tokenizer.iter_tokenize(item.splitlines(keepends=True),
                                                      crossing=self.crossing())), item
         if isinstance(item, Document):
@@ -307,11 +312,12 @@ class Pipeline:
                 return [s.data for s in item], None
             if all(isinstance(s, (list, tuple)) and all(isinstance(w, str) for w in s)
                    for s in item):
-                for s in item:
+                for k, s in enumerate(item, 1):
                     bad = [w for w in s if not w or "\t" in w or "\n" in w]
                     if bad or not s:
                         raise ArborparseError(f"words must be non-empty, without tabs or "
                                               f"newlines, and sentences not empty: {s!r}")
+                    characters(" ".join(s), f"sentence {k}")
                 return [words_sentence(list(s), k, k == 1)
                         for k, s in enumerate(item, 1)], None
         raise TypeError("a pipeline takes a str (raw text), a list of word lists "

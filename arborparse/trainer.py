@@ -121,8 +121,11 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     def described(front: Pipeline, parser, record: dict) -> Pipeline:
         scores = {**_front_scores(front), **{k: record[k] for k in SCORES if k in record}}
         scores = {k: round(float(v), 2) for k, v in scores.items()}
+        # the kept epoch, and the C that `-C auto` chose (`ChooseC`), where dev chose them
+        chosen = {k: record[k] for k in ("epoch", "C") if k in record} if dev else {}
         now = {**info, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-               "scores": scores, "warnings": _below(floor, scores.get("UAS")),
+               "scores": scores, "chosen_on_dev": chosen,
+               "warnings": _below(floor, scores.get("UAS")),
                "training_seconds": round(before + time.perf_counter() - began, 1)}
         return Pipeline(front.tagger, front.lemmatizer, parser, front.tokenizer, now)
 

@@ -126,6 +126,13 @@ def test_wrong_inputs_are_refused(english):
             english(wrong)
     with pytest.raises(ArborparseError, match="words must be non-empty"):
         english([["a", ""]])
+    with pytest.raises(ArborparseError, match=r"^the text holds a lone surrogate \(U\+D800, "
+                                              r"character 3\), which is not a character$"):
+        english("a \ud800 b")
+    with pytest.raises(ArborparseError, match=r"^sentence 2 holds a lone surrogate \(U\+DC80"):
+        english([["a"], ["b", "\udc80"]])
+    with pytest.raises(TypeError, match="pipe takes an iterable of inputs, not one str"):
+        list(english.pipe("abc"))
     assert len(english("").sentences) == 0 and len(english([]).sentences) == 0
 
 

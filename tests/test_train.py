@@ -81,6 +81,7 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     assert found["data"]["dev"]["words"] == sum(map(len, separable(1)))
     assert found["language"] == "xx_toy"
     assert found["scores"]["LAS"] > 50 and found["scores"]["UPOS"] == 100.0
+    assert found["chosen_on_dev"] in ({"epoch": 1}, {"epoch": 2})
     assert found["training_seconds"] > 0 and found["warnings"] == []
     assert arborparse.load(path).info == found
     r = CliRunner().invoke(cli, ["info", str(path), "--json"])
@@ -88,6 +89,7 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     r = CliRunner().invoke(cli, ["info", str(path)])
     assert r.exit_code == 0 and "xx_toy" in r.output and "lacks" not in r.output
     assert "trainer" in r.output and "LAS" in r.output
+    assert f"chosen_on_dev       epoch {found['chosen_on_dev']['epoch']}\n" in r.output
 
 
 def test_a_parser_below_the_left_neighbour_baseline_on_dev_is_warned_of(tmp_path):
@@ -114,7 +116,7 @@ def test_info_of_files_of_the_first_version(name):
     r = CliRunner().invoke(cli, ["info", str(MODELS / f"{name}.npz")])
     assert r.exit_code == 0
     assert "this file lacks: arborparse_version, created, options, defaults_by_size, data, " \
-           "language, scores, training_seconds, warnings" in r.output
+           "language, scores, chosen_on_dev, training_seconds, warnings" in r.output
     r = CliRunner().invoke(cli, ["info", str(MODELS / "missing.npz")])
     assert r.exit_code == 1 and "no such model file" in r.output
 

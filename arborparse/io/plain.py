@@ -8,12 +8,25 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from arborparse.errors import TreebankFormatError
+from arborparse.errors import ArborparseError, TreebankFormatError
 from arborparse.io.conllu import Sentence, decoded, open_lines
 
 FORMATS = ("text", "lines", "tokenized")  # parse --input-format, besides CoNLL's
 _COMMENT = re.compile(r"# (?:sent_id =|text =|newdoc\b|newpar\b)")  # CoNLL-U's own
 _WORD_ID = re.compile(r"\d+(?:[-.]\d+)?")
+
+
+def characters(text: str, what: str = "the text") -> str:
+    """`text`, refused (`ArborparseError`) if it holds a lone surrogate, which is not a
+    character and cannot be written (JSON's ``"\\ud800"`` gives one; files, decoded
+    strictly, never do)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ArborparseError(f"{what} holds a lone surrogate (U+{ord(text[err.start]):04X}, "
+                              f"character {err.start + 1}), which is not a character"
+                              ) from None
+    return text
 
 
 def text_lines(source, encoding: str = "utf-8") -> Iterator[str]:
@@ -23,11 +36,16 @@ def text_lines(source, encoding: str = "utf-8") -> Iterator[str]:
     return (text for _, text in _not_conll(decoded(lines, name, encoding), name))
 
 
-def _not_conll(numbered: Iterable[tuple[int, str]], name: str) -> Iterator[tuple[int, str]]:
+ADVICE = "read it with --input-format auto (or conllu)"  # the command line's
+
+
+def _not_conll(numbered: Iterable[tuple[int, str]], name: str, advice: str = ADVICE
+               ) -> Iterator[tuple[int, str]]:
     """The numbered lines of a text, lazily; a paragraph (the text's start, or after a blank
-    line) that begins like CoNLL-U or CoNLL-X is refused (`TreebankFormatError`): a
-    comment ``# sent_id =``, ``# text =``, ``# newdoc`` or ``# newpar`` among its first
-    comment lines, or a first other line of 10 tab-separated columns led by a word ID."""
+    line) that begins like CoNLL-U or CoNLL-X is refused (`TreebankFormatError`, ending
+    with `advice`): a comment ``# sent_id =``, ``# text =``, ``# newdoc`` or ``# newpar``
+    among its first comment lines, or a first other line of 10 tab-separated columns led by
+    a word ID."""
     opening = True  # the line opens a paragraph, or follows its opening comments
     for lineno, text in numbered:
         if opening:
@@ -36,10 +54,17 @@ def _not_conll(numbered: Iterable[tuple[int, str]], name: str) -> Iterator[tuple
                 if len(columns) == 10 and _WORD_ID.fullmatch(columns[0]) else None
             if why:
                 raise TreebankFormatError(name, lineno, f"looks like CoNLL-U ({why}), not "
-                                          "text: read it with --input-format auto (or "
-                                          "conllu)")
+                                          f"text: {advice}")
         opening = not text.strip() or (opening and text.startswith("#"))
         yield lineno, text
+
+
+def not_conll(text: str, name: str, advice: str) -> str:
+    """`text`, refused as `text_lines` refuses a file that looks like CoNLL (the error
+    ending with `advice`)."""
+    for _ in _not_conll(enumerate(text.splitlines(keepends=True), 1), name, advice):
+        pass
+    return text
 
 
 def iter_tokenized(source, encoding: str = "utf-8") -> Iterator[Sentence]:

@@ -5,8 +5,9 @@ CoNLL-X, either plain (``text/plain``; the settings in the query string) or JSON
 (``application/json``: ``{"text": ..., "format": ..., "output": ..., "marginals": ...,
 "k": ..., "beam": ..., "svg": ...}``). ``format``: ``auto`` (default: CoNLL when the first
 line that is not a comment has tab-separated columns, raw text otherwise), ``conllu``,
-``conllx``, ``text`` or ``tokenized``. ``output``: ``conllu`` (default for a plain body) or
-``json`` (default for JSON). ``marginals=true`` adds each word's probability distribution
+``conllx``, ``text``, ``lines`` (raw text, one sentence per line) or ``tokenized``; raw
+text that looks like CoNLL-U is refused. ``output``: ``conllu`` (default for a plain body)
+or ``json`` (default for JSON). ``marginals=true`` adds each word's probability distribution
 over its heads, ``k=K`` the K most probable trees with their probabilities (JSON output;
 models whose parser gives them: linear and neural), ``beam=B`` a beam width (isbn),
 ``svg=true`` each tree drawn (`arborparse.render.svg`; with marginals, arcs as sure as the
@@ -57,7 +58,7 @@ from starlette.routing import Route
 
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import MISC, iter_conllu
-from arborparse.io.plain import iter_tokenized
+from arborparse.io.plain import characters, iter_tokenized, not_conll
 from arborparse.options import OptionError, check_options
 from arborparse.pipeline import Pipeline, load
 from arborparse.render import svg
@@ -103,19 +104,29 @@ def _settings(request: Request, body: bytes) -> dict:
             raise Refused(400, f"the body is not valid JSON ({err})") from None
         if not isinstance(data, dict) or not isinstance(data.get("text"), str):
             raise Refused(400, 'the JSON body must be an object with a string "text"')
+        if request.query_params:
+            raise Refused(400, "a JSON body takes its settings as fields, not as query "
+                               f"parameters ({', '.join(request.query_params)})")
+        try:
+            characters(data["text"], 'the "text" field')
+        except ArborparseError as err:
+            raise Refused(400, str(err)) from None
         settings = _checked(data, FIELDS, "field")
     elif kind in ("text/plain", "text/x-conllu", ""):
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError as err:
             raise Refused(400, f"the body is not UTF-8 (byte {err.start + 1})") from None
+        names = [name for name, _ in request.query_params.multi_items()]
+        if twice := sorted({name for name in names if names.count(name) > 1}):
+            raise Refused(400, f"query parameter {twice[0]!r} given more than once")
         query = {name: _typed(value, PARAMETERS.get(name, {}))
                  for name, value in request.query_params.items()}
         settings = {**_checked(query, PARAMETERS, "query parameter"), "text": text}
     else:
         raise Refused(415, f"content type {kind!r}: send text/plain or application/json")
-    if not settings["text"].strip():
-        raise Refused(400, "the text is empty")
+    if not any(c.isprintable() and not c.isspace() for c in settings["text"]):
+        raise Refused(400, "the text is empty (nothing but spaces and invisible characters)")
     return settings
 
 
@@ -184,13 +195,15 @@ class Service:
     def sentences(self, text: str, fmt: str):
         if fmt == "auto":
             fmt = _format(text)
-        if fmt == "text":
+        if fmt in ("text", "lines"):
             model = self.model if isinstance(self.model, Pipeline) else \
                 Pipeline(parser=self.model)
             if model.tokenizer is None:
                 raise Refused(422, "this model has no tokenizer: send tokenized text or "
                                    "CoNLL-U")
-            return model.tokenizer.tokenize(text, crossing=model.crossing())
+            not_conll(text, "<request>", 'send it with format "auto" (or "conllu")')
+            return model.tokenizer.tokenize(text, per_line=fmt == "lines",
+                                            crossing=model.crossing())
         source = io.StringIO(text)
         source.name = "<request>"
         return list(iter_tokenized(source) if fmt == "tokenized" else iter_conllu(source, fmt))
@@ -203,7 +216,8 @@ class Service:
         try:
             check_options(self.model, options)
         except OptionError as err:
-            raise Refused(422, str(err.renamed(OPTIONS, others=False))) from None
+            raise Refused(422, str(err.renamed(OPTIONS, others=False, spell=json.dumps))
+                          ) from None
         for field in ("k", "beam"):
             if settings.get(field, 0) > getattr(self.limits, field):
                 raise Refused(400, f"{field}={settings[field]}: at most "

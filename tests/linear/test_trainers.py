@@ -5,6 +5,7 @@ import pytest
 from scipy.optimize import minimize
 from treebanks import separable
 
+import arborparse.pipeline
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
 from arborparse.linear.hildreth import hildreth
@@ -119,6 +120,10 @@ def test_C_auto_is_the_default_with_dev(tmp_path):
             "--hash-bits", "12", "--trainer", "loglinear-sgd"]
     r = CliRunner().invoke(cli, base + ["--dev", str(train)])
     assert r.exit_code == 0 and "chose C = " in r.output, r.output
+    chosen = arborparse.pipeline.info(model)["chosen_on_dev"]  # the C that was chosen
+    assert f"chose C = {chosen['C']:g} " in r.output and chosen["epoch"] in (1, 2)
+    r = CliRunner().invoke(cli, ["info", str(model)])
+    assert f"chosen_on_dev       epoch {chosen['epoch']}  C {chosen['C']:g}\n" in r.output
     r = CliRunner().invoke(cli, base)
     assert r.exit_code == 0 and "no dev data: C = 0.3, the default" in r.output
     r = CliRunner().invoke(cli, base + ["-C", "auto"])

@@ -118,6 +118,19 @@ BAD = [
     ("k too large", dict(json={"text": "a dog", "k": 99}), 400, "k=99: at most 20"),
     ("beam for a linear model", dict(json={"text": "a dog", "beam": 4}), 422,
      "beam=4 does not apply to this linear model (its options: marginals, k)"),
+    ("a lone surrogate", dict(content=b'{"text": "a \\ud800 dog"}',
+                              headers={"content-type": "application/json"}), 400,
+     'the "text" field holds a lone surrogate (U+D800, character 3)'),
+    ("invisible characters only", dict(json={"text": "\u0000\u200b\u0000"}), 400,
+     "the text is empty"),
+    ("CoNLL-U given as text", dict(content="# sent_id = 1\n1\ta\t_\t_\t_\t_\t0\troot\t_\t_\n",
+                                   params={"format": "text"}), 400,
+     '<request>:1: looks like CoNLL-U (a "# sent_id =" comment), not text: send it with '
+     'format "auto"'),
+    ("query parameters beside a JSON body", dict(json={"text": "a dog"}, params={"k": "3"}),
+     400, "a JSON body takes its settings as fields, not as query parameters (k)"),
+    ("a query parameter twice", dict(content="a dog", params=[("k", "2"), ("k", "3")]), 400,
+     "query parameter 'k' given more than once"),
 ]
 
 
@@ -128,6 +141,14 @@ def test_bad_input_is_refused_and_the_service_goes_on(client, name, request_args
     assert r.status_code == status, r.text
     assert message in r.json()["error"]
     assert client.post("/parse", content=TEXT).status_code == 200
+
+
+def test_lines_are_sentences_never_split(client):
+    r = client.post("/parse", json={"text": "The dog barks. The cat\nsleeps.\n",
+                                    "format": "lines"})
+    assert r.status_code == 200, r.text
+    assert [[w["form"] for w in s["words"]] for s in r.json()["sentences"]] == \
+        [["The", "dog", "barks", ".", "The", "cat"], ["sleeps", "."]]
 
 
 def test_query_parameters_are_read_as_the_json_fields(client):
@@ -172,7 +193,7 @@ def test_beam_is_taken_by_a_model_with_beam_search_only():
         assert r.status_code == 200, r.text
         assert [[w["head"] for w in s["words"]] for s in r.json()["sentences"]] == \
             [list(s.heads[1:]) for s in model.parse(separable(1), beam=2)]
-        for field, value, what in (("k", 3, "k=3"), ("marginals", True, "marginals=True")):
+        for field, value, what in (("k", 3, "k=3"), ("marginals", True, "marginals=true")):
             r = client.post("/parse", json={"text": text, field: value})
             assert r.status_code == 422
             assert r.json()["error"] == f"{what} does not apply to this isbn model " \
