@@ -15,6 +15,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import sys
 import threading
 import time
@@ -716,10 +717,25 @@ def serve_cmd(model_path, host, port, workers, timeout, max_body_kb, max_words,
     except ImportError:
         raise ArborparseError("the service needs starlette and uvicorn: pip install "
                               "'arborparse[service]'") from None
+    listening = _listening(host, port)  # before any work: a port in use is said at once
     app = create_app(model_path, Limits(max_body_kb * 1024, max_words, max_sentence_words),
                      workers, timeout)
     click.echo(f"serving {model_path} on http://{host}:{port}/ (Ctrl-C stops)", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listening])
+
+
+def _listening(host: str, port: int) -> socket.socket:
+    """A socket bound to (host, port), or ArborparseError saying why it cannot be."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM)[0]
+        listening = socket.socket(family, kind, proto)
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind(address)
+    except OSError as err:
+        raise ArborparseError(f"cannot serve on {host}:{port}: "
+                              f"{err.strerror or err}") from None
+    return listening
 
 
 def _terminate(signum, frame):

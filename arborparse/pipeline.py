@@ -137,6 +137,17 @@ def describe(stored: dict, family: str | None, components: list[str]) -> dict:
     return found
 
 
+def _have_tags(sentences) -> None:
+    """Refuse, for ``keep_tags``, a sentence none of whose words has a UPOS."""
+    from arborparse.errors import TreebankFormatError
+
+    for s in sentences:
+        if s.upos.count("_") == len(s):
+            raise TreebankFormatError(s.path, s.line, "the words have no tags (UPOS empty), "
+                                      "and keep_tags (parse --keep-tags) keeps the input's: "
+                                      "leave it out, and the model's tagger tags them")
+
+
 class Pipeline:
     """A tokenizer, a tagger and a lemmatizer (`arborparse.text`) in front of a parser of
     any family; any of them may be missing (a tagger alone tags)."""
@@ -193,6 +204,8 @@ class Pipeline:
         def tagged():
             stream = iter(sentences)
             while chunk := list(islice(stream, CHUNK)):
+                if keep_tags and self.tagger is not None:
+                    _have_tags(chunk)
                 yield from (chunk if keep_tags else self._annotate(chunk, retag))
         if self.parser is None:
             return tagged()
@@ -211,10 +224,13 @@ class Pipeline:
         memory at a time. Options as in `iter_parse`; `document` prefixes the ``# sent_id``
         numbers."""
         if self.tokenizer is None:
-            raise ArborparseError("this model has no tokenizer, so it cannot read raw text: "
-                                  "give tokenized input (arborparse parse --input-format "
-                                  "tokenized), or train a model with one (arborparse train, "
-                                  "whose default components are "
+            given = "tokenized input (arborparse parse --input-format tokenized)" \
+                if self.tagger is not None or self.parser is None or \
+                self.parser.capabilities.tags else "CoNLL-U whose words have tags (it has " \
+                "no tagger either)"
+            raise ArborparseError(f"this model has no tokenizer, so it cannot read raw text: "
+                                  f"give {given}, or train a model with one (arborparse "
+                                  "train, whose default components are "
                                   "tokenizer,tagger,lemmatizer,parser)")
         return self.iter_parse(self.tokenizer.iter_tokenize(lines, document, per_line,
                                                             self.crossing()), **options)

@@ -12,6 +12,7 @@ from treebanks import separable, separable_text
 import arborparse
 from arborparse import registry
 from arborparse.cli import cli
+from arborparse.errors import TreebankFormatError
 from arborparse.eval import evaluate
 from arborparse.io import model_files
 from arborparse.io.model_files import ModelFileError
@@ -179,9 +180,10 @@ def test_raw_and_tokenized_text_in_conllu_out(tmp_path):
         assert r.exit_code == 0, r.output
         assert [s.forms for s in read_conllu(io.StringIO(r.output))] == [s.forms for s in gold]
     # raw text given to a model without a tokenizer, or without saying it is raw text
-    for path in (parser_only, MODELS / "perceptron-v2.npz"):  # a front end, a parser alone
+    for path, given in ((parser_only, "tokenized input"),  # a front end
+                        (MODELS / "perceptron-v2.npz", "CoNLL-U whose words have tags")):
         r = run(cli, ["parse", "--model", str(path), "--input-format", "text", str(raw)])
-        assert r.exit_code == 1 and "no tokenizer" in r.output and "tokenized" in r.output
+        assert r.exit_code == 1 and "no tokenizer" in r.output and f"give {given}" in r.output
     r = run(cli, ["parse", "--model", str(model), str(raw)])
     assert r.exit_code == 1 and "--input-format text" in r.output
 
@@ -196,6 +198,10 @@ def test_pipeline_keeps_given_tags_unless_told(tmp_path):
     pipeline = Pipeline(tagger)
     assert all(s.upos == ["X"] * len(s) for s in pipeline.parse(odd))
     assert [s.upos for s in pipeline.parse(odd, retag=True)] == [s.upos for s in data[:2]]
+    words = [s.with_columns({3: ["_"] * len(s)}) for s in data[:2]]  # no UPOS to keep
+    with pytest.raises(TreebankFormatError, match=r":\d+: the words have no tags \(UPOS "
+                       r"empty\), and keep_tags \(parse --keep-tags\) keeps the input's"):
+        pipeline.parse(words, keep_tags=True)
 
 
 def test_pipeline_refuses_a_component_of_another_version(tmp_path):

@@ -311,10 +311,11 @@ def _blocks(lines: Iterable[bytes | str], name: str,
     it (as in the CoNLL 2018 evaluation script).
     """
     block: list[str] = []
-    start = 0
+    start, columns = 0, False  # columns: a line with tabs was read
     for lineno, text in decoded(lines, name, encoding):
-        if not text.endswith("\n"):
+        if not text.endswith("\n") and (columns or "\t" in text):  # (else: not CoNLL)
             _check_last_line(name, lineno, text)
+        columns = columns or "\t" in text
         text = text.rstrip("\n")
         if text.endswith("\r"):
             text = text[:-1]
@@ -360,6 +361,10 @@ def _not_treebank(name: str, start: int, lines: list[str], fmt: str) -> None:
     """Refuse a first sentence that is not CoNLL at all (plain text, say) in one line."""
     first = next((i for i, text in enumerate(lines)
                   if not (text.startswith("#") and fmt == "conllu")), None)
+    if first is not None and fmt == "conllx" and lines[first].startswith("#") and \
+            "\t" not in lines[first]:
+        raise TreebankFormatError(name, start + first, "a comment line, which CoNLL-X has "
+                                  "not: this looks like CoNLL-U (read it as conllu, or auto)")
     if first is not None and "\t" not in lines[first]:
         lineno = start + first
         raise NotTreebankError(name, lineno, FORMAT_NAMES[fmt])
@@ -398,6 +403,9 @@ def _parse_block(name: str, start: int, lines: list[str], fmt: str) -> Sentence:
                 heads.append(-1)
             elif head.isdigit():
                 heads.append(int(head))
+            elif head[:1] == "-" and head[1:].isdigit():
+                raise TreebankFormatError(name, lineno, f"HEAD {head} out of range (0 is the "
+                                          "root, 1 to n the words)")
             else:
                 raise TreebankFormatError(name, lineno, f"HEAD {head!r} is not an integer")
             head_lines.append(lineno)

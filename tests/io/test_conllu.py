@@ -106,12 +106,18 @@ def test_conllx_rejects_conllu_only_lines(tmp_path):
     text = "1-2\tab\t_\t_\t_\t_\t_\t_\t_\t_\n1\tA\ta\tN\tNN\t_\t0\tROOT\t_\t_\n\n"
     with pytest.raises(TreebankFormatError, match=r"x\.conllx:1: malformed ID"):
         read_conllu(write(tmp_path, text, "x.conllx"))
+    text = "# newdoc\n# sent_id = 1\n1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n\n"
+    with pytest.raises(TreebankFormatError, match=r"^\S+y\.conllu:1: a comment line, which "
+                       r"CoNLL-X has not: this looks like CoNLL-U \(read it as conllu, or "
+                       r"auto\)$"):
+        read_conllu(write(tmp_path, text, "y.conllu"), format="conllx")
 
 
 ERRORS = [
     ("1\tA\ta\tN\tNN\t_\t0\troot\t_\n\n", 1, "expected 10 tab-separated columns, found 9"),
     ("1\tA\ta\tN\tNN\t_\tx\troot\t_\t_\n\n", 1, "HEAD 'x' is not an integer"),
-    ("1\tA\ta\tN\tNN\t_\t-1\troot\t_\t_\n\n", 1, "HEAD '-1' is not an integer"),
+    ("1\tA\ta\tN\tNN\t_\t-1\troot\t_\t_\n\n", 1,
+     "HEAD -1 out of range (0 is the root, 1 to n the words)"),
     ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n2\tB\tb\tN\tNN\t_\t7\tdep\t_\t_\n\n", 2,
      "HEAD 7 out of range"),
     ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n3\tB\tb\tN\tNN\t_\t1\tdep\t_\t_\n\n", 2,
@@ -122,6 +128,7 @@ ERRORS = [
     ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n\n1\tA\ta\tN", 3, "last line is truncated (4 of 10"),
     ("A dog barks.\nIt sleeps.\n", 1, "does not look like CoNLL-U: the line has 1 column"),
     ("# text = plain\nA dog barks.\n\n", 2, "does not look like CoNLL-U: the line has 1"),
+    ("A dog barks.", 1, "does not look like CoNLL-U: the line has 1"),  # not "truncated"
     ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n# late\n\n", 2, "comment line after"),
     ("1\tA\ta\tN\t\t_\t0\troot\t_\t_\n\n", 1, "column XPOS is empty"),
     ("2-3\tAB\t_\t_\t_\t_\t_\t_\t_\t_\n1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n\n", 1,

@@ -4,6 +4,12 @@ parser's own, and every bad input refused with a 4xx JSON message while the serv
 serving."""
 
 import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 
 import numpy as np
 import pytest
@@ -222,3 +228,43 @@ def test_the_page_the_schema_and_health(client):
     assert all(spec["type"] == request["properties"][name]["type"]
                for name, spec in query.items())
     assert {"400", "405", "413", "415", "422", "503"} <= set(post["responses"])
+
+
+def test_serve_says_a_port_in_use_before_any_work(english_pipeline):
+    from click.testing import CliRunner
+
+    from arborparse.cli import cli
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = CliRunner().invoke(cli, ["serve", "--model", str(english_pipeline), "--port",
+                                     str(port)])
+    assert r.exit_code == 1
+    assert r.output == f"Error: cannot serve on 127.0.0.1:{port}: Address already in use\n"
+
+
+def test_serve_answers_on_its_port_and_stops_on_ctrl_c(english_pipeline):
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "arborparse", "serve", "--model",
+                               str(english_pipeline), "--port", str(port), "--workers", "1"],
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # the model loads, then the port answers
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health") as r:
+                    assert json.load(r)["status"] == "ok"
+                break
+            except OSError:
+                assert server.poll() is None, server.stderr.read()
+                time.sleep(0.1)
+        else:
+            pytest.fail("the service did not answer")
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=60) == 130  # interrupted, as the command line says
+    assert server.stderr.read().startswith(f"serving {english_pipeline} on "
+                                           f"http://127.0.0.1:{port}/")
