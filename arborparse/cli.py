@@ -173,6 +173,9 @@ def evaluate_cmd(gold, pred, as_json, fmt):
     text), its words are aligned to GOLD's through the characters, as the CoNLL 2018
     evaluation does, and every measure is given as precision, recall and F1."""
     gold_s, pred_s = read_conllu(gold, fmt), read_conllu(pred, fmt)
+    for path, sentences in ((gold, gold_s), (pred, pred_s)):
+        if not sentences:
+            raise ArborparseError(f"{path}: no sentences")
     if len(gold_s) != len(pred_s) or any(g.forms != p.forms for g, p in zip(gold_s, pred_s)):
         from arborparse.eval.aligned import evaluate_aligned
 

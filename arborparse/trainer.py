@@ -108,6 +108,11 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         sized = {name: theirs.get(name, value) for name, value in sized.items()}
     table = type(table).of({**options, **sized})
     taggers = {"tagger", "lemmatizer"} & set(parts) and "parser" in parts
+    if taggers and len(train) < 2:  # said before any training, not after the front end's
+        raise ArborparseError(f"train ({data['train']['file'] or 'the data given'}): a "
+                              "parser behind a tagger or "
+                              "lemmatizer trains on jackknifed tags, which need at least 2 "
+                              "training sentences")
     info = {"arborparse_version": _version(), "family": family, "components": parts,
             "options": {**table.to_dict(), **({"folds": folds} if taggers else {})},
             "defaults_by_size": {"train_sentences": len(train), **sized},

@@ -223,7 +223,7 @@ def test_evaluate_mismatch_empty_and_no_nonprojective_arcs(treebank, tmp_path):
     empty = tmp_path / "empty.conllu"
     empty.write_text("")
     status, _, err = arborparse_cli("evaluate", empty, treebank)
-    one_line_error(status, err, "the gold file holds no sentences")
+    one_line_error(status, err, f"{empty}: no sentences")
     r = run("evaluate", treebank, treebank)
     assert r.exit_code == 0 and "nonproj_accuracy       n/a" in r.output
     r = run("evaluate", treebank, treebank, "--json")

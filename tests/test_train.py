@@ -302,3 +302,15 @@ def test_a_front_end_alone_says_its_family_and_no_folds(tmp_path):
     assert "folds" not in found["options"]
     r = CliRunner().invoke(cli, ["info", str(path)])
     assert "lacks" not in r.output and "none (no dev data)" in r.output
+
+
+def test_one_training_sentence_behind_a_tagger_is_refused_before_any_training(monkeypatch):
+    """A parser behind a tagger trains on jackknifed tags: one sentence cannot be split, and
+    that is said before the front end trains, not after."""
+    import arborparse.trainer
+
+    monkeypatch.setattr(arborparse.trainer, "front_end", lambda *a: pytest.fail("trained"))
+    with pytest.raises(ArborparseError, match=r"^train \(the data given\): a parser behind a "
+                       r"tagger or lemmatizer trains on jackknifed tags, which need at least "
+                       r"2 training sentences$"):
+        arborparse.train(separable(1)[:1], components="tagger,parser", progress=False)
