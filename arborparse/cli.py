@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import signal
 import socket
 import sys
@@ -540,7 +541,9 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
     except OptionError as err:  # the command line's names (kbest is the API's alone)
         names = {p.name for p in ctx.command.params}
         takes = ", ".join(_flag(ctx, name) for name in err.takes if name in names)
-        raise click.UsageError(f"{_flag(ctx, err.name, err.value)} {err.reason}"
+        reason = re.sub(r"\b\w+\b", lambda m: _flag(ctx, m[0]) if m[0] in names and "_" in
+                        m[0] else m[0], err.reason)  # keep_tags -> --keep-tags
+        raise click.UsageError(f"{_flag(ctx, err.name, err.value)} {reason}"
                                + (f" (it takes {takes})" if takes else "")) from None
     try:
         write_conllu(_counted(_interruptible(parsed), input != "-"), output)

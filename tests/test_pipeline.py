@@ -130,9 +130,10 @@ def test_pipeline_trains_tags_and_parses_untagged_input(tmp_path):
     assert [s.to_text() for s in again.parse(read_conllu(bare))] == \
         [s.to_text() for s in parsed]
     r = run(cli, ["parse", "--model", str(model), str(bare), "--keep-tags"])
-    assert r.exit_code == 1 and "have no tags" in r.output
+    assert r.exit_code == 1 and "have no tags (UPOS empty), and keep_tags (parse " \
+        "--keep-tags) keeps the input's: leave it out" in r.output
     r = run(cli, ["parse", "--model", str(model), str(bare), "--keep-tags", "--retag"])
-    assert r.exit_code == 2 and "cannot go with" in r.output
+    assert r.exit_code == 2 and "--retag cannot go with --keep-tags" in r.output
 
 
 def test_raw_and_tokenized_text_in_conllu_out(tmp_path):
