@@ -372,10 +372,12 @@ def create_app(model, limits: Limits | None = None, workers: int | None = None,
         return JSONResponse(SCHEMA)
 
     async def health(request: Request):
-        return JSONResponse({"status": "ok", "model": getattr(model, "kind", "?")})
+        return JSONResponse({"status": "ok", "kind": kind})  # as GET /model says
 
     async def about(request: Request):
         return JSONResponse(describe(model))
+
+    kind = describe(model)["kind"]
 
     routes = [Route("/", home), Route("/parse", parse, methods=["POST"]),
               Route("/openapi.json", openapi), Route("/health", health),

@@ -213,7 +213,8 @@ def test_the_page_the_schema_and_health(client):
     assert page.status_code == 200 and "<textarea" in page.text
     schema = client.get("/openapi.json").json()
     assert "/parse" in schema["paths"] and schema["openapi"].startswith("3.")
-    assert client.get("/health").json()["status"] == "ok"
+    assert client.get("/health").json() == {"status": "ok",
+                                            "kind": client.get("/model").json()["kind"]}
     about = client.get("/model").json()
     assert about["kind"] == "linear" and "kbest" in about["capabilities"]
     assert about["info"]["family"] == "linear"
