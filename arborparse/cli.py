@@ -391,6 +391,10 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, components, fol
     trainer = given.get("trainer", getattr(table, "trainer", None))
     _refuse(ctx, [s.name for s in table.specs() if s.trainers is not None and
                   trainer not in s.trainers], f"--trainer {trainer}")
+    try:  # options that cannot go together are a usage error too (status 2), said at once
+        table.of(given)
+    except ArborparseError as err:
+        raise click.UsageError(str(err)) from None
     _output(model_path, [train_path, dev_path], model=True, force=force)
     arborparse.train(train_path, dev_path, family=model_type, components=components,
                      progress=not quiet, path=model_path, resume=resume, force=force,

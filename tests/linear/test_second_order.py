@@ -209,6 +209,21 @@ def test_option_errors(given, message):
         LinearOptions.of(given)
 
 
+def test_the_command_line_says_a_conflict_as_a_usage_error(tmp_path):
+    from click.testing import CliRunner
+    from treebanks import separable_text
+
+    from arborparse.cli import cli
+
+    train = tmp_path / "t.conllu"
+    train.write_text(separable_text(1))
+    r = CliRunner().invoke(cli, ["train", "--train", str(train), "--model",
+                                 str(tmp_path / "m.npz"), "--order", "2", "--trainer",
+                                 "mira-kbest"])
+    assert r.exit_code == 2 and "order 2 trains with perceptron, mira" in r.output
+    assert not (tmp_path / "m.npz").exists()
+
+
 def test_order_1_is_every_trainers():
     for trainer in ("mira-kbest", "mira-factored", "latent", "latent-lbfgs"):
         assert LinearOptions.of({"order": 1, "trainer": trainer}).order == 1

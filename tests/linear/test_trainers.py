@@ -128,8 +128,8 @@ def test_C_auto_is_the_default_with_dev(tmp_path):
     assert r.exit_code == 0 and "no dev data: C = 0.3, the default" in r.output
     r = CliRunner().invoke(cli, base + ["-C", "auto"])
     assert r.exit_code == 1 and "choosing C needs development data" in r.output
-    r = CliRunner().invoke(cli, base + ["--trainer", "mira", "-C", "auto"])
-    assert r.exit_code == 1 and "C 'auto' does not apply to the trainer mira" in r.output
+    r = CliRunner().invoke(cli, base + ["--trainer", "mira", "-C", "auto"])  # a usage error
+    assert r.exit_code == 2 and "C 'auto' does not apply to the trainer mira" in r.output
 
 
 def test_calibration_recovers_a_known_temperature():
