@@ -30,11 +30,10 @@ from arborparse.errors import ArborparseError, EncodingError, NotTreebankError, 
     TreebankFormatError
 from arborparse.eval import LENGTH_BINS, TAG_MEASURES, compare, evaluate
 from arborparse.io import iter_conllu, read_conllu, write_conllu
-from arborparse.io.atomic import check_writable
 from arborparse.io.conllu import FORMATS as CONLL_FORMATS
 from arborparse.io.conllu import check_encoding
 from arborparse.io.plain import FORMATS as PLAIN_FORMATS
-from arborparse.io.model_files import is_model
+from arborparse.io.model_files import check_output
 from arborparse.options import DIRECTORY, FILE, Capabilities
 from arborparse.service.workers import SHORT, TIMEOUT
 from arborparse.training import TrainingInterrupted, is_interrupt
@@ -73,23 +72,6 @@ class _Group(click.Group):
                 raise
             click.echo("Aborted!", err=True)
             sys.exit(130)
-
-
-def _output(path, inputs=(), model: bool = False, force: bool = False) -> None:
-    """Check, before any work, that the command may write `path` (see the module
-    docstring); `inputs` are the paths the command reads."""
-    if path is None or str(path) == "-":
-        return
-    for other in inputs:
-        if other is not None and str(other) != "-" and os.path.exists(other) and \
-                os.path.exists(path) and os.path.samefile(path, other):
-            raise ArborparseError(f"{path} is also an input of this command; write the "
-                                  "output elsewhere")
-    check_writable(path)
-    if not force and os.path.isfile(path) and os.path.getsize(path) > 0 and \
-            is_model(path) != model:
-        what = "is not an arborparse model file" if model else "is an arborparse model file"
-        raise ArborparseError(f"{path} exists and {what}; use --force to replace it")
 
 
 def _interruptible(items):
@@ -223,7 +205,7 @@ def compare_cmd(gold, a, b, metric, samples, seed, as_json, fmt):
 @FORCE
 def baseline_cmd(input, output, kind, fmt, force):
     """Parse INPUT with a trivial baseline (a floor for every evaluation)."""
-    _output(output, [input], force=force)
+    check_output(output, [input], force=force)
     parse = BASELINES[kind]
     write_conllu([parse(s) for s in read_conllu(input, fmt)], output)
 
@@ -395,7 +377,7 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, components, fol
         table.of(given)
     except ArborparseError as err:
         raise click.UsageError(str(err)) from None
-    _output(model_path, [train_path, dev_path], model=True, force=force)
+    check_output(model_path, [train_path, dev_path], model=True, force=force)
     arborparse.train(train_path, dev_path, family=model_type, components=components,
                      progress=not quiet, path=model_path, resume=resume, force=force,
                      lang=lang, folds=folds, fmt=fmt, **given)
@@ -533,7 +515,7 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
         _refuse(ctx, ["encoding", "threads"] + (["workers"] if scheduler != "local" else []),
                 f"--scheduler {scheduler}")
     if scheduler is None or os.path.isfile(input):
-        _output(output, [input, model_path], force=force)
+        check_output(output, [input, model_path], force=force)
     given = {name: options[name] for name in _given(ctx, options)}
     try:  # every parser checks its options before it reads a sentence
         if scheduler is not None:  # the workers load the model; here its header is read
@@ -617,7 +599,7 @@ def projectivize_cmd(input, output, multi_root, pseudo, fmt, force):
     from arborparse.io import check_tree
     from arborparse.transforms import lift, projectivize
 
-    _output(output, [input], force=force)
+    check_output(output, [input], force=force)
     sentences = read_conllu(input, fmt)
     out, changed = [], 0
     for s in sentences:
@@ -641,7 +623,7 @@ def deprojectivize_cmd(input, output, pseudo, fmt, force):
     trained on `projectivize --pseudo` data): move lifted words back and strip the marks."""
     from arborparse.transforms import lower
 
-    _output(output, [input], force=force)
+    check_output(output, [input], force=force)
     write_conllu((lower(s, pseudo) for s in iter_conllu(input, fmt)), output)
 
 
@@ -666,7 +648,7 @@ def render_cmd(input, output, sentence, threshold, fmt, force):
     suffix = os.path.splitext(str(output))[1].lower()
     if suffix not in (".svg", ".html", ".htm"):
         raise click.UsageError("-o: name an .svg or an .html file")
-    _output(output, [input], force=force)
+    check_output(output, [input], force=force)
     sentences = read_conllu(input, fmt)
     for s in sentences:
         if not s.has_tree:

@@ -361,9 +361,10 @@ class Pipeline:
             header["info"] = self._info
         return header, arrays
 
-    def save(self, path) -> None:
-        """Write the pipeline as one model file, atomically."""
-        model_files.save(path, KIND, VERSION, *self.parts())
+    def save(self, path, force: bool = False) -> None:
+        """Write the pipeline as one model file, atomically; a file there that is not a
+        model of ours is replaced only with `force`."""
+        model_files.save(path, KIND, VERSION, *self.parts(), force=force)
 
     @classmethod
     def load(cls, path) -> Pipeline:

@@ -34,7 +34,7 @@ from arborparse import registry
 from arborparse.baselines import left_neighbour
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
-from arborparse.io import read_conllu
+from arborparse.io import model_files, read_conllu
 from arborparse.io.conllu import FORMATS
 from arborparse.io.conllu import Sentence
 from arborparse.pipeline import COMPONENTS, Pipeline
@@ -62,7 +62,8 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         interrupted run keeps it), with the checkpoint ``PATH.checkpoint`` beside it
     resume : continue the interrupted training of `path` from its checkpoint (the same
         options; epochs and patience may change)
-    force : start again although `path` has a checkpoint
+    force : start again although `path` has a checkpoint, and replace a file at `path` that
+        is not a model file (the training data never: it is refused as an output)
     lang : the language recorded in the model (default: the UD file name's prefix, such as
         ``en_ewt``)
     folds : jackknifing folds
@@ -81,6 +82,8 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         raise ArborparseError(f"fmt={fmt!r}: choose one of {', '.join(FORMATS)}")
     if lang is not None and not (isinstance(lang, str) and lang.strip()):
         raise ArborparseError(f"lang={lang!r}: give a language name or code, such as en_ewt")
+    inputs = [source for source in (train, dev) if isinstance(source, (str, os.PathLike))]
+    model_files.check_output(path, inputs, model=True, force=force)  # before any work
     checkpoint = None if path is None else f"{path}.checkpoint"
     if resume:
         if path is None or "parser" not in parts:
@@ -138,7 +141,7 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     if "parser" not in parts:
         pipeline = described(front, None, {})
         if path is not None:
-            pipeline.save(path)
+            pipeline.save(path, force=force)
         return pipeline
     raw_dev = dev
     if front.tagger or front.lemmatizer:
@@ -148,7 +151,7 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     def save_best(parser, record):
         kept["record"] = record
         if path is not None:
-            described(front, parser, record).save(path)
+            described(front, parser, record).save(path, force=force)
     save_best.path = path  # what an interrupted training names
 
     context = dict(dev=bool(dev), progress=progress, checkpoint=checkpoint, resume=resume)
@@ -167,7 +170,7 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     for warning in pipeline.info["warnings"]:
         warnings.warn(warning, stacklevel=2)
     if path is not None and os.environ.get("RANK", "0") == "0":  # torchrun: process 0 saves
-        pipeline.save(path)
+        pipeline.save(path, force=force)
         if progress:
             tqdm.write(f"saved {path} (epoch {fitted.best_epoch_})", file=sys.stderr)
     return pipeline

@@ -314,3 +314,30 @@ def test_one_training_sentence_behind_a_tagger_is_refused_before_any_training(mo
                        r"tagger or lemmatizer trains on jackknifed tags, which need at least "
                        r"2 training sentences$"):
         arborparse.train(separable(1)[:1], components="tagger,parser", progress=False)
+
+
+def test_nothing_the_user_owns_is_overwritten_by_train_or_save(tmp_path):
+    """As on the command line: the training data is never the model's path, and a file
+    that is not a model is replaced only with force."""
+    data = tmp_path / "t.conllu"
+    data.write_text(separable_text(1))
+    options = dict(components="parser", progress=False, trainer="perceptron", epochs=1,
+                   hash_bits=12)
+    with pytest.raises(ArborparseError, match=r"t\.conllu is also an input of this command"):
+        arborparse.train(data, path=data, force=True, **options)
+    assert data.read_text() == separable_text(1)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    with pytest.raises(ArborparseError, match=r"notes\.txt exists and is not an arborparse "
+                                              r"model file; use --force \(force=True\)"):
+        arborparse.train(data, path=notes, **options)
+    assert notes.read_text() == "mine"
+    nlp = arborparse.train(data, **options)
+    with pytest.raises(ArborparseError, match="is not an arborparse model file"):
+        nlp.save(notes)
+    with pytest.raises(ArborparseError, match="is not an arborparse model file"):
+        nlp.parser.save(notes)
+    assert notes.read_text() == "mine"
+    nlp.save(notes, force=True)
+    assert arborparse.load(notes).info == nlp.info
+    arborparse.train(data, path=notes, **options)  # a model replaces a model

@@ -31,9 +31,11 @@ class ModelFileError(ArborparseError):
 
 
 def save(path, kind: str, version: int, header: dict, arrays: dict[str, np.ndarray],
-         compress: bool = True) -> None:
+         compress: bool = True, force: bool = False) -> None:
     """Write a model file atomically (`compress`: deflate the arrays; off for files written
-    often and read back once, such as training checkpoints)."""
+    often and read back once, such as training checkpoints); a file there that is not a
+    model file is replaced only with `force` (`check_output`)."""
+    check_output(path, model=True, force=force)
     path = Path(path)
     meta = {"format": FORMAT, "kind": kind, "version": version, **header}
     payload, sparse = {}, {}
@@ -108,6 +110,30 @@ def is_model(path) -> bool:
     except ModelFileError:
         return False
     return True
+
+
+def check_output(path, inputs=(), model: bool = False, force: bool = False) -> None:
+    """Before any work, refuse (`ArborparseError`, one line) to write `path` where it is one
+    of the `inputs` (paths read by the same work), cannot be written, or holds a file of
+    the other kind (a model file where `model` is False, anything else where it is True)
+    unless `force`: nothing the user owns is overwritten by surprise."""
+    import os
+
+    from arborparse.io.atomic import check_writable
+
+    if path is None or str(path) == "-":
+        return
+    for other in inputs:
+        if other is not None and str(other) != "-" and os.path.exists(other) and \
+                os.path.exists(path) and os.path.samefile(path, other):
+            raise ArborparseError(f"{path} is also an input of this command; write the "
+                                  "output elsewhere")
+    check_writable(path)
+    if not force and os.path.isfile(path) and os.path.getsize(path) > 0 and \
+            is_model(path) != model:
+        what = "is not an arborparse model file" if model else "is an arborparse model file"
+        raise ArborparseError(f"{path} exists and {what}; use --force (force=True) to "
+                              "replace it")
 
 
 def kind_of(path) -> str:

@@ -130,8 +130,8 @@ class ISBNParser:
         final beam."""
         return float(logsumexp([item.logp for item in self._search(sentence, beam, None)]))
 
-    def save(self, path) -> None:
-        files.save(path, KIND, VERSION, *self.parts())
+    def save(self, path, force: bool = False) -> None:
+        files.save(path, KIND, VERSION, *self.parts(), force=force)
 
     def parts(self) -> tuple[dict, dict]:
         """(header, arrays) of the model file."""

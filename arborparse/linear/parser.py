@@ -53,9 +53,10 @@ class LinearParser:
         """Read a model file written by `save` (refuses other kinds and versions)."""
         return cls.from_parts(*files.load(path, KIND, VERSION, OLD_KINDS), path)
 
-    def save(self, path) -> None:
-        """Write the model atomically (see `arborparse.io.model_files`)."""
-        files.save(path, KIND, VERSION, *self.parts())
+    def save(self, path, force: bool = False) -> None:
+        """Write the model atomically (see `arborparse.io.model_files`; `force`: replace a
+        file there that is not a model file)."""
+        files.save(path, KIND, VERSION, *self.parts(), force=force)
 
     def parts(self) -> tuple[dict, dict]:
         """(header, arrays) of the model file."""

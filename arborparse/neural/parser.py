@@ -250,8 +250,8 @@ class NeuralParser:
 
     # ------------------------------------------------------------------ model files
 
-    def save(self, path) -> None:
-        files.save(path, KIND, VERSION, *self.parts())
+    def save(self, path, force: bool = False) -> None:
+        files.save(path, KIND, VERSION, *self.parts(), force=force)
 
     def parts(self) -> tuple[dict, dict]:
         """(header, arrays) of the model file."""
