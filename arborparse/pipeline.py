@@ -283,6 +283,8 @@ class Pipeline:
         if isinstance(inputs, str):
             raise TypeError("pipe takes an iterable of inputs, not one str: call the "
                             "pipeline on a text, or give pipe a list of texts")
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise ArborparseError(f"batch_size={batch_size!r}: give an integer >= 1")
         options = self._parse_options(options)
         stream = iter(inputs)
         while batch := list(islice(stream, batch_size)):

@@ -133,6 +133,9 @@ def test_wrong_inputs_are_refused(english):
         english([["a"], ["b", "\udc80"]])
     with pytest.raises(TypeError, match="pipe takes an iterable of inputs, not one str"):
         list(english.pipe("abc"))
+    for size in (0, -1, 2.5, True):
+        with pytest.raises(ArborparseError, match=rf"^batch_size={size!r}: give an integer"):
+            list(english.pipe(["A dog."], batch_size=size))
     assert len(english("").sentences) == 0 and len(english([]).sentences) == 0
 
 

@@ -6,10 +6,9 @@ deterministic."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from html import escape
 
 from arborparse.io.conllu import Sentence
-from arborparse.render.svg import SURE, UNSURE, svg
+from arborparse.render.svg import SURE, UNSURE, escape, svg, tree
 
 STYLE = f"""body {{ font-family: sans-serif; margin: 0; display: flex; }}
 nav {{ width: 18rem; height: 100vh; overflow-y: auto; position: sticky; top: 0;
@@ -31,8 +30,9 @@ def sentence_text(sentence: Sentence) -> str:
 
 def page(sentences: Iterable[Sentence], title: str = "arborparse",
          threshold: float = 0.5) -> str:
-    """The HTML page of `sentences` (each with HEAD and DEPREL)."""
-    sentences = list(sentences)
+    """The HTML page of `sentences` (each with HEAD and DEPREL; a document of ``nlp(...)``
+    or its sentences too)."""
+    sentences = [tree(s) for s in getattr(sentences, "sentences", sentences)]
     links, sections = [], []
     for k, s in enumerate(sentences, 1):
         name, text = s.comment("sent_id"), sentence_text(s)

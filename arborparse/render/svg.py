@@ -16,8 +16,9 @@ probability, and arcs below `threshold` are drawn dashed in another colour and m
 
 from __future__ import annotations
 
+import html
+import re
 import unicodedata
-from html import escape
 
 from arborparse.io.conllu import MISC, Sentence
 
@@ -98,8 +99,32 @@ def label_boxes(x: list[float], heads, labels: list[str]) -> dict[int, tuple[flo
     return boxes
 
 
-def svg(sentence: Sentence, threshold: float = 0.5, title: str | None = None) -> str:
-    """The tree of `sentence` (it must have HEAD and DEPREL) as an SVG document."""
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")  # no XML 1.0 character
+
+
+def escape(text: str) -> str:
+    """`text` for XML and HTML: markup escaped, and the control characters XML 1.0 has no
+    place for (a word list may hold them) shown as U+FFFD."""
+    return html.escape(_NOT_XML.sub("\ufffd", text))
+
+
+def tree(sentence) -> Sentence:
+    """The CoNLL sentence of a `Sentence`, or of a document's sentence view
+    (`arborparse.document.Sentence`, what ``nlp(text).sentences`` holds)."""
+    from arborparse.document import Sentence as View
+
+    if isinstance(sentence, View):
+        return sentence.data
+    if isinstance(sentence, Sentence):
+        return sentence
+    raise TypeError(f"render a Sentence or a document's sentence, not "
+                    f"{type(sentence).__name__}")
+
+
+def svg(sentence, threshold: float = 0.5, title: str | None = None) -> str:
+    """The tree of `sentence` (a `Sentence` with HEAD and DEPREL, or a sentence of
+    ``nlp(...)``'s document) as an SVG document."""
+    sentence = tree(sentence)
     forms, upos, heads = sentence.forms, sentence.upos, sentence.heads
     labels, probs = sentence.deprels, head_probabilities(sentence)
     n = len(forms)

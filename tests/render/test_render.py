@@ -7,6 +7,7 @@ import io
 import re
 import xml.etree.ElementTree as ET
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
@@ -148,3 +149,18 @@ def test_the_command(tmp_path):
     (tmp_path / "untagged.conllu").write_text("1\tdogs\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
     r = run("render", tmp_path / "untagged.conllu", "-o", tmp_path / "u.svg")
     assert r.exit_code == 1 and "untagged.conllu:1: the sentence has no tree" in r.output
+
+
+def test_what_nlp_returns_renders_and_control_characters_stay_valid_xml():
+    from arborparse.document import Document
+
+    doc = Document([sentence()])
+    assert svg(doc.sentences[0]) == svg(sentence())  # a document's sentence view
+    assert page(doc) == page(doc.sentences) == page([sentence()])
+    odd = sentence().with_columns({1: ["a\x0bb", "c\x01", *sentence().forms[2:]]})
+    drawn = svg(odd, title="x\x00y")
+    root = ET.fromstring(drawn)  # well-formed: the control characters shown as U+FFFD
+    assert "a\ufffdb" in "".join(root.itertext()) and "x\ufffdy" in drawn
+    assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f]", page([odd]))
+    with pytest.raises(TypeError, match="render a Sentence or a document's sentence, not str"):
+        svg("a dog")
