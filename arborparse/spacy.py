@@ -3,7 +3,8 @@
 - `load(path)`: a `spacy.Language` whose tokenizer is the whole arborparse pipeline (as
   spacy-udpipe does): ``nlp(text)`` gives a `Doc` with sentences, ``pos_``, ``tag_``,
   ``morph``, ``lemma_``, ``head``, ``dep_`` and, in ``Token._.head_prob``, the probability
-  of each word's head. The model needs a tokenizer.
+  of each word's head. The model needs a tokenizer. ``nlp.to_disk(folder)`` saves the
+  model into the folder, ``load(model).from_disk(folder)`` reads it back.
 - the factory ``"arborparse_parser"``: a component that tags and parses a `Doc` that spaCy
   tokenized itself, ``spacy.blank("en").add_pipe("arborparse_parser", config={"model":
   path})`` (registered as an entry point, so nothing needs importing first); each of the
@@ -28,6 +29,8 @@ try:
 except ImportError as err:  # pragma: no cover - the extra is missing
     raise ImportError("arborparse.spacy needs spaCy: pip install 'arborparse[spacy]'") from err
 
+MODEL_FILE = "arborparse.npz"  # the model, in the folder of ``Language.to_disk``
+
 if not Token.has_extension("head_prob"):
     Token.set_extension("head_prob", default=None)
 
@@ -44,8 +47,9 @@ def _value(value: str) -> str:
 def _annotate(doc: Doc, sentences, indices: list[list[int]]) -> None:
     """Set the tags, lemmas and trees of `sentences` (arborparse's) on the tokens of `doc`
     at `indices` (one list of token positions per sentence); a token outside them
-    (whitespace) hangs from its left neighbour."""
-    heads = [i - 1 if token.is_space and i > 0 else i for i, token in enumerate(doc)]
+    (whitespace) hangs from its left neighbour (the first token, from its right one)."""
+    heads = [(i - 1 if i > 0 else i + 1 if len(doc) > 1 else i) if token.is_space else i
+             for i, token in enumerate(doc)]
     deps = ["dep" if head != i else "" for i, head in enumerate(heads)]
     for s, where in zip(sentences, indices):
         for word, i in zip(s.words, where):
@@ -93,6 +97,20 @@ class _Tokenizer:
         return b""
 
     def from_bytes(self, data, **kwargs):
+        return self
+
+    def to_disk(self, path, **kwargs) -> None:
+        """Save the arborparse model into spaCy's folder (``Language.to_disk``)."""
+        from pathlib import Path
+
+        Path(path).mkdir(parents=True, exist_ok=True)
+        self.pipeline.save(Path(path) / MODEL_FILE)
+
+    def from_disk(self, path, **kwargs):
+        """Read back what `to_disk` saved (``Language.from_disk``)."""
+        from pathlib import Path
+
+        self.pipeline = _pipeline(Path(path) / MODEL_FILE)
         return self
 
 

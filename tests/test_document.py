@@ -179,5 +179,20 @@ def test_spacy_both_ways(english, english_pipeline):
     assert [t.head.i for t in doc] == [w.head - 1 if w.head else w.id - 1 for w in ours.words]
     assert [t.dep_ for t in doc] == [w.deprel for w in ours.words]
     assert "<svg" in spacy.displacy.render(doc, style="dep")
+    doc = blank("  The dog barks")  # leading whitespace: a token of its own, not a sentence
+    assert doc[0].is_space and doc[0].head.i == 1 and doc[0].dep_ == "dep"
+    assert len(list(doc.sents)) == 1
     with pytest.raises(ArborparseError, match="give the model file"):
         spacy.blank("en").add_pipe("arborparse_parser")
+
+
+def test_spacy_pipelines_save_and_load_back(english_pipeline, tmp_path):
+    pytest.importorskip("spacy")
+    import arborparse.spacy
+
+    nlp = arborparse.spacy.load(english_pipeline, lang="en")
+    nlp.to_disk(tmp_path / "sp")
+    again = arborparse.spacy.load(english_pipeline, lang="en").from_disk(tmp_path / "sp")
+    text = "The dog can't sleep. It is late."
+    assert [(t.text, t.head.i, t.dep_) for t in again(text)] == \
+        [(t.text, t.head.i, t.dep_) for t in nlp(text)]
