@@ -136,7 +136,9 @@ class Token:
 @dataclass(frozen=True)
 class Tree:
     """One of the k most probable trees: its probability, heads (``heads[m]`` for word m,
-    ``heads[0] = -1``) and labels (word 1 first)."""
+    ``heads[0] = -1``) and labels (word 1 first). The probability is that of this labeled
+    tree, each arc with its best label (P(heads) times each arc's label probability): it is
+    not the product of the words' `head_prob`, which are marginals over every tree."""
 
     probability: float
     heads: np.ndarray

@@ -110,6 +110,11 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         theirs = info_of(path).get("options") or {}
         sized = {name: theirs.get(name, value) for name, value in sized.items()}
     table = type(table).of({**options, **sized})
+    if {"tokenizer", "parser"} <= set(parts) and "tagger" not in parts and \
+            "tagger" in table.components:  # the family's parser reads tags
+        raise ArborparseError(f"components {','.join(parts)}: the {family} parser reads tags, "
+                              "so a model that tokenizes raw text needs a tagger too (add "
+                              "tagger), or it could not parse the text it tokenizes")
     taggers = {"tagger", "lemmatizer"} & set(parts) and "parser" in parts
     if taggers and len(train) < 2:  # said before any training, not after the front end's
         raise ArborparseError(f"train ({data['train']['file'] or 'the data given'}): a "

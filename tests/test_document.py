@@ -131,6 +131,10 @@ def test_wrong_inputs_are_refused(english):
         english("a \ud800 b")
     with pytest.raises(ArborparseError, match=r"^sentence 2 holds a lone surrogate \(U\+DC80"):
         english([["a"], ["b", "\udc80"]])
+    conllu = english("The dog barks.").to_conllu()
+    with pytest.raises(ArborparseError, match=r"^<text>:1: looks like CoNLL-U \(a \"# "):
+        english(conllu)  # as the command line and the service refuse it
+    assert english(Document.from_conllu(conllu).sentences).to_conllu() == conllu
     with pytest.raises(TypeError, match="pipe takes an iterable of inputs, not one str"):
         list(english.pipe("abc"))
     for size in (0, -1, 2.5, True):

@@ -341,3 +341,9 @@ def test_nothing_the_user_owns_is_overwritten_by_train_or_save(tmp_path):
     nlp.save(notes, force=True)
     assert arborparse.load(notes).info == nlp.info
     arborparse.train(data, path=notes, **options)  # a model replaces a model
+
+
+def test_a_tokenizer_before_a_parser_that_reads_tags_needs_a_tagger():
+    with pytest.raises(ArborparseError, match=r"^components tokenizer,parser: the linear "
+                       r"parser reads tags, so a model that tokenizes raw text needs a tagger"):
+        arborparse.train(separable(1), components="tokenizer,parser", progress=False)

@@ -135,7 +135,10 @@ def shift_bias(classifier: Classifier, bias_feature: int, label: int, f1) -> int
     the perceptron alone."""
     weights = classifier.weights
     k = classifier.weight_index(bias_feature, label)
-    base, unit = weights[k], np.abs(weights[weights != 0]).mean()
+    learned = weights[weights != 0]
+    if not len(learned):  # it learned nothing (no sentence ends to learn): nothing to shift
+        return 0
+    base, unit = weights[k], np.abs(learned).mean()
     tried = []
     for times in (0, -1, 1, -2, 2, -4, 4, 8, 12, 16):
         weights[k] = base + times * unit

@@ -60,3 +60,18 @@ def test_the_characters_are_kept_where_they_do_as_well():
     header, _ = tokenizer.parts()
     assert "sentences" not in header
     assert Tokenizer.from_parts(*tokenizer.parts(), "m.npz").splitter is None
+
+
+def test_a_splitter_that_learned_nothing_shifts_nothing():
+    """A treebank whose characters give no sentence ends (Japanese-GSD: one sentence a
+    paragraph) leaves every weight 0: no bias to shift, and no NaN weight or warning."""
+    import warnings
+
+    from arborparse.text.classifier import Classifier
+    from arborparse.text.sentences import shift_bias
+
+    classifier = Classifier(["inside", "end"], bits=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert shift_bias(classifier, 7, 1, lambda: 0.0) == 0
+    assert not classifier.weights.any()
