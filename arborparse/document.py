@@ -7,8 +7,8 @@
             print(word.id, word.text, word.upos, word.head, word.deprel,
                   doc.text[word.start_char:word.end_char])
 
-`Document.sentences` holds `Sentence` views; a sentence has `words` (syntactic words, the
-tree's nodes) and `tokens` (surface tokens: a multiword token such as Spanish *del* holds
+`Document.sentences` holds `Sentence` views; a sentence has `start_char` and `end_char`,
+`words` (syntactic words, the tree's nodes) and `tokens` (surface tokens: a multiword token such as Spanish *del* holds
 its words *de* *el*). A `Word` has the ten CoNLL-U columns as attributes (`id`, `text`,
 `lemma`, `upos`, `xpos`, `feats`, `head`, `deprel`, `deps`, `misc`), `start_char` and
 `end_char` (where its token is in the text, with the invisible characters it holds or is
@@ -164,6 +164,17 @@ class Sentence:
         """The ``# text`` comment, else the tokens joined by spaces."""
         text = self.data.comment("text")
         return " ".join(t.text for t in self.tokens) if text is None else text
+
+    @property
+    def start_char(self) -> int | None:
+        """Where the sentence starts in the document's text (its first token's start), or
+        None where the input had no text (pre-tokenized, CoNLL-U)."""
+        return self.tokens[0].start_char if self.tokens else None
+
+    @property
+    def end_char(self) -> int | None:
+        """Where the sentence ends in the document's text (its last token's end), or None."""
+        return self.tokens[-1].end_char if self.tokens else None
 
     @property
     def kbest(self) -> list[Tree] | None:

@@ -49,6 +49,10 @@ def test_offsets_slice_back_to_the_text(english):
             assert TEXT[token.start_char:token.end_char] == token.text
         for word in sentence.words:
             assert TEXT[word.start_char:word.end_char] == word.token.text
+        span = TEXT[sentence.start_char:sentence.end_char]  # the sentence's own text
+        assert span.startswith(sentence.tokens[0].text) and \
+            span.endswith(sentence.tokens[-1].text)
+        assert span.split() == sentence.text.split()
     assert any(len(t.words) > 1 for s in doc.sentences for t in s.tokens)  # can't, don't
     assert "😀" in [w.text for w in doc.words]
 
@@ -88,6 +92,7 @@ def test_every_input_kind_and_option(families, family):
     doc = nlp(words)
     assert [[w.text for w in s.words] for s in doc.sentences] == words
     assert all(w.start_char is None and w.head is not None for w in doc.words)
+    assert all(s.start_char is None and s.end_char is None for s in doc.sentences)
     again = nlp(separable(1))  # CoNLL-U sentences, with their own tags and lemmas
     assert [w.text for w in again.words] == [w.text for w in doc.words]
     assert all(w.head is not None for w in again.words)
