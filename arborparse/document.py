@@ -8,8 +8,8 @@
                   doc.text[word.start_char:word.end_char])
 
 `Document.sentences` holds `Sentence` views; a sentence has `start_char` and `end_char`,
-`words` (syntactic words, the tree's nodes) and `tokens` (surface tokens: a multiword token such as Spanish *del* holds
-its words *de* *el*). A `Word` has the ten CoNLL-U columns as attributes (`id`, `text`,
+`words` (syntactic words, the tree's nodes) and `tokens` (surface tokens: a multiword
+token such as Spanish *del* holds its words *de* *el*). A `Word` has the ten CoNLL-U columns as attributes (`id`, `text`,
 `lemma`, `upos`, `xpos`, `feats`, `head`, `deprel`, `deps`, `misc`), `start_char` and
 `end_char` (where its token is in the text, with the invisible characters it holds or is
 followed by, which its text lacks: `arborparse.text.rules`; None for pre-tokenized input),

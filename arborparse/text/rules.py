@@ -14,7 +14,8 @@ are not whitespace, and format characters (Cf: the zero-width space U+200B, the 
 U+200C and U+200D, the byte-order mark U+FEFF, the word joiner U+2060, the soft hyphen,
 directional marks, ...) but the prepended concatenation marks, which are drawn. They are
 dropped from the text before it is tokenized, unless the treebank's tokens hold them
-(Persian writes U+200C inside words): `kept_invisible` finds which.
+(Persian writes U+200C inside words): `kept_invisible` finds which; a zero-width joiner
+between two pictographs stays, as part of the emoji they make.
 """
 
 from __future__ import annotations
@@ -53,13 +54,25 @@ def kept_invisible(texts: Iterable[str]) -> str:
     return "".join(sorted({c for text in texts for c in set(text) if invisible(c)}))
 
 
+ZWJ = "\u200d"
+
+
+def _pictograph(c: str) -> bool:
+    """An emoji's part: a symbol (So), the emoji variation selector or a skin tone."""
+    return unicodedata.category(c) == "So" or c == "\ufe0f" or \
+        "\U0001f3fb" <= c <= "\U0001f3ff"
+
+
 def visible(text: str, keep: str = "") -> tuple[str, Sequence[int]]:
-    """`text` without its invisible characters (but those in `keep`), and where each of
+    """`text` without its invisible characters (but those in `keep`, and a zero-width
+    joiner between two pictographs, which makes one emoji of them: 👨‍👩‍👧), and where each of
     its characters is in `text`."""
     drop = {c for c in set(text) if invisible(c) and c not in keep}
     if not drop:
         return text, range(len(text))
-    where = [i for i, c in enumerate(text) if c not in drop]
+    where = [i for i, c in enumerate(text) if c not in drop or (
+        c == ZWJ and 0 < i < len(text) - 1 and _pictograph(text[i - 1])
+        and _pictograph(text[i + 1]))]
     return "".join(text[i] for i in where), where
 
 

@@ -126,6 +126,15 @@ def test_invisible_characters_are_dropped_unless_the_treebank_keeps_them():
     assert again.keep == "\u200c"
 
 
+def test_a_joiner_inside_an_emoji_stays():
+    from arborparse.text.rules import visible
+
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # one emoji, three people
+    assert visible(f"We {family} and a\u200db\u200d.")[0] == f"We {family} and ab."
+    thumbs = "\U0001f44d\U0001f3fd\u200d\u2640\ufe0f"  # a skin tone, then a sign
+    assert visible(thumbs)[0] == thumbs
+
+
 def test_streams_hold_one_paragraph_at_a_time():
     tokenizer = Tokenizer(epochs=3, bits=14, progress=False).fit(treebank(2))
     lines = iter(["Dogs bark.\n", "\n", "The cat sleeps.\n"])
