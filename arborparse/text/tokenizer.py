@@ -219,6 +219,21 @@ def token_paragraphs(sentences: Iterable[Sentence]) -> tuple[list[list[str]], li
     return forms, ends
 
 
+def _keep_marks(labels: np.ndarray, text: str, where: np.ndarray) -> None:
+    """No token starts with a combining mark (Unicode M*: an accent written apart, an Indic
+    vowel sign) right after a character: a token or sentence end predicted before the mark
+    moves onto it, in place."""
+    marks = {c for c in set(text) if unicodedata.category(c)[0] == "M"}
+    if not marks:
+        return
+    at = np.array([i for i, c in enumerate(text) if c in marks and i], dtype=np.int64)
+    k = np.searchsorted(where, at)  # the marks' labels (marks are never whitespace)
+    joined = where[k - 1] == at - 1  # right after a character, not after whitespace
+    for mark, before in zip(k[joined].tolist(), (k[joined] - 1).tolist()):
+        labels[mark] = max(labels[mark], labels[before])
+        labels[before] = INSIDE
+
+
 def _resplit(labels: np.ndarray, text: str, where: np.ndarray, ends) -> np.ndarray:
     """A paragraph's character labels with its sentence ends chosen by `ends(token forms)`
     (a boolean array) among the token ends the labels give (`where`: the positions of the
@@ -349,6 +364,7 @@ class Tokenizer(Trained):
         kept = {a for a, _ in spans}  # where the strings kept whole start
         X, bounds, cptr, cand, (where,) = self._arrays([text], one_sentence, [spans])
         labels = self.classifier.predict(X, bounds, np.full(len(where), -1), cptr, cand)
+        _keep_marks(labels, text, where)
         if self.splitter is not None and not one_sentence:
             ends = self.splitter.ends
             if self.syntax is not None and crossing is not None:

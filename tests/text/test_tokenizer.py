@@ -1,5 +1,6 @@
 import io
 import re
+import unicodedata
 
 import numpy as np
 import pytest
@@ -281,3 +282,18 @@ def test_a_treebank_whose_tokens_hold_spaces_lets_spaces_join_tokens(tmp_path):
     plain = Tokenizer(epochs=5, bits=16, progress=False).fit(treebank(5))
     assert not plain.spaces  # elsewhere whitespace ends a token, as before
     assert plain.tokenize("Dogs bark.")[0].forms == ["Dogs", "bark", "."]
+
+
+def test_no_token_starts_with_a_combining_mark():
+    from arborparse.text.tokenizer import INSIDE, SENTENCE, TOKEN, _keep_marks
+
+    text = "Cafe\u0301 na\u0308ive."  # C a f e ◌́ | n a ◌̈ i v e .
+    where = np.array([i for i, c in enumerate(text) if not c.isspace()])
+    labels = np.full(len(where), INSIDE)
+    labels[[3, 6, 10, 11]] = [TOKEN, TOKEN, TOKEN, SENTENCE]  # ends before both marks
+    _keep_marks(labels, text, where)
+    I, T, S = INSIDE, TOKEN, SENTENCE
+    assert labels.tolist() == [I, I, I, I, T, I, I, T, I, I, T, S]  # moved onto the marks
+    tokenizer = Tokenizer(epochs=3, bits=14, progress=False).fit(treebank(2))
+    for sentence in tokenizer.tokenize("Dogs bark\u0301 . Cafe\u0301\u0301 e\u0301."):
+        assert not any(unicodedata.category(f[0]).startswith("M") for f in sentence.forms)
