@@ -376,7 +376,7 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, components, fol
     try:  # options that cannot go together are a usage error too (status 2), said at once
         table.of(given)
     except ArborparseError as err:
-        raise click.UsageError(str(err)) from None
+        raise click.UsageError(_flagged(ctx, str(err))) from None
     check_output(model_path, [train_path, dev_path], model=True, force=force)
     arborparse.train(train_path, dev_path, family=model_type, components=components,
                      progress=not quiet, path=model_path, resume=resume, force=force,
@@ -398,7 +398,8 @@ def info_cmd(model, as_json):
     for key, value in found.items():
         if key in ("scores", "chosen_on_dev") and value is not None:
             shown = "  ".join(f"{k} {v:.2f}" if key == "scores" else f"{k} {v:g}"
-                              for k, v in value.items()) or "none (no dev data)"
+                              for k, v in value.items()) or \
+                ("none (no dev data)" if key == "scores" else "none")
             click.echo(f"{key:<20}{shown}")
         elif isinstance(value, dict):
             click.echo(f"{key}:")
@@ -527,8 +528,7 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
     except OptionError as err:  # the command line's names (kbest is the API's alone)
         names = {p.name for p in ctx.command.params}
         takes = ", ".join(_flag(ctx, name) for name in err.takes if name in names)
-        reason = re.sub(r"\b\w+\b", lambda m: _flag(ctx, m[0]) if m[0] in names and "_" in
-                        m[0] else m[0], err.reason)  # keep_tags -> --keep-tags
+        reason = _flagged(ctx, err.reason)
         raise click.UsageError(f"{_flag(ctx, err.name, err.value)} {reason}"
                                + (f" (it takes {takes})" if takes else "")) from None
     try:
@@ -574,6 +574,13 @@ def _parse_on_cluster(input, model_path, output, fmt, scheduler, workers, partit
         click.echo(f"Error: {error}", err=True)
     if errors:
         sys.exit(1)
+
+
+def _flagged(ctx, text: str) -> str:
+    """`text` with the command's parameters that Python spells with an underscore written
+    as their flags (keep_tags -> --keep-tags)."""
+    names = {p.name for p in ctx.command.params if "_" in p.name}
+    return re.sub(r"\b\w+\b", lambda m: _flag(ctx, m[0]) if m[0] in names else m[0], text)
 
 
 def _flag(ctx, name: str, value=True) -> str:
@@ -710,24 +717,41 @@ def serve_cmd(model_path, host, port, workers, timeout, max_body_kb, max_words,
         raise ArborparseError("the service needs starlette and uvicorn: pip install "
                               "'arborparse[service]'") from None
     listening = _listening(host, port)  # before any work: a port in use is said at once
-    app = create_app(model_path, Limits(max_body_kb * 1024, max_words, max_sentence_words),
-                     workers, timeout)
-    click.echo(f"serving {model_path} on http://{host}:{port}/ (Ctrl-C stops)", err=True)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listening])
-
-
-def _listening(host: str, port: int) -> socket.socket:
-    """A socket bound to (host, port), or ArborparseError saying why it cannot be."""
     try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM)[0]
-        listening = socket.socket(family, kind, proto)
-        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listening.bind(address)
+        app = create_app(model_path, Limits(max_body_kb * 1024, max_words,
+                                            max_sentence_words), workers, timeout)
+    except BaseException:
+        for sock in listening:
+            sock.close()
+        raise
+    family, address = listening[0].family, listening[0].getsockname()
+    where = f"[{address[0]}]" if family == socket.AF_INET6 else address[0]
+    click.echo(f"serving {model_path} on http://{where}:{address[1]}/ (Ctrl-C stops)",
+               err=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=listening)
+
+
+def _listening(host: str, port: int) -> list[socket.socket]:
+    """Sockets listening on every address of `host` (all interfaces for ""), at `port` (0:
+    one the system picks, the same for all), or ArborparseError saying why they cannot."""
+    bound: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(socket.getaddrinfo(
+                host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)):
+            sock = socket.socket(family, kind, proto)
+            bound.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            chosen = port or (bound[0].getsockname()[1] if len(bound) > 1 else 0)
+            sock.bind((address[0], chosen, *address[2:]))
+            sock.listen()
     except OSError as err:
+        for sock in bound:
+            sock.close()
         raise ArborparseError(f"cannot serve on {host}:{port}: "
                               f"{err.strerror or err}") from None
-    return listening
+    return bound
 
 
 def _terminate(signum, frame):

@@ -17,6 +17,7 @@ pipeline's tagger and parser reading windows of each paragraph (`crossing`).
 
 from __future__ import annotations
 
+import numbers
 from importlib import import_module
 from itertools import islice
 from typing import NamedTuple
@@ -283,7 +284,8 @@ class Pipeline:
         if isinstance(inputs, str):
             raise TypeError("pipe takes an iterable of inputs, not one str: call the "
                             "pipeline on a text, or give pipe a list of texts")
-        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        if not isinstance(batch_size, numbers.Integral) or isinstance(batch_size, bool) or \
+                batch_size < 1:
             raise ArborparseError(f"batch_size={batch_size!r}: give an integer >= 1")
         options = self._parse_options(options)
         stream = iter(inputs)

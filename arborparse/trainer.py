@@ -197,8 +197,9 @@ def _below(floor: float | None, uas: float | None) -> list[str]:
 
 
 def _resumable(path, info: dict, table) -> tuple[dict, float]:
-    """(the kept epoch's scores, the training seconds) of the interrupted training whose
-    model is at `path`; refuses to go on with other data, components or options."""
+    """(the kept epoch's scores and what dev chose, the training seconds) of the
+    interrupted training whose model is at `path`; refuses to go on with other data,
+    components or options."""
     from arborparse.pipeline import info as info_of
 
     before = info_of(path)
@@ -211,7 +212,8 @@ def _resumable(path, info: dict, table) -> tuple[dict, float]:
         raise ArborparseError(f"{path}: the interrupted training had other "
                               f"{', '.join(differ)}; resume with the same data, components "
                               "and options")
-    return before.get("scores") or {}, float(before.get("training_seconds") or 0.0)
+    kept = {**(before.get("scores") or {}), **(before.get("chosen_on_dev") or {})}
+    return kept, float(before.get("training_seconds") or 0.0)
 
 
 def _components(components, default: tuple[str, ...]) -> list[str]:

@@ -279,6 +279,7 @@ def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
     assert not Path(f"{path}.checkpoint").exists()
     after = info(path)
     assert after["scores"]["LAS"] >= before["scores"]["LAS"]  # the kept epoch's, not none
+    assert after["chosen_on_dev"]["epoch"] >= before["chosen_on_dev"]["epoch"] >= 1
     assert after["training_seconds"] >= before["training_seconds"]
 
 
@@ -347,3 +348,18 @@ def test_a_tokenizer_before_a_parser_that_reads_tags_needs_a_tagger():
     with pytest.raises(ArborparseError, match=r"^components tokenizer,parser: the linear "
                        r"parser reads tags, so a model that tokenizes raw text needs a tagger"):
         arborparse.train(separable(1), components="tokenizer,parser", progress=False)
+
+
+def test_force_replaces_a_damaged_checkpoint(tmp_path):
+    """A checkpoint that is not a model file (damaged, or a stray file) is the training's
+    own: with force, the training starts again and writes over it."""
+    data = tmp_path / "t.conllu"
+    data.write_text(separable_text(1))
+    path = tmp_path / "m.npz"
+    (tmp_path / "m.npz.checkpoint").write_text("junk")
+    options = dict(components="parser", progress=False, trainer="perceptron", epochs=2,
+                   hash_bits=12, path=path)
+    with pytest.raises(ArborparseError, match="holds an interrupted training"):
+        arborparse.train(data, data, **options)
+    arborparse.train(data, data, force=True, **options)
+    assert info(path)["chosen_on_dev"]["epoch"] in (1, 2)

@@ -364,7 +364,7 @@ def _not_treebank(name: str, start: int, lines: list[str], fmt: str) -> None:
     if first is not None and fmt == "conllx" and lines[first].startswith("#") and \
             "\t" not in lines[first]:
         raise TreebankFormatError(name, start + first, "a comment line, which CoNLL-X has "
-                                  "not: this looks like CoNLL-U (read it as conllu, or auto)")
+                                  "not: this looks like CoNLL-U (read it as conllu)")
     if first is not None and "\t" not in lines[first]:
         lineno = start + first
         raise NotTreebankError(name, lineno, FORMAT_NAMES[fmt])

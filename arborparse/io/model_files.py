@@ -13,13 +13,14 @@ half-written model. Loading refuses another kind or version with a message that 
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from arborparse.errors import ArborparseError
-from arborparse.io.atomic import atomic_open
+from arborparse.io.atomic import atomic_open, check_writable
 
 FORMAT = "arborparse"
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -117,10 +118,6 @@ def check_output(path, inputs=(), model: bool = False, force: bool = False) -> N
     of the `inputs` (paths read by the same work), cannot be written, or holds a file of
     the other kind (a model file where `model` is False, anything else where it is True)
     unless `force`: nothing the user owns is overwritten by surprise."""
-    import os
-
-    from arborparse.io.atomic import check_writable
-
     if path is None or str(path) == "-":
         return
     for other in inputs:

@@ -63,6 +63,7 @@ from arborparse.options import OptionError, check_options
 from arborparse.pipeline import Pipeline, load
 from arborparse.render import svg
 from arborparse.render.page import sentence_text
+from arborparse.text.rules import invisible
 from arborparse.service.workers import AGING, SHORT, TIMEOUT, Overdue, Workers
 
 SCHEMA = json.loads(resources.files("arborparse.service").joinpath("openapi.json")
@@ -125,7 +126,7 @@ def _settings(request: Request, body: bytes) -> dict:
         settings = {**_checked(query, PARAMETERS, "query parameter"), "text": text}
     else:
         raise Refused(415, f"content type {kind!r}: send text/plain or application/json")
-    if not any(c.isprintable() and not c.isspace() for c in settings["text"]):
+    if all(c.isspace() or invisible(c) for c in settings["text"]):
         raise Refused(400, "the text is empty (nothing but spaces and invisible characters)")
     return settings
 
@@ -201,7 +202,7 @@ class Service:
             if model.tokenizer is None:
                 raise Refused(422, "this model has no tokenizer: send tokenized text or "
                                    "CoNLL-U")
-            not_conll(text, "<request>", 'send it with format "auto" (or "conllu")')
+            not_conll(text, "<request>", 'send it with format "conllu"')
             return model.tokenizer.tokenize(text, per_line=fmt == "lines",
                                             crossing=model.crossing())
         source = io.StringIO(text)
@@ -398,7 +399,7 @@ def create_app(model, limits: Limits | None = None, workers: int | None = None,
 def describe(model) -> dict:
     """What the served model is and offers (``GET /model``; the page reads it)."""
     parser = model.parser if isinstance(model, Pipeline) else model
-    return {"kind": parser.kind, "capabilities": model.capabilities.names(),
+    return {"kind": (parser or model).kind, "capabilities": model.capabilities.names(),
             "info": model.info if isinstance(model, Pipeline) else None}
 
 

@@ -108,8 +108,7 @@ def test_conllx_rejects_conllu_only_lines(tmp_path):
         read_conllu(write(tmp_path, text, "x.conllx"))
     text = "# newdoc\n# sent_id = 1\n1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n\n"
     with pytest.raises(TreebankFormatError, match=r"^\S+y\.conllu:1: a comment line, which "
-                       r"CoNLL-X has not: this looks like CoNLL-U \(read it as conllu, or "
-                       r"auto\)$"):
+                       r"CoNLL-X has not: this looks like CoNLL-U \(read it as conllu\)$"):
         read_conllu(write(tmp_path, text, "y.conllu"), format="conllx")
 
 

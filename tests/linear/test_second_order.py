@@ -222,6 +222,10 @@ def test_the_command_line_says_a_conflict_as_a_usage_error(tmp_path):
                                  "mira-kbest"])
     assert r.exit_code == 2 and "order 2 trains with perceptron, mira" in r.output
     assert not (tmp_path / "m.npz").exists()
+    r = CliRunner().invoke(cli, ["train", "--train", str(train), "--model",
+                                 str(tmp_path / "m.npz"), "--second-order",
+                                 "siblings+grandparents"])
+    assert r.exit_code == 2 and "--second-order applies to order 2 only" in r.output
 
 
 def test_order_1_is_every_trainers():

@@ -132,7 +132,9 @@ BAD = [
     ("CoNLL-U given as text", dict(content="# sent_id = 1\n1\ta\t_\t_\t_\t_\t0\troot\t_\t_\n",
                                    params={"format": "text"}), 400,
      '<request>:1: looks like CoNLL-U (a "# sent_id =" comment), not text: send it with '
-     'format "auto"'),
+     'format "conllu"'),
+    ("CoNLL-U that auto read as text", dict(content="# text = Hi\n# sent_id = 1\nHi.\n"),
+     400, 'not text: send it with format "conllu"'),
     ("query parameters beside a JSON body", dict(json={"text": "a dog"}, params={"k": "3"}),
      400, "a JSON body takes its settings as fields, not as query parameters (k)"),
     ("a query parameter twice", dict(content="a dog", params=[("k", "2"), ("k", "3")]), 400,
@@ -231,10 +233,13 @@ def test_the_page_the_schema_and_health(client):
     assert {"400", "405", "413", "415", "422", "503"} <= set(post["responses"])
 
 
-def test_serve_says_a_port_in_use_before_any_work(english_pipeline):
+def test_serve_says_a_port_in_use_before_any_work(english_pipeline, monkeypatch):
     from click.testing import CliRunner
 
+    import arborparse.service.app
     from arborparse.cli import cli
+
+    monkeypatch.setattr(arborparse.service.app, "create_app", lambda *a: pytest.fail("work"))
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -269,3 +274,22 @@ def test_serve_answers_on_its_port_and_stops_on_ctrl_c(english_pipeline):
         assert server.wait(timeout=60) == 130  # interrupted, as the command line says
     assert server.stderr.read().startswith(f"serving {english_pipeline} on "
                                            f"http://127.0.0.1:{port}/")
+
+
+def test_a_model_without_a_parser_is_served():
+    """A tagger alone: /health and /model say its kind, /parse tags CoNLL-U."""
+    from treebanks import separable
+
+    from arborparse.pipeline import Pipeline
+    from arborparse.text.tagger import Tagger
+
+    data = separable(1)
+    tagger = Pipeline(Tagger(epochs=2, bits=12, progress=False).fit(data))
+    words = "".join(s.with_columns({3: ["_"] * len(s)}).to_text() for s in data[:2])
+    with TestClient(create_app(tagger, workers=1)) as client:
+        assert client.get("/health").json() == {"status": "ok", "kind": "pipeline"}
+        assert client.get("/model").json()["kind"] == "pipeline"
+        r = client.post("/parse", content=words)
+        assert r.status_code == 200, r.text
+        assert [line.split("\t")[3] for line in r.text.splitlines() if "\t" in line] == \
+            [u for s in data[:2] for u in tagger.parse([s])[0].upos]
