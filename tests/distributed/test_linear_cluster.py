@@ -93,7 +93,7 @@ def test_the_command_line(tmp_path):
     r = run(*base, "--trainer", "eg", "--scheduler", "local")
     assert r.exit_code == 2 and "--scheduler does not apply to --trainer eg" in r.output
     r = run(*base, "--shards", 2)
-    assert r.exit_code == 1 and "shards and workers apply to training on a cluster" in r.output
+    assert r.exit_code == 2 and "shards and workers apply to training on a cluster" in r.output
 
 
 def test_order_2_trains_on_the_cluster(client):
