@@ -71,7 +71,14 @@ class _Group(click.Group):
             if not is_interrupt(err):  # Ctrl-C, also when compiled code wrapped it
                 raise
             click.echo("Aborted!", err=True)
-            sys.exit(130)
+            # the outputs are cleaned up by now; end without the interpreter's shutdown,
+            # which would wait on (or, inside torch, abort in) the abandoned parsing thread
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            os._exit(130)
 
 
 def _interruptible(items):

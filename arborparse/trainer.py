@@ -89,6 +89,9 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         if path is None or "parser" not in parts:
             raise ArborparseError("resume continues the training of a parser: give its path "
                                   "(--model)")
+        if getattr(table, "scheduler", None) is not None:
+            raise ArborparseError("a training on a cluster (scheduler, --scheduler) writes no "
+                                  "checkpoint, so it cannot be resumed: start it again")
         registry.trainer(family, table, dev=dev is not None, progress=False,
                          checkpoint=checkpoint, resume=True)  # refuses what cannot resume
         if not os.path.exists(checkpoint):

@@ -200,13 +200,14 @@ class Loop:
                 self.waited += 1
         self.history.append({"epoch": epoch, **record})
         if best:
-            self.trainer.best_epoch_ = epoch
             if keep is not None:
                 keep()
             if parser is not None:
                 self.trainer.parser_ = parser
             if self.save_best is not None:
                 save_parser(parser, self.save_best, self.history[-1])
+            # only now: an interrupt during the save names the epoch the file still holds
+            self.trainer.best_epoch_ = epoch
         if self.checkpoint is not None and state is not None and self.lead:
             self._save_checkpoint(epoch, *state())
         if self.progress:

@@ -337,3 +337,27 @@ def test_ctrl_c_stops_a_long_mbr_parse(tmp_path):
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and err.strip() == "Aborted!", err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.conllu"]
+
+
+def test_an_interrupt_while_saving_names_the_epoch_the_file_holds(tmp_path, monkeypatch):
+    """Ctrl-C while epoch 2's model is written: the file (written atomically) still holds
+    epoch 1, and so says the message."""
+    from arborparse.linear.online import OnlineTrainer
+    from arborparse.linear.parser import LinearParser
+    from arborparse.training import TrainingInterrupted
+
+    save, saved = LinearParser.save, []
+
+    def interrupted_at_the_second(self, path, force=False):
+        if saved:
+            raise KeyboardInterrupt
+        save(self, path, force)
+        saved.append(path)
+
+    monkeypatch.setattr(LinearParser, "save", interrupted_at_the_second)
+    path = tmp_path / "m.npz"
+    with pytest.raises(TrainingInterrupted, match=f"{path} holds epoch 1, the best so far"):
+        OnlineTrainer("perceptron", epochs=3, hash_bits=12, progress=False).fit(
+            arborparse.io.read_conllu(__import__("io").StringIO(separable_text(1))),
+            save_best=path)
+    assert arborparse.load(path).kind == "linear"

@@ -94,6 +94,8 @@ def test_the_command_line(tmp_path):
     assert r.exit_code == 2 and "--scheduler does not apply to --trainer eg" in r.output
     r = run(*base, "--shards", 2)
     assert r.exit_code == 2 and "shards and workers apply to training on a cluster" in r.output
+    r = run(*base[:-1], "--trainer", "perceptron", "--scheduler", "local", "--resume")
+    assert r.exit_code == 1 and "writes no checkpoint, so it cannot be resumed" in r.output
 
 
 def test_order_2_trains_on_the_cluster(client):
