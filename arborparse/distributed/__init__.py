@@ -35,7 +35,8 @@ def connect(scheduler: str, workers: int | None = None):
         for name in THREAD_VARIABLES:  # one thread per worker process, inherited
             os.environ.setdefault(name, "1")
         cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                               processes=True, dashboard_address=":0")
+                               processes=True, dashboard_address=":0",
+                               silence_logs=logging.ERROR)  # no warnings of cancelled tasks
         with cluster, Client(cluster) as client:
             yield client
         return
