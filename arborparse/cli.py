@@ -645,8 +645,9 @@ def deprojectivize_cmd(input, output, pseudo, fmt, force):
 @click.argument("input", type=click.Path(allow_dash=True))
 @click.option("-o", "--output", required=True, type=click.Path(allow_dash=True),
               help="OUT.svg (one sentence's tree) or OUT.html (every sentence, one page).")
-@click.option("--sentence", type=click.IntRange(1), default=1, show_default=True,
-              help="SVG: which sentence of INPUT (1 is the first).")
+@click.option("--sentence", type=click.IntRange(1), default=None,
+              help="SVG: which sentence of INPUT (default: the first); an HTML page has "
+                   "every sentence.")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="With marginals (parse --marginals): arcs below this probability are "
                    "marked.")
@@ -662,13 +663,19 @@ def render_cmd(input, output, sentence, threshold, fmt, force):
     suffix = os.path.splitext(str(output))[1].lower()
     if suffix not in (".svg", ".html", ".htm"):
         raise click.UsageError("-o: name an .svg or an .html file")
+    if sentence is not None and suffix != ".svg":
+        raise click.UsageError("--sentence picks the sentence of an SVG; an HTML page has "
+                               "every sentence")
     check_output(output, [input], force=force)
     sentences = read_conllu(input, fmt)
+    if not sentences:
+        raise ArborparseError(f"{input}: no sentences")
     for s in sentences:
         if not s.has_tree:
             raise ArborparseError(f"{s.path}:{s.line}: the sentence has no tree (HEAD is "
                                   "missing): parse it first")
     if suffix == ".svg":
+        sentence = sentence or 1
         if sentence > len(sentences):
             raise ArborparseError(f"{input}: --sentence {sentence}, the file has "
                                   f"{len(sentences)}")

@@ -149,6 +149,12 @@ def test_the_command(tmp_path):
     (tmp_path / "untagged.conllu").write_text("1\tdogs\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
     r = run("render", tmp_path / "untagged.conllu", "-o", tmp_path / "u.svg")
     assert r.exit_code == 1 and "untagged.conllu:1: the sentence has no tree" in r.output
+    r = run("render", path, "-o", tmp_path / "one.html", "--sentence", 2)  # not ignored
+    assert r.exit_code == 2 and "--sentence picks the sentence of an SVG" in r.output
+    (tmp_path / "empty.conllu").write_text("")
+    r = run("render", tmp_path / "empty.conllu", "-o", tmp_path / "e.html")
+    assert r.exit_code == 1 and "empty.conllu: no sentences" in r.output
+    assert not (tmp_path / "one.html").exists() and not (tmp_path / "e.html").exists()
 
 
 def test_what_nlp_returns_renders_and_control_characters_stay_valid_xml():
