@@ -97,6 +97,10 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         if not os.path.exists(checkpoint):
             raise ArborparseError(f"resume: there is no {checkpoint} (a training writes one "
                                   "after every epoch and removes it at its end)")
+        if not os.path.exists(path):
+            raise ArborparseError(f"resume: {path} is gone (it held the best epoch and what "
+                                  f"the training was), so {checkpoint} cannot go on alone: "
+                                  "start again with force (--force)")
     elif "parser" in parts and checkpoint is not None and not force and \
             os.path.exists(checkpoint):
         raise ArborparseError(f"{checkpoint} holds an interrupted training of this model: "

@@ -350,6 +350,15 @@ def test_a_tokenizer_before_a_parser_that_reads_tags_needs_a_tagger():
         arborparse.train(separable(1), components="tokenizer,parser", progress=False)
 
 
+def test_resume_without_the_model_file_says_so(tmp_path):
+    path = tmp_path / "m.npz"
+    (tmp_path / "m.npz.checkpoint").write_text("left")
+    with pytest.raises(ArborparseError, match=r"m\.npz is gone .* cannot go on alone: start "
+                                              r"again with force"):
+        arborparse.train(separable(1), components="parser", progress=False, path=path,
+                         resume=True, trainer="perceptron", hash_bits=12)
+
+
 def test_force_replaces_a_damaged_checkpoint(tmp_path):
     """A checkpoint that is not a model file (damaged, or a stray file) is the training's
     own: with force, the training starts again and writes over it."""

@@ -33,7 +33,8 @@ def trainer(options: LinearOptions, *, dev: bool, progress: bool = True, checkpo
             raise ArborparseError(f"on a cluster the linear family trains with "
                                   f"{', '.join(DISTRIBUTED)}, not {name}")
         if C == "auto" or (C is None and dev and name == "loglinear"):
-            raise ArborparseError("on a cluster give C (choosing it on dev is serial)")
+            raise ArborparseError("on a cluster give C (-C): choosing it on dev trains one "
+                                  "model per value, one after another")
     if name in ONLINE:
         online = OnlineTrainer(name, seed=o.seed, exact_features=o.exact_features, k=o.k,
                                C=math.inf if C is None else C, checkpoint=checkpoint,
