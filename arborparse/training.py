@@ -25,8 +25,11 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterable
+from contextlib import contextmanager
 
 from tqdm import tqdm
 
@@ -63,6 +66,21 @@ def save_parser(parser, save_best, record: dict | None = None) -> None:
         save_best(parser, record or {})
     else:
         parser.save(save_best)
+
+
+@contextmanager
+def _uninterrupted():
+    """Ctrl-C and SIGTERM held back until the block ends (POSIX, the main thread; elsewhere
+    nothing is held back)."""
+    if not hasattr(signal, "pthread_sigmask") or \
+            threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def is_interrupt(err: BaseException) -> bool:
@@ -204,10 +222,10 @@ class Loop:
                 keep()
             if parser is not None:
                 self.trainer.parser_ = parser
-            if self.save_best is not None:
-                save_parser(parser, self.save_best, self.history[-1])
-            # only now: an interrupt during the save names the epoch the file still holds
-            self.trainer.best_epoch_ = epoch
+            with _uninterrupted():  # the file and the epoch said to be in it change together
+                if self.save_best is not None:
+                    save_parser(parser, self.save_best, self.history[-1])
+                self.trainer.best_epoch_ = epoch
         if self.checkpoint is not None and state is not None and self.lead:
             self._save_checkpoint(epoch, *state())
         if self.progress:
@@ -218,7 +236,8 @@ class Loop:
                 line += "  (best)" if best else ""
                 if best and "temperature" in record:
                     line += f"  T {record['temperature']:.3g}"
-            tqdm.write(line, file=sys.stderr)
+            # one write with its newline: an interrupt cannot fall between line and newline
+            tqdm.write(line + "\n", file=sys.stderr, end="")
         return best
 
     def finish(self) -> None:
