@@ -384,7 +384,6 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, components, fol
         table.of(given)
     except ArborparseError as err:
         raise click.UsageError(_flagged(ctx, str(err))) from None
-    check_output(model_path, [train_path, dev_path], model=True, force=force)
     arborparse.train(train_path, dev_path, family=model_type, components=components,
                      progress=not quiet, path=model_path, resume=resume, force=force,
                      lang=lang, folds=folds, fmt=fmt, **given)

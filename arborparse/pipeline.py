@@ -313,17 +313,16 @@ class Pipeline:
         from arborparse.document import Document
         from arborparse.document import Sentence as View
         from arborparse.io.conllu import Sentence
-        from arborparse.io.plain import characters, not_conll, words_sentence
+        from arborparse.io.plain import characters, prose_lines, words_sentence
 
         if isinstance(item, str):
             if self.tokenizer is None:
                 raise ArborparseError("this model has no tokenizer, so it cannot read raw "
                                       "text: give a list of word lists (pre-tokenized "
                                       "sentences)")
-            not_conll(characters(item), "<text>", "give its sentences instead "
-                      "(Document.from_conllu(text).sentences)")
-            return list(self.tokenizer.iter_tokenize(item.splitlines(keepends=True),
-                                                     crossing=self.crossing())), item
+            lines = prose_lines(characters(item), "<text>", "give its sentences instead "
+                                "(Document.from_conllu(text).sentences)")
+            return list(self.tokenizer.iter_tokenize(lines, crossing=self.crossing())), item
         if isinstance(item, Document):
             return [s.data for s in item.sentences], item.text
         if isinstance(item, (list, tuple)):

@@ -59,12 +59,11 @@ def _not_conll(numbered: Iterable[tuple[int, str]], name: str, advice: str = ADV
         yield lineno, text
 
 
-def not_conll(text: str, name: str, advice: str) -> str:
-    """`text`, refused as `text_lines` refuses a file that looks like CoNLL (the error
-    ending with `advice`)."""
-    for _ in _not_conll(enumerate(text.splitlines(keepends=True), 1), name, advice):
-        pass
-    return text
+def prose_lines(text: str, name: str, advice: str) -> Iterator[str]:
+    """The lines of a text in memory, newlines kept, lazily; refused as `text_lines` refuses
+    a file that looks like CoNLL (the error ending with `advice`)."""
+    numbered = enumerate(text.splitlines(keepends=True), 1)
+    return (line for _, line in _not_conll(numbered, name, advice))
 
 
 def iter_tokenized(source, encoding: str = "utf-8") -> Iterator[Sentence]:

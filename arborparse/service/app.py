@@ -58,13 +58,13 @@ from starlette.routing import Route
 
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import MISC, iter_conllu
-from arborparse.io.plain import characters, iter_tokenized, not_conll
+from arborparse.io.plain import characters, iter_tokenized, prose_lines
 from arborparse.options import OptionError, check_options
 from arborparse.pipeline import Pipeline, load
 from arborparse.render import svg
 from arborparse.render.page import sentence_text
-from arborparse.text.rules import invisible
 from arborparse.service.workers import AGING, SHORT, TIMEOUT, Overdue, Workers
+from arborparse.text.rules import invisible
 
 SCHEMA = json.loads(resources.files("arborparse.service").joinpath("openapi.json")
                     .read_text("utf-8"))
@@ -202,9 +202,9 @@ class Service:
             if model.tokenizer is None:
                 raise Refused(422, "this model has no tokenizer: send tokenized text or "
                                    "CoNLL-U")
-            not_conll(text, "<request>", 'send it with format "conllu"')
-            return model.tokenizer.tokenize(text, per_line=fmt == "lines",
-                                            crossing=model.crossing())
+            lines = prose_lines(text, "<request>", 'send it with format "conllu"')
+            return list(model.tokenizer.iter_tokenize(lines, per_line=fmt == "lines",
+                                                      crossing=model.crossing()))
         source = io.StringIO(text)
         source.name = "<request>"
         return list(iter_tokenized(source) if fmt == "tokenized" else iter_conllu(source, fmt))
