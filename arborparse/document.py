@@ -13,11 +13,11 @@ such as Spanish *del* holds its words *de* *el*). A `Word` has the ten CoNLL-U c
 attributes (`id`, `text`, `lemma`, `upos`, `xpos`, `feats`, `head`, `deprel`, `deps`,
 `misc`), `start_char` and `end_char` (where its token is in the text, with the invisible
 characters it holds or is followed by, which its text lacks, all but a joiner inside an
-emoji: `arborparse.text.rules`; None for pre-tokenized input), and, when the pipeline was called with ``marginals=True``,
-`head_prob` (the probability of its head) and `label_prob` (of its label given that head).
-``kbest=k`` gives each sentence `kbest`, the k most probable trees with their
-probabilities. `Document.to_conllu()` is what ``arborparse parse`` writes for the same
-input; `Document.from_conllu(text)` reads it back.
+emoji: `arborparse.text.rules`; None for pre-tokenized input), and, when the pipeline was
+called with ``marginals=True``, `head_prob` (the probability of its head) and `label_prob`
+(of its label given that head). ``kbest=k`` gives each sentence `kbest`, the k most
+probable trees with their probabilities. `Document.to_conllu()` is what ``arborparse
+parse`` writes for the same input; `Document.from_conllu(text)` reads it back.
 """
 
 from __future__ import annotations

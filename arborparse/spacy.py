@@ -17,6 +17,8 @@ become a single space. ``spacy.displacy.render(doc, style="dep")`` draws either 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from arborparse.errors import ArborparseError
 from arborparse.pipeline import Pipeline, load as load_model
 
@@ -101,15 +103,11 @@ class _Tokenizer:
 
     def to_disk(self, path, **kwargs) -> None:
         """Save the arborparse model into spaCy's folder (``Language.to_disk``)."""
-        from pathlib import Path
-
         Path(path).mkdir(parents=True, exist_ok=True)
         self.pipeline.save(Path(path) / MODEL_FILE)
 
     def from_disk(self, path, **kwargs):
         """Read back what `to_disk` saved (``Language.from_disk``)."""
-        from pathlib import Path
-
         self.pipeline = _pipeline(Path(path) / MODEL_FILE)
         return self
 
