@@ -38,6 +38,7 @@ from arborparse.io import model_files, read_conllu
 from arborparse.io.conllu import FORMATS
 from arborparse.io.conllu import Sentence
 from arborparse.pipeline import COMPONENTS, Pipeline
+from arborparse.training import interrupt_says
 
 FRONT_EPOCHS = 10  # of the tagger and the lemmatizer, each keeping its best on dev
 SCORES = ("UAS", "LAS", "UPOS", "XPOS", "UFeats", "Lemmas")
@@ -149,7 +150,12 @@ def train(train, dev=None, *, family: str = "linear", components=None,
                "training_seconds": round(before + time.perf_counter() - began, 1)}
         return Pipeline(front.tagger, front.lemmatizer, parser, front.tokenizer, now)
 
-    front = front_end(parts, train, dev, table.seed, progress)
+    front_parts = [p for p in parts if p != "parser"]
+    with interrupt_says(f"training interrupted while training the {_listed(front_parts)}: "
+                        "nothing was written (the model file is written when "
+                        + ("the parser's first epoch ends)" if "parser" in parts else
+                           "every component is trained)")):
+        front = front_end(parts, train, dev, table.seed, progress)
     if "parser" not in parts:
         pipeline = described(front, None, {})
         if path is not None:
@@ -157,8 +163,11 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         return pipeline
     raw_dev = dev
     if front.tagger or front.lemmatizer:
-        train = _jackknife(parts, front, train, folds, table.seed, progress)
-        dev = front.parse(dev, retag=True) if dev else None
+        with interrupt_says("training interrupted while tagging the training sentences for "
+                            "the parser (jackknifing): nothing was written (the model file "
+                            "is written when the parser's first epoch ends)"):
+            train = _jackknife(parts, front, train, folds, table.seed, progress)
+            dev = front.parse(dev, retag=True) if dev else None
 
     def save_best(parser, record):
         kept["record"] = record
@@ -177,7 +186,11 @@ def train(train, dev=None, *, family: str = "linear", components=None,
             fitted = registry.trainer(family, table, client=client, **context).fit(
                 train, dev, save_best)
     if front.tokenizer is not None and raw_dev:
-        _syntax_ends(front, fitted.parser_, raw_dev, progress)
+        with interrupt_says("training interrupted while the tokenizer weighed the parser's "
+                            "view of sentence ends, after the parser's epochs: "
+                            + (f"{path} holds epoch {fitted.best_epoch_}, the best, without "
+                               "that view" if path is not None else "nothing was written")):
+            _syntax_ends(front, fitted.parser_, raw_dev, progress)
     pipeline = described(front, fitted.parser_, kept.get("record", {}))
     for warning in pipeline.info["warnings"]:
         warnings.warn(warning, stacklevel=2)
@@ -268,6 +281,12 @@ def _language(data: dict) -> str:
         if match:
             return match.group(1).lower()
     return "unknown"
+
+
+def _listed(names: list[str]) -> str:
+    """tokenizer, tagger and lemmatizer (the front end, when there are none)."""
+    return " and ".join(filter(None, [", ".join(names[:-1]), names[-1]])) if names else \
+        "front end"
 
 
 def _version() -> str:

@@ -42,21 +42,36 @@ WHY_NOTHING = "a model is written when an epoch ends with the best score so far"
 
 class TrainingInterrupted(ArborparseError):
     """Training was interrupted; `epoch` (or None) is the best finished epoch, saved in
-    `path` when one was given."""
+    `path` when one was given; `message`, when given, says what happened instead (a
+    pipeline's stage before or after the parser's epochs)."""
 
-    def __init__(self, epoch: int | None, path, checkpoint=None):
+    def __init__(self, epoch: int | None, path, checkpoint=None, message: str | None = None):
         self.epoch = epoch
         self.path = path
-        if epoch is None:
+        if message is None and epoch is None:
             message = ("training interrupted before the first epoch ended: nothing was "
                        f"written ({WHY_NOTHING})")
-        elif path is None:
+        elif message is None and path is None:
             message = f"training interrupted; the best epoch so far was {epoch}"
-        else:
+        elif message is None:
             message = f"training interrupted; {path} holds epoch {epoch}, the best so far"
         if checkpoint is not None:
             message += f"; {checkpoint} holds the last finished epoch: continue with --resume"
         super().__init__(message)
+
+
+@contextmanager
+def interrupt_says(message: str):
+    """An interrupt (Ctrl-C, SIGTERM) inside the block becomes `TrainingInterrupted` with
+    `message`; one already said (a trainer's) passes unchanged."""
+    try:
+        yield
+    except TrainingInterrupted:
+        raise
+    except BaseException as err:
+        if is_interrupt(err):
+            raise TrainingInterrupted(None, None, message=message) from None
+        raise
 
 
 def save_parser(parser, save_best, record: dict | None = None) -> None:

@@ -295,6 +295,33 @@ def test_an_interrupt_before_the_first_epoch_says_nothing_was_written(tmp_path, 
     assert not (tmp_path / "m.npz").exists()
 
 
+@pytest.mark.parametrize("stage, stopped, says", [
+    ("front end", "arborparse.text.tagger.Tagger.fit",
+     "while training the tokenizer and tagger: nothing was written \\(the model file is "
+     "written when the parser's first epoch ends\\)"),
+    ("jackknife", "arborparse.text.jackknife.jackknife",
+     "while tagging the training sentences for the parser \\(jackknifing\\): nothing was "
+     "written"),
+    ("sentence ends", "arborparse.trainer._syntax_ends",
+     "while the tokenizer weighed the parser's view of sentence ends, after the parser's "
+     "epochs: .*m\\.npz holds epoch 1, the best, without that view")])
+def test_an_interrupt_outside_the_parsers_epochs_says_what_was_written(
+        stage, stopped, says, tmp_path, monkeypatch):
+    """Ctrl-C while the front end trains, while the training tags are jackknifed, or while
+    the tokenizer weighs the parser's sentence ends: one line saying what the model file
+    holds, not a bare abort."""
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(stopped, stop)
+    path = tmp_path / "m.npz"
+    with pytest.raises(TrainingInterrupted, match=f"^training interrupted {says}"):
+        arborparse.train(separable(2), separable(1), components="tokenizer,tagger,parser",
+                         progress=False, path=path, folds=2, trainer="perceptron", epochs=1,
+                         hash_bits=12)
+    assert path.exists() == (stage == "sentence ends")
+
+
 def test_a_front_end_alone_says_its_family_and_no_folds(tmp_path):
     path = tmp_path / "t.npz"
     arborparse.train(separable(1), components="tagger", progress=False, path=path)
