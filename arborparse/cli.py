@@ -362,7 +362,9 @@ class _TrainCommand(click.Command):
                              "prefix, such as en_ewt).")
 @click.option("--resume", is_flag=True,
               help="Continue the interrupted training of --model from its checkpoint "
-                   "(MODEL.checkpoint, written after every epoch), with the same options.")
+                   "(MODEL.checkpoint, written after every epoch), with the same options; "
+                   "the front end is taken from the model file and the jackknifed tags "
+                   "from MODEL.tags, not trained again.")
 @click.option("--quiet", is_flag=True, help="No progress bar or epoch lines.")
 @FORMAT
 @FORCE

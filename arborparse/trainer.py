@@ -28,6 +28,7 @@ import warnings
 from collections.abc import Iterable
 from datetime import datetime, timezone
 
+import numpy as np
 from tqdm import tqdm
 
 from arborparse import registry
@@ -35,10 +36,9 @@ from arborparse.baselines import left_neighbour
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
 from arborparse.io import model_files, read_conllu
-from arborparse.io.conllu import FORMATS
-from arborparse.io.conllu import Sentence
+from arborparse.io.conllu import COLUMNS, FEATS, FORMATS, LEMMA, UPOS, XPOS, Sentence
 from arborparse.pipeline import COMPONENTS, Pipeline
-from arborparse.training import interrupt_says
+from arborparse.training import TrainingInterrupted, interrupt_says
 
 FRONT_EPOCHS = 10  # of the tagger and the lemmatizer, each keeping its best on dev
 SCORES = ("UAS", "LAS", "UPOS", "XPOS", "UFeats", "Lemmas")
@@ -140,7 +140,8 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         kept["record"], before = _resumable(path, info, table)
 
     def described(front: Pipeline, parser, record: dict) -> Pipeline:
-        scores = {**_front_scores(front), **{k: record[k] for k in SCORES if k in record}}
+        scores = {**front_scores, **_syntax_scores(front),
+                  **{k: record[k] for k in SCORES if k in record}}
         scores = {k: round(float(v), 2) for k, v in scores.items()}
         # the kept epoch, and the C that `-C auto` chose (`ChooseC`), where dev chose them
         chosen = {k: record[k] for k in ("epoch", "C") if k in record} if dev else {}
@@ -151,23 +152,36 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         return Pipeline(front.tagger, front.lemmatizer, parser, front.tokenizer, now)
 
     front_parts = [p for p in parts if p != "parser"]
-    with interrupt_says(f"training interrupted while training the {_listed(front_parts)}: "
-                        "nothing was written (the model file is written when "
-                        + ("the parser's first epoch ends)" if "parser" in parts else
-                           "every component is trained)")):
-        front = front_end(parts, train, dev, table.seed, progress)
+    if resume:  # the front end the interrupted run trained, as its model file holds it
+        front, front_scores = _trained_front(path)
+    else:
+        with interrupt_says(f"training interrupted while training the "
+                            f"{_listed(front_parts)}: nothing was written (the model file is "
+                            "written when " + ("the parser's first epoch ends)" if "parser"
+                                               in parts else "every component is trained)")):
+            front = front_end(parts, train, dev, table.seed, progress)
+        front_scores = _front_scores(front)
     if "parser" not in parts:
         pipeline = described(front, None, {})
         if path is not None:
             pipeline.save(path, force=force)
         return pipeline
     raw_dev = dev
-    if front.tagger or front.lemmatizer:
+    # the jackknifed tags, kept for a resumed training by the process that saves
+    tags = f"{path}.tags" if path is not None and os.environ.get("RANK", "0") == "0" else None
+    if tags is not None and not resume and os.path.exists(tags):  # an earlier run's
+        model_files.check_output(tags, model=True, force=force)
+        os.remove(tags)
+    if resume and (front.tagger or front.lemmatizer):
+        train, dev = _tagged(tags, data, train, dev)
+    elif front.tagger or front.lemmatizer:
         with interrupt_says("training interrupted while tagging the training sentences for "
                             "the parser (jackknifing): nothing was written (the model file "
                             "is written when the parser's first epoch ends)"):
             train = _jackknife(parts, front, train, folds, table.seed, progress)
             dev = front.parse(dev, retag=True) if dev else None
+        if tags is not None:
+            _save_tags(tags, data, train, dev)
 
     def save_best(parser, record):
         kept["record"] = record
@@ -177,14 +191,19 @@ def train(train, dev=None, *, family: str = "linear", components=None,
 
     context = dict(dev=bool(dev), progress=progress, checkpoint=checkpoint, resume=resume)
     scheduler = getattr(table, "scheduler", None)
-    if scheduler is None:
-        fitted = registry.trainer(family, table, **context).fit(train, dev, save_best)
-    else:
-        from arborparse.distributed import connect
+    try:
+        if scheduler is None:
+            fitted = registry.trainer(family, table, **context).fit(train, dev, save_best)
+        else:
+            from arborparse.distributed import connect
 
-        with connect(scheduler, table.workers) as client:
-            fitted = registry.trainer(family, table, client=client, **context).fit(
-                train, dev, save_best)
+            with connect(scheduler, table.workers) as client:
+                fitted = registry.trainer(family, table, client=client, **context).fit(
+                    train, dev, save_best)
+    except TrainingInterrupted:
+        if tags is not None and os.path.exists(tags) and not os.path.exists(checkpoint):
+            os.remove(tags)  # no checkpoint to resume from: the tags go too
+        raise
     if front.tokenizer is not None and raw_dev:
         with interrupt_says("training interrupted while the tokenizer weighed the parser's "
                             "view of sentence ends, after the parser's epochs: "
@@ -196,6 +215,8 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         warnings.warn(warning, stacklevel=2)
     if path is not None and os.environ.get("RANK", "0") == "0":  # torchrun: process 0 saves
         pipeline.save(path, force=force)
+        if tags is not None and os.path.exists(tags):  # the training is over: its tags go
+            os.remove(tags)  # with its checkpoint
         if progress:
             tqdm.write(f"saved {path} (epoch {fitted.best_epoch_})", file=sys.stderr)
     return pipeline
@@ -314,9 +335,63 @@ def _front_scores(front: Pipeline) -> dict:
         kept = [r["boundary F1"] for r in tokenizer.history_ if "boundary F1" in r]
         if kept:
             scores["boundary_F1"] = max(kept)
-    if getattr(tokenizer, "syntax", None) is not None:  # sentence ends with the parser's view
-        scores["sentences_syntax"] = tokenizer.syntax_f1_["syntax"]
     return scores
+
+
+def _syntax_scores(front: Pipeline) -> dict:
+    """The dev sentence F1 with the parser's view of sentence ends, where it was kept."""
+    if getattr(front.tokenizer, "syntax", None) is None:
+        return {}
+    return {"sentences_syntax": front.tokenizer.syntax_f1_["syntax"]}
+
+
+def _trained_front(path) -> tuple[Pipeline, dict]:
+    """The front end held by the model file of an interrupted training, and its scores."""
+    from arborparse.pipeline import info as info_of
+
+    nlp = Pipeline.load(path)
+    parser_scores = {"UAS", "LAS"}
+    scores = {k: v for k, v in (info_of(path).get("scores") or {}).items()
+              if k not in parser_scores}
+    return Pipeline(nlp.tagger, nlp.lemmatizer, None, nlp.tokenizer), scores
+
+
+TAGS_KIND, TAGS_VERSION = "jackknifed-tags", 1
+TAGGED = (UPOS, XPOS, FEATS, LEMMA)
+
+
+def _save_tags(tags, data: dict, train: list[Sentence], dev: list[Sentence] | None) -> None:
+    """Keep the jackknifed training tags (and the retagged dev set) beside the model, so
+    that a resumed training does not tag them again; removed when the training ends."""
+    arrays = {}
+    for part, sentences in (("train", train), ("dev", dev or [])):
+        for column in TAGGED:
+            values = "\n".join(v for s in sentences for v in s.column(column))
+            arrays[f"{part}.{COLUMNS[column]}"] = np.frombuffer(values.encode("utf-8"),
+                                                                dtype=np.uint8)
+    model_files.save(tags, TAGS_KIND, TAGS_VERSION, {"data": data}, arrays, compress=False,
+                     force=True)
+
+
+def _tagged(tags, data: dict, train: list[Sentence], dev: list[Sentence] | None):
+    """The training and dev sentences with the interrupted run's tags (`_save_tags`)."""
+    if not os.path.exists(tags):
+        raise ArborparseError(f"resume: there is no {tags} (the jackknifed tags of the "
+                              "interrupted training): start again with force (--force)")
+    header, arrays = model_files.load(tags, TAGS_KIND, TAGS_VERSION)
+    if header.get("data") != data:
+        raise ArborparseError(f"resume: {tags} holds the tags of other data: start again "
+                              "with force (--force)")
+    tagged = []
+    for part, sentences in (("train", train), ("dev", dev or [])):
+        columns = {c: bytes(arrays[f"{part}.{COLUMNS[c]}"]).decode("utf-8").split("\n")
+                   for c in TAGGED}
+        at, out = 0, []
+        for s in sentences:
+            out.append(s.with_columns({c: v[at:at + len(s)] for c, v in columns.items()}))
+            at += len(s)
+        tagged.append(out)
+    return tagged[0], tagged[1] if dev else None
 
 
 def front_end(parts, train, dev, seed: int, progress: bool,

@@ -283,6 +283,59 @@ def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
     assert after["training_seconds"] >= before["training_seconds"]
 
 
+def test_resume_takes_the_front_end_and_the_jackknifed_tags_of_the_interrupted_run(
+        tmp_path, monkeypatch):
+    """A resumed pipeline training trains no tokenizer, tagger or lemmatizer again, nor
+    jackknifes the training tags: they come from the model file and PATH.tags, and the
+    parser ends as an uninterrupted run's."""
+    data, dev = separable(3), separable(1)
+    options = dict(components="tokenizer,tagger,lemmatizer,parser", progress=False,
+                   trainer="perceptron", epochs=3, hash_bits=12, folds=2)
+    straight = arborparse.train(data, dev, **options)
+    path = tmp_path / "m.npz"
+    save = Loop._save_checkpoint
+
+    def interrupted(self, epoch, *args):
+        save(self, epoch, *args)
+        if epoch == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(Loop, "_save_checkpoint", interrupted)
+    with pytest.raises(TrainingInterrupted, match="continue with --resume"):
+        arborparse.train(data, dev, path=path, **options)
+    assert Path(f"{path}.tags").exists()
+    monkeypatch.setattr(Loop, "_save_checkpoint", save)
+
+    def trained_again(*args, **kwargs):
+        raise AssertionError("trained again")
+
+    monkeypatch.setattr("arborparse.trainer.front_end", trained_again)
+    monkeypatch.setattr("arborparse.trainer._jackknife", trained_again)
+    resumed = arborparse.train(data, dev, path=path, resume=True, **options)
+    assert (resumed.parser.model.weights == straight.parser.model.weights).all()
+    assert [s.rows for s in resumed.parse(dev, retag=True)] == \
+        [s.rows for s in straight.parse(dev, retag=True)]
+    assert {"UAS", "LAS", "UPOS", "Lemmas", "boundary_F1"} <= set(info(path)["scores"])
+    assert not Path(f"{path}.tags").exists() and not Path(f"{path}.checkpoint").exists()
+    assert info(path)["scores"] == straight.info["scores"]
+
+
+def test_an_interrupt_before_the_first_epoch_leaves_no_tags_behind(tmp_path, monkeypatch):
+    end = Loop.end
+
+    def stop_the_parser(self, *args, **kwargs):
+        if self.checkpoint is not None:  # the parser's loop (the tagger's keeps none)
+            raise KeyboardInterrupt
+        return end(self, *args, **kwargs)
+
+    monkeypatch.setattr(Loop, "end", stop_the_parser)
+    path = tmp_path / "m.npz"
+    with pytest.raises(TrainingInterrupted, match="before the first epoch ended"):
+        arborparse.train(separable(2), components="tagger,parser", progress=False,
+                         path=path, trainer="perceptron", hash_bits=12, folds=2)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_interrupt_before_the_first_epoch_says_nothing_was_written(tmp_path, monkeypatch):
     def stop(self, *args, **kwargs):
         raise KeyboardInterrupt
