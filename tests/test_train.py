@@ -246,12 +246,9 @@ def test_help_groups_every_familys_options():
     assert "[default: 40]" in neural and "[default: 200]" in neural  # epochs, hidden
 
 
-def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
-    data, dev = separable(3), separable(1)
-    options = dict(family="linear", components="parser", progress=False,
-                   trainer="perceptron", epochs=3, hash_bits=12)
-    straight = arborparse.train(data, dev, **options)
-    path = tmp_path / "m.npz"
+def _interrupted_after_epoch_2(monkeypatch):
+    """Make trainings stop (Ctrl-C) once epoch 2's checkpoint is written; returns the
+    checkpoint writer to put back."""
     save = Loop._save_checkpoint
 
     def interrupted(self, epoch, *args):
@@ -260,6 +257,16 @@ def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
             raise KeyboardInterrupt
 
     monkeypatch.setattr(Loop, "_save_checkpoint", interrupted)
+    return save
+
+
+def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
+    data, dev = separable(3), separable(1)
+    options = dict(family="linear", components="parser", progress=False,
+                   trainer="perceptron", epochs=3, hash_bits=12)
+    straight = arborparse.train(data, dev, **options)
+    path = tmp_path / "m.npz"
+    save = _interrupted_after_epoch_2(monkeypatch)
     with pytest.raises(TrainingInterrupted, match="m.npz.checkpoint holds the last finished "
                                                   "epoch: continue with --resume"):
         arborparse.train(data, dev, path=path, **options)
@@ -293,14 +300,7 @@ def test_resume_takes_the_front_end_and_the_jackknifed_tags_of_the_interrupted_r
                    trainer="perceptron", epochs=3, hash_bits=12, folds=2)
     straight = arborparse.train(data, dev, **options)
     path = tmp_path / "m.npz"
-    save = Loop._save_checkpoint
-
-    def interrupted(self, epoch, *args):
-        save(self, epoch, *args)
-        if epoch == 2:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(Loop, "_save_checkpoint", interrupted)
+    save = _interrupted_after_epoch_2(monkeypatch)
     with pytest.raises(TrainingInterrupted, match="continue with --resume"):
         arborparse.train(data, dev, path=path, **options)
     assert Path(f"{path}.tags").exists()
