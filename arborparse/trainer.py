@@ -19,6 +19,7 @@ learn: `train` warns, and the model's ``warnings`` say so.
 from __future__ import annotations
 
 import hashlib
+import json
 import numbers
 import os
 import re
@@ -60,9 +61,12 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         comma-separated string); default: the family's (`FamilyOptions.components`)
     progress : progress bars and a line per epoch on stderr
     path : where the model is saved as soon as an epoch is the best so far (so that an
-        interrupted run keeps it), with the checkpoint ``PATH.checkpoint`` beside it
+        interrupted run keeps it), with the checkpoint ``PATH.checkpoint`` beside it and,
+        behind a tagger or lemmatizer, the jackknifed tags ``PATH.tags`` (both removed when
+        the training ends)
     resume : continue the interrupted training of `path` from its checkpoint (the same
-        options; epochs and patience may change)
+        options; epochs and patience may change), with the front end `path` holds and the
+        tags of ``PATH.tags``: nothing is trained again
     force : start again although `path` has a checkpoint, and replace a file at `path` that
         is not a model file (the training data never: it is refused as an output)
     lang : the language recorded in the model (default: the UD file name's prefix, such as
@@ -86,6 +90,13 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     inputs = [source for source in (train, dev) if isinstance(source, (str, os.PathLike))]
     model_files.check_output(path, inputs, model=True, force=force)  # before any work
     checkpoint = None if path is None else f"{path}.checkpoint"
+    tags = None if path is None else f"{path}.tags"  # the jackknifed tags, for resume
+    model_files.check_output(tags, inputs, model=True, force=force)
+    if tags is not None and not force and os.path.isfile(tags) and \
+            model_files.is_model(tags) and model_files.kind_of(tags) != TAGS_KIND:
+        raise ArborparseError(f"{tags} is another model file, where the training keeps its "
+                              "jackknifed tags; use --force (force=True) to replace it")
+    lead = os.environ.get("RANK", "0") == "0"  # torchrun: process 0 writes the files
     if resume:
         if path is None or "parser" not in parts:
             raise ArborparseError("resume continues the training of a parser: give its path "
@@ -107,6 +118,10 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         raise ArborparseError(f"{checkpoint} holds an interrupted training of this model: "
                               "continue it with resume (--resume), or start again with force "
                               "(--force)")
+    elif checkpoint is not None and lead:  # starting again: the interrupted run's state goes
+        for stale in (checkpoint, tags):
+            if os.path.exists(stale):
+                os.remove(stale)
     data = {"train": None, "dev": None}
     train, data["train"] = _sentences(train, fmt, "train")
     dev, data["dev"] = _sentences(dev, fmt, "dev") if dev is not None else (None, None)
@@ -152,13 +167,15 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         return Pipeline(front.tagger, front.lemmatizer, parser, front.tokenizer, now)
 
     front_parts = [p for p in parts if p != "parser"]
+    nothing_yet = "" if path is None else (
+        ": nothing was written (the model file is written when " +
+        ("the parser's first epoch ends)" if "parser" in parts else "every component is "
+                                                                     "trained)"))
     if resume:  # the front end the interrupted run trained, as its model file holds it
         front, front_scores = _trained_front(path)
     else:
         with interrupt_says(f"training interrupted while training the "
-                            f"{_listed(front_parts)}: nothing was written (the model file is "
-                            "written when " + ("the parser's first epoch ends)" if "parser"
-                                               in parts else "every component is trained)")):
+                            f"{_listed(front_parts)}{nothing_yet}"):
             front = front_end(parts, train, dev, table.seed, progress)
         front_scores = _front_scores(front)
     if "parser" not in parts:
@@ -167,21 +184,17 @@ def train(train, dev=None, *, family: str = "linear", components=None,
             pipeline.save(path, force=force)
         return pipeline
     raw_dev = dev
-    # the jackknifed tags, kept for a resumed training by the process that saves
-    tags = f"{path}.tags" if path is not None and os.environ.get("RANK", "0") == "0" else None
-    if tags is not None and not resume and os.path.exists(tags):  # an earlier run's
-        model_files.check_output(tags, model=True, force=force)
-        os.remove(tags)
+    scheduler = getattr(table, "scheduler", None)
+    tagged_by = {"data": data, "components": parts, "seed": table.seed, "folds": folds}
     if resume and (front.tagger or front.lemmatizer):
-        train, dev = _tagged(tags, data, train, dev)
+        train, dev = _tagged(tags, tagged_by, train, dev)
     elif front.tagger or front.lemmatizer:
         with interrupt_says("training interrupted while tagging the training sentences for "
-                            "the parser (jackknifing): nothing was written (the model file "
-                            "is written when the parser's first epoch ends)"):
+                            f"the parser (jackknifing){nothing_yet}"):
             train = _jackknife(parts, front, train, folds, table.seed, progress)
             dev = front.parse(dev, retag=True) if dev else None
-        if tags is not None:
-            _save_tags(tags, data, train, dev)
+            if tags is not None and lead and scheduler is None:  # a cluster's run does not
+                _save_tags(tags, tagged_by, train, dev)  # resume
 
     def save_best(parser, record):
         kept["record"] = record
@@ -190,7 +203,6 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     save_best.path = path  # what an interrupted training names
 
     context = dict(dev=bool(dev), progress=progress, checkpoint=checkpoint, resume=resume)
-    scheduler = getattr(table, "scheduler", None)
     try:
         if scheduler is None:
             fitted = registry.trainer(family, table, **context).fit(train, dev, save_best)
@@ -200,23 +212,23 @@ def train(train, dev=None, *, family: str = "linear", components=None,
             with connect(scheduler, table.workers) as client:
                 fitted = registry.trainer(family, table, client=client, **context).fit(
                     train, dev, save_best)
-    except TrainingInterrupted:
-        if tags is not None and os.path.exists(tags) and not os.path.exists(checkpoint):
-            os.remove(tags)  # no checkpoint to resume from: the tags go too
-        raise
+    finally:  # the parser's checkpoint is gone (the training ended, or stopped before
+        # its first epoch) or stays for resume: the tags go or stay with it
+        if tags is not None and lead and os.path.exists(tags) and \
+                not os.path.exists(checkpoint):
+            os.remove(tags)
     if front.tokenizer is not None and raw_dev:
         with interrupt_says("training interrupted while the tokenizer weighed the parser's "
-                            "view of sentence ends, after the parser's epochs: "
-                            + (f"{path} holds epoch {fitted.best_epoch_}, the best, without "
-                               "that view" if path is not None else "nothing was written")):
+                            "view of sentence ends, after the parser's epochs"
+                            + (f": {path} holds epoch {fitted.best_epoch_}, the best, "
+                               "without that view" if path is not None else ""),
+                            fitted.best_epoch_, path):
             _syntax_ends(front, fitted.parser_, raw_dev, progress)
     pipeline = described(front, fitted.parser_, kept.get("record", {}))
     for warning in pipeline.info["warnings"]:
         warnings.warn(warning, stacklevel=2)
-    if path is not None and os.environ.get("RANK", "0") == "0":  # torchrun: process 0 saves
+    if path is not None and lead:
         pipeline.save(path, force=force)
-        if tags is not None and os.path.exists(tags):  # the training is over: its tags go
-            os.remove(tags)  # with its checkpoint
         if progress:
             tqdm.write(f"saved {path} (epoch {fitted.best_epoch_})", file=sys.stderr)
     return pipeline
@@ -347,12 +359,8 @@ def _syntax_scores(front: Pipeline) -> dict:
 
 def _trained_front(path) -> tuple[Pipeline, dict]:
     """The front end held by the model file of an interrupted training, and its scores."""
-    from arborparse.pipeline import info as info_of
-
     nlp = Pipeline.load(path)
-    parser_scores = {"UAS", "LAS"}
-    scores = {k: v for k, v in (info_of(path).get("scores") or {}).items()
-              if k not in parser_scores}
+    scores = {k: v for k, v in (nlp.info.get("scores") or {}).items() if k not in ("UAS", "LAS")}
     return Pipeline(nlp.tagger, nlp.lemmatizer, None, nlp.tokenizer), scores
 
 
@@ -360,28 +368,30 @@ TAGS_KIND, TAGS_VERSION = "jackknifed-tags", 1
 TAGGED = (UPOS, XPOS, FEATS, LEMMA)
 
 
-def _save_tags(tags, data: dict, train: list[Sentence], dev: list[Sentence] | None) -> None:
+def _save_tags(tags, tagged_by: dict, train: list[Sentence], dev: list[Sentence] | None
+               ) -> None:
     """Keep the jackknifed training tags (and the retagged dev set) beside the model, so
-    that a resumed training does not tag them again; removed when the training ends."""
+    that a resumed training does not tag them again; `tagged_by`: the data, components,
+    seed and folds that made them. Removed with the parser's checkpoint."""
     arrays = {}
     for part, sentences in (("train", train), ("dev", dev or [])):
         for column in TAGGED:
             values = "\n".join(v for s in sentences for v in s.column(column))
             arrays[f"{part}.{COLUMNS[column]}"] = np.frombuffer(values.encode("utf-8"),
                                                                 dtype=np.uint8)
-    model_files.save(tags, TAGS_KIND, TAGS_VERSION, {"data": data}, arrays, compress=False,
-                     force=True)
+    model_files.save(tags, TAGS_KIND, TAGS_VERSION, {"tagged_by": tagged_by}, arrays,
+                     compress=False)
 
 
-def _tagged(tags, data: dict, train: list[Sentence], dev: list[Sentence] | None):
+def _tagged(tags, tagged_by: dict, train: list[Sentence], dev: list[Sentence] | None):
     """The training and dev sentences with the interrupted run's tags (`_save_tags`)."""
     if not os.path.exists(tags):
         raise ArborparseError(f"resume: there is no {tags} (the jackknifed tags of the "
                               "interrupted training): start again with force (--force)")
     header, arrays = model_files.load(tags, TAGS_KIND, TAGS_VERSION)
-    if header.get("data") != data:
-        raise ArborparseError(f"resume: {tags} holds the tags of other data: start again "
-                              "with force (--force)")
+    if header.get("tagged_by") != json.loads(json.dumps(tagged_by)):
+        raise ArborparseError(f"resume: {tags} holds the tags of another training (other data, "
+                              "components, seed or folds): start again with force (--force)")
     tagged = []
     for part, sentences in (("train", train), ("dev", dev or [])):
         columns = {c: bytes(arrays[f"{part}.{COLUMNS[c]}"]).decode("utf-8").split("\n")

@@ -61,16 +61,17 @@ class TrainingInterrupted(ArborparseError):
 
 
 @contextmanager
-def interrupt_says(message: str):
+def interrupt_says(message: str, epoch: int | None = None, path=None):
     """An interrupt (Ctrl-C, SIGTERM) inside the block becomes `TrainingInterrupted` with
-    `message`; one already said (a trainer's) passes unchanged."""
+    `message` (`epoch` and `path`: the best epoch and where it is saved, if any); one
+    already said (a trainer's, which `is_interrupt` would also see) passes unchanged."""
     try:
         yield
     except TrainingInterrupted:
         raise
     except BaseException as err:
         if is_interrupt(err):
-            raise TrainingInterrupted(None, None, message=message) from None
+            raise TrainingInterrupted(epoch, path, message=message) from None
         raise
 
 

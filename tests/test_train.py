@@ -318,6 +318,16 @@ def test_resume_takes_the_front_end_and_the_jackknifed_tags_of_the_interrupted_r
     assert {"UAS", "LAS", "UPOS", "Lemmas", "boundary_F1"} <= set(info(path)["scores"])
     assert not Path(f"{path}.tags").exists() and not Path(f"{path}.checkpoint").exists()
     assert info(path)["scores"] == straight.info["scores"]
+    monkeypatch.undo()
+    _interrupted_after_epoch_2(monkeypatch)
+    with pytest.raises(TrainingInterrupted):
+        arborparse.train(data, dev, path=path, **options)
+    monkeypatch.undo()
+    arborparse.train(data, dev, path=path, force=True, **options)  # starts again
+    assert not Path(f"{path}.tags").exists() and not Path(f"{path}.checkpoint").exists()
+    straight.save(Path(f"{path}.tags"))  # another model where the tags would go
+    with pytest.raises(ArborparseError, match=r"m\.npz\.tags is another model file"):
+        arborparse.train(data, dev, path=path, **options)
 
 
 def test_an_interrupt_before_the_first_epoch_leaves_no_tags_behind(tmp_path, monkeypatch):
@@ -373,6 +383,7 @@ def test_an_interrupt_outside_the_parsers_epochs_says_what_was_written(
                          progress=False, path=path, folds=2, trainer="perceptron", epochs=1,
                          hash_bits=12)
     assert path.exists() == (stage == "sentence ends")
+    assert not Path(f"{path}.tags").exists()  # nothing left to resume from
 
 
 def test_a_front_end_alone_says_its_family_and_no_folds(tmp_path):
