@@ -74,7 +74,8 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     assert found["family"] == "linear" and found["components"] == ["tagger", "parser"]
     assert found["options"]["trainer"] == "perceptron" and found["options"]["decoder"] == "mst"
     assert found["options"]["folds"] == 10  # defaults included
-    assert found["defaults_by_size"] == {"train_sentences": len(separable(3))}  # linear: none
+    # the linear family's options need no scaling; the jackknife's folds do
+    assert found["defaults_by_size"] == {"train_sentences": len(separable(3)), "folds": 10}
     assert found["data"]["train"]["file"] == "xx_toy-ud-train.conllu"
     assert len(found["data"]["train"]["sha256"]) == 64
     assert found["data"]["train"]["sentences"] == len(separable(3))
@@ -90,6 +91,19 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     assert r.exit_code == 0 and "xx_toy" in r.output and "lacks" not in r.output
     assert "trainer" in r.output and "LAS" in r.output
     assert f"chosen_on_dev       epoch {found['chosen_on_dev']['epoch']}\n" in r.output
+
+
+def test_the_jackknifes_folds_follow_the_training_size_and_yield_to_the_users(monkeypatch):
+    options = dict(components="tagger,parser", progress=False, trainer="perceptron",
+                   epochs=1, hash_bits=12)
+    monkeypatch.setattr("arborparse.trainer.LARGE", len(separable(3)))  # "large" data
+    nlp = arborparse.train(separable(3), **options)
+    assert nlp.info["options"]["folds"] == nlp.info["defaults_by_size"]["folds"] == 5
+    nlp = arborparse.train(separable(3), folds=3, **options)
+    assert nlp.info["options"]["folds"] == 3 and "folds" not in nlp.info["defaults_by_size"]
+    nlp = arborparse.train(separable(3), components="parser", progress=False,
+                           trainer="perceptron", epochs=1, hash_bits=12)
+    assert "folds" not in nlp.info["options"] and "folds" not in nlp.info["defaults_by_size"]
 
 
 def test_a_parser_below_the_left_neighbour_baseline_on_dev_is_warned_of(tmp_path):
