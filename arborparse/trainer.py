@@ -43,8 +43,8 @@ from arborparse.training import TrainingInterrupted, interrupt_says
 
 FRONT_EPOCHS = 10  # of the tagger and the lemmatizer, each keeping its best on dev
 # jackknifing folds: 5 from LARGE training sentences on (dev LAS as good or better on three
-# treebanks of 3,400-12,500 sentences, in 11-24 % less training time; 0.9-1.6 worse on two
-# of 400 and 900 sentences: bench/RESULTS.md)
+# treebanks of 3,400-12,500 sentences, in 11-24 % less training time; 0.5-1.6 worse on three
+# of four of 400-1,400 sentences: bench/RESULTS.md)
 FOLDS, FOLDS_LARGE, LARGE = 10, 5, 3000
 SCORES = ("UAS", "LAS", "UPOS", "XPOS", "UFeats", "Lemmas")
 UD_NAME = re.compile(r"(?:^|[^a-z0-9])([a-z]{2,3}(?:_[a-z0-9]+)?)-ud-(?:train|dev|test)",
@@ -77,8 +77,8 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     lang : the language recorded in the model (default: the UD file name's prefix, such as
         ``en_ewt``)
     folds : jackknifing folds (default: 10, or 5 from 3,000 training sentences on, where
-        the taggers trained on four fifths of the data tag as well and the jackknife takes
-        half the time; recorded in ``defaults_by_size``)
+        taggers trained on four fifths of the data serve the parser as well, and the
+        jackknife takes half the time; recorded in ``defaults_by_size``)
     **options : the family's options (`arborparse train --help` lists them by family);
         anything else raises `ArborparseError`
 
