@@ -21,7 +21,7 @@ from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, VERSION, Encoded
 from arborparse.linear.options import LinearOptions
 from arborparse.options import check_options
 from arborparse.trees import second_order
-from arborparse.trees.scores import arc_labels
+from arborparse.trees.scores import arc_labels, fold_scaled_labels
 from arborparse.trees.structure import is_projective
 
 class LinearParser:
@@ -118,8 +118,11 @@ class LinearParser:
 
         def negative_log_likelihood(log_t):
             scale = np.exp(-log_t)
-            return -sum(gold * scale - self._log_partition(
-                S * scale, *(None if p is None else p * scale for p in (sib, grand)))
+            return -sum(gold * scale - (
+                self._log_partition(S * scale, sib * scale,
+                                    None if grand is None else grand * scale)
+                if sib is not None else  # first order: the labels folded in one pass
+                trees.log_partition(fold_scaled_labels(S, scale), projective, self.single_root))
                 for S, sib, grand, gold in data)
 
         best = minimize_scalar(negative_log_likelihood, bounds=(np.log(1e-4), np.log(1e4)),
