@@ -1,7 +1,7 @@
 """The text front end: the whole pipeline on gold tokenization with predicted tags, against
 the same parser on gold tags, and what predicted input costs.
 
-    python bench/pipeline.py UD_Gothic-PROIEL [--trainer mira] [--folds 10]
+    python bench/pipeline.py UD_Gothic-PROIEL [--trainer mira] [--folds K]
                              [--model-type isbn --epochs 30]
                              [--results bench/pipeline.jsonl]
 
@@ -46,7 +46,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("treebank")
     ap.add_argument("--trainer", default="mira")
-    ap.add_argument("--folds", type=int, default=10)
+    ap.add_argument("--folds", type=int, help="default: arborparse train's (by data size)")
     ap.add_argument("--model-type", default="first-order", choices=["first-order", "isbn"])
     ap.add_argument("--epochs", type=int, help="the parser's (default: arborparse train's)")
     ap.add_argument("--results", default=str(ROOT / "bench" / "pipeline.jsonl"))
@@ -68,7 +68,8 @@ def main():
             write_conllu(sentences, tmp / f"{name}.conllu")
         pipeline, parser = kept, tmp / "parser.npz"
         trained = run([*COMMAND, "train", "--train", train, "--dev", dev, "--model", pipeline,
-                       *options, "--folds", args.folds, "--quiet", "--force"])
+                       *options, *(["--folds", args.folds] if args.folds else []), "--quiet",
+                       "--force"])
         out["train_cpu_seconds"] = trained.cpu
         run([*COMMAND, "train", "--train", train, "--dev", dev, "--model", parser, *options,
              "--components", "parser", "--quiet"])

@@ -75,7 +75,7 @@ labeled_scores = st.tuples(st.integers(1, 6), st.integers(1, 60)).flatmap(lambda
 def test_the_scaled_fold_is_numpys_fold(S, scale):
     """The temperature fit's fold of S × scale, which skips the labels too far below the
     best to change the sum, gives NumPy's log Σ exp (to the rounding of the sum's order)."""
-    expected = fold_labels(S * np.float64(scale))
+    expected = fold_labels(S.astype(np.float64) * scale)
     folded = fold_scaled_labels(S, scale)
     assert np.array_equal(np.isneginf(folded), np.isneginf(expected))
-    np.testing.assert_allclose(folded, expected, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(folded, expected, rtol=1e-14, atol=1e-12)
