@@ -45,7 +45,11 @@ def fold_scaled_labels(S: np.ndarray, scale: float) -> np.ndarray:
         for m in range(n1):
             top = -np.inf
             for k in range(L):
-                top = max(top, np.float64(S[h, m, k]) * scale)
+                value = np.float64(S[h, m, k]) * scale
+                if np.isnan(value) or value == np.inf:  # as check_scores says elsewhere
+                    raise ValueError("scores must not contain NaN or +inf (-inf forbids an "
+                                     "arc)")
+                top = max(top, value)
             if not np.isfinite(top):
                 out[h, m] = top
                 continue

@@ -1,6 +1,7 @@
 """Property tests over random score arrays (hypothesis)."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -79,3 +80,7 @@ def test_the_scaled_fold_is_numpys_fold(S, scale):
     folded = fold_scaled_labels(S, scale)
     assert np.array_equal(np.isneginf(folded), np.isneginf(expected))
     np.testing.assert_allclose(folded, expected, rtol=1e-14, atol=1e-12)
+    for bad in (np.nan, np.inf):  # refused, as check_scores refuses them elsewhere
+        S[0, -1, 0] = bad
+        with pytest.raises(ValueError, match="NaN or \\+inf"):
+            fold_scaled_labels(S, scale)
