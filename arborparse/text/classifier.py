@@ -7,7 +7,12 @@ the two words before it, and, for a second-level tagger (XPOS or FEATS after UPO
 "given" tag of the word itself, alone and paired with the word, its suffixes of 2, 3, 4
 and 6 characters and the previous class (the suffix pairs: Turkish-IMST dev UFeats
 85.03 -> 85.38, Gothic-PROIEL 86.46 -> 86.60). A feature f and a class c own the weight
-at a hash of (f, c) in a vector of 2^bits. A class may have parts (a FEATS bundle's
+c places after a hash of f in a vector of 2^bits (wrapping around): the weights of one
+feature for every class lie side by side, so that scoring a word's candidates reads a few
+cache lines per feature instead of one per (feature, class) pair (the tagger's and the
+lemmatizer's training on English-EWT 1.7-2.1 times as fast as with a hash of each pair; dev
+UPOS -0.05 to +0.48, UFeats -0.40 to +0.87 on six treebanks, the collisions falling
+elsewhere). A class may have parts (a FEATS bundle's
 ``Case=Dat`` and ``Number=Sing``), shared with every class that holds them: part p's
 weights live where those of a class numbered ``len(classes) + p`` would, and a class
 scores its own weights and its parts', so that a bundle seen rarely learns from the common
@@ -40,16 +45,23 @@ def _mix(h, x):
 
 
 @njit(inline="always", cache=True)
-def _index(feature, c, mask):
+def _start(feature):
+    """Where the weights of a feature start: a hash of the feature; its weight for class c
+    lies c places further (`_slot`), so that the candidates of a word read a few cache
+    lines per feature, not one for each class."""
     x = np.uint64(feature) * np.uint64(0x9E3779B97F4A7C15)
-    x ^= np.uint64(c + 1) * np.uint64(0xC2B2AE3D27D4EB4F)
-    x ^= x >> np.uint64(29)
-    return np.int64(x & mask)
+    return x ^ (x >> np.uint64(29))
+
+
+@njit(inline="always", cache=True)
+def _slot(start, c, mask):
+    return np.int64((start + np.uint64(c)) & mask)
 
 
 @njit(cache=True, nogil=True)
 def _features(X, i, start, history, given, pairs, out):
-    """out: the static features of item i and its dynamic ones (`pairs`: `WORD_PAIRS`)."""
+    """out: where the weights of item i's static features and its dynamic ones (`pairs`:
+    `WORD_PAIRS`) start (`_start`)."""
     F = X.shape[1]
     for k in range(F):
         out[k] = X[i, k]
@@ -68,6 +80,8 @@ def _features(X, i, start, history, given, pairs, out):
     out[F + 8] = _mix(_mix(0xB5, g), X[i, pairs[2]])
     out[F + 9] = _mix(_mix(0xB6, g), X[i, pairs[3]])
     out[F + 10] = _mix(_mix(0xB7, g), X[i, pairs[4]])
+    for k in range(F + DYNAMIC):
+        out[k] = _start(out[k])
 
 
 @njit(inline="always", cache=True)
@@ -84,7 +98,7 @@ def _score(W, feats, c, pptr, pids, part_score, stamp, now, mask):
     items told apart by `now` in `stamp`)."""
     score = 0.0
     for f in feats:
-        score += W[_index(f, c, mask)]
+        score += W[_slot(f, c, mask)]
     lo, hi = _parts(pptr, c)
     for j in range(lo, hi):
         p = pids[j]
@@ -92,7 +106,7 @@ def _score(W, feats, c, pptr, pids, part_score, stamp, now, mask):
             stamp[p] = now
             part = 0.0
             for f in feats:
-                part += W[_index(f, pptr.shape[0] - 1 + p, mask)]
+                part += W[_slot(f, pptr.shape[0] - 1 + p, mask)]
             part_score[p] = part
         score += part_score[p]
     return score
@@ -118,11 +132,11 @@ def _update(W, U, feats, c, pptr, pids, delta, step, mask):
     """Add `delta` to the weights of class c and its parts (U: `delta` times the step)."""
     lo, hi = _parts(pptr, c)
     for f in feats:
-        k = _index(f, c, mask)
+        k = _slot(f, c, mask)
         W[k] += delta
         U[k] += delta * step
         for j in range(lo, hi):
-            k = _index(f, pptr.shape[0] - 1 + pids[j], mask)
+            k = _slot(f, pptr.shape[0] - 1 + pids[j], mask)
             W[k] += delta
             U[k] += delta * step
 
@@ -222,7 +236,7 @@ class Classifier:
 
     def weight_index(self, feature: int, c: int) -> int:
         """Where the weight of static feature hash `feature` for class c lives."""
-        return int(_index(np.uint64(feature), c, np.uint64(self.weights.shape[0] - 1)))
+        return int(_slot(_start(np.uint64(feature)), c, np.uint64(self.weights.shape[0] - 1)))
 
     def predict(self, X, bounds, given, cptr, cand) -> np.ndarray:
         return predict(self.weights, X, bounds, given, cptr, cand, len(self.classes),

@@ -29,7 +29,7 @@ from arborparse.io.conllu import LEMMA, Sentence
 from arborparse.text.classifier import Classifier, candidate_arrays, offsets
 from arborparse.text.features import word_features
 
-VERSION = 3  # of the lemmatizer inside a model file (3: scripts share their parts)
+VERSION = 4  # of the lemmatizer inside a model file (4: the classes of a feature side by side)
 KEEP, LOWER = "keep", "lower"
 FOUND = 1 << 17  # (form, UPOS) pairs whose candidate scripts are kept between calls
 

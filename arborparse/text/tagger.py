@@ -29,7 +29,7 @@ from arborparse.text.classifier import Classifier, Trained, candidate_arrays, of
 from arborparse.text.features import word_features
 
 COLUMNS = ("upos", "xpos", "feats")
-VERSION = 3  # of the tagger inside a model file (3: FEATS bundles share their features)
+VERSION = 4  # of the tagger inside a model file (4: the classes of a feature side by side)
 SUFFIXES = (4, 3, 2, 1)
 GUESSES = 5  # a suffix guesses FEATS when it was seen with at least this many bundles
 

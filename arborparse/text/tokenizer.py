@@ -50,7 +50,7 @@ from arborparse.text.rules import WHOLE, kept_invisible, visible, whole_kinds, w
 from arborparse.text.sentences import SentenceSplitter, shift_bias
 from arborparse.text.syntax import GAIN, MARGIN_ONLY, SyntaxEnds
 
-VERSION = 2  # of the tokenizer inside a model file (2: multiword rules)
+VERSION = 3  # of the tokenizer inside a model file (3: the classes of a feature side by side)
 SPACES_AT = 0.01  # the share of training tokens with a space that lets spaces join tokens
 SPLITTER_BITS = 20  # of the word-level sentence splitter's weights (whatever `bits`: its
 # features are few)

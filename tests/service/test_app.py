@@ -285,11 +285,11 @@ def test_a_model_without_a_parser_is_served():
 
     data = separable(1)
     tagger = Pipeline(Tagger(epochs=2, bits=12, progress=False).fit(data))
-    words = "".join(s.with_columns({3: ["_"] * len(s)}).to_text() for s in data[:2])
+    untagged = [s.with_columns({3: ["_"] * len(s)}) for s in data[:2]]
     with TestClient(create_app(tagger, workers=1)) as client:
         assert client.get("/health").json() == {"status": "ok", "kind": "pipeline"}
         assert client.get("/model").json()["kind"] == "pipeline"
-        r = client.post("/parse", content=words)
+        r = client.post("/parse", content="".join(s.to_text() for s in untagged))
         assert r.status_code == 200, r.text
         assert [line.split("\t")[3] for line in r.text.splitlines() if "\t" in line] == \
-            [u for s in data[:2] for u in tagger.parse([s])[0].upos]
+            [u for s in tagger.parse(untagged) for u in s.upos]

@@ -76,7 +76,7 @@ def test_bad_arguments():
 def test_feats_bundles_share_the_weights_of_their_features(tmp_path):
     import numpy as np
 
-    from arborparse.text.classifier import DYNAMIC, _features, _index
+    from arborparse.text.classifier import DYNAMIC, _features, _slot
     from arborparse.text.tagger import features_of
 
     assert features_of("Number=Sing|Tense=Pres") == ["Number=Sing", "Tense=Pres"]
@@ -106,11 +106,11 @@ def test_feats_bundles_share_the_weights_of_their_features(tmp_path):
     row = np.empty(X.shape[1] + DYNAMIC, dtype=np.uint64)
 
     def score(c):
-        return sum(float(W[_index(f, k, mask)]) for f in row
+        return sum(float(W[_slot(f, k, mask)]) for f in row
                    for k in [c, *(classes + p for p in parts[feats.classes[c]])])
 
     def part_weights(p):
-        return sum(abs(float(W[_index(f, classes + p, mask)])) for f in row)
+        return sum(abs(float(W[_slot(f, classes + p, mask)])) for f in row)
 
     margins = feats.margins(X, bounds, upos, none, every, 0, 1)
     for s in range(len(bounds) - 1):
