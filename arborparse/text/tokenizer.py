@@ -468,11 +468,10 @@ class Tokenizer(Trained):
                                       if k.startswith("multiword.")})
             tokenizer.classifier = Classifier(list(LABELS), weights=arrays["weights"],
                                               pairs=PAIRS)
-            # a file of an earlier version: no invisible character kept, every rule applied
-            tokenizer.keep = header.get("keep", "")
-            tokenizer.whole = tuple(header.get("whole", WHOLE))
-            tokenizer.spaces = header.get("spaces", False) is True
-            if "sentences" in header:  # a file of an earlier version has no word splitter
+            tokenizer.keep = header["keep"]
+            tokenizer.whole = tuple(header["whole"])
+            tokenizer.spaces = header["spaces"] is True
+            if "sentences" in header:  # kept where it found the dev sentences better
                 tokenizer.splitter = SentenceSplitter.from_parts(
                     header["sentences"], {k.removeprefix("sentences."): v
                                           for k, v in arrays.items()

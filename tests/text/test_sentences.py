@@ -75,3 +75,18 @@ def test_a_splitter_that_learned_nothing_shifts_nothing():
         warnings.simplefilter("error")
         assert shift_bias(classifier, 7, 1, lambda: 0.0) == 0
     assert not classifier.weights.any()
+
+
+def test_the_weight_shift_bias_moves_is_the_one_the_splitter_reads():
+    """`Classifier.weight_index` finds the weight the compiled classifier reads: a large
+    weight put there for the bias feature and END makes every token a sentence end."""
+    from arborparse.text.classifier import Classifier
+    from arborparse.text.sentences import END, LABELS
+
+    splitter = SentenceSplitter(progress=False)
+    splitter.classifier = Classifier(list(LABELS), bits=12)
+    tokens = ["a", "b", "c", "d"]
+    assert splitter.ends(tokens).tolist() == [False, False, False, True]  # ties: "on"
+    X, *_ = splitter._arrays([tokens])
+    splitter.classifier.weights[splitter.classifier.weight_index(X[0, 0], END)] = 100.0
+    assert splitter.ends(tokens).all()
