@@ -75,14 +75,12 @@ class LinearParser:
         """Whether the tree distribution is over projective trees (always at order 2)."""
         return (decoder or self.decoder) == "eisner" or self.model.order == 2
 
-    def _log_partition(self, S, sib, grand) -> float:
+    def _log_partition(self, folded, sib, grand) -> float:
+        """log Z of a sentence from its arc scores with the labels folded in (`folded`,
+        (n+1, n+1)) and, at order 2, its sibling and grandparent scores."""
         if sib is None:
-            return trees.log_partition(S, self._projective(), self.single_root)
-        from scipy.special import logsumexp
-
-        with np.errstate(invalid="ignore"):
-            return second_order.log_partition(logsumexp(S, axis=2), sib, grand,
-                                              self.single_root)
+            return trees.log_partition(folded, self._projective(), self.single_root)
+        return second_order.log_partition(folded, sib, grand, self.single_root)
 
     def calibrate(self, dev: Iterable[Sentence], limit: int = 1000) -> float:
         """Fit the temperature to development data and return it: the T maximizing the
@@ -118,11 +116,9 @@ class LinearParser:
 
         def negative_log_likelihood(log_t):
             scale = np.exp(-log_t)
-            return -sum(gold * scale - (
-                self._log_partition(S * scale, sib * scale,
-                                    None if grand is None else grand * scale)
-                if sib is not None else  # first order: the labels folded in one pass
-                trees.log_partition(fold_scaled_labels(S, scale), projective, self.single_root))
+            return -sum(gold * scale - self._log_partition(
+                fold_scaled_labels(S, scale), *(None if p is None else p * scale
+                                                for p in (sib, grand)))
                 for S, sib, grand, gold in data)
 
         best = minimize_scalar(negative_log_likelihood, bounds=(np.log(1e-4), np.log(1e4)),
