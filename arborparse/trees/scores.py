@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+NOT_FINITE = "scores must not contain NaN or +inf (-inf forbids an arc)"
+
 
 def check_scores(S, labeled_ok: bool = True) -> np.ndarray:
     """S as a float64 array of shape (n+1, n+1) or (n+1, n+1, L), n >= 1, with no NaN or +inf.
@@ -20,7 +22,7 @@ def check_scores(S, labeled_ok: bool = True) -> np.ndarray:
     if S.ndim == 3 and S.shape[2] < 1:
         raise ValueError("labeled scores need at least one label")
     if np.isnan(S).any() or np.isposinf(S).any():
-        raise ValueError("scores must not contain NaN or +inf (-inf forbids an arc)")
+        raise ValueError(NOT_FINITE)
     return S
 
 
@@ -46,9 +48,8 @@ def fold_scaled_labels(S: np.ndarray, scale: float) -> np.ndarray:
             top = -np.inf
             for k in range(L):
                 value = np.float64(S[h, m, k]) * scale
-                if np.isnan(value) or value == np.inf:  # as check_scores says elsewhere
-                    raise ValueError("scores must not contain NaN or +inf (-inf forbids an "
-                                     "arc)")
+                if np.isnan(value) or value == np.inf:  # refused as check_scores does
+                    raise ValueError(NOT_FINITE)
                 top = max(top, value)
             if not np.isfinite(top):
                 out[h, m] = top
