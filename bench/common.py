@@ -4,9 +4,11 @@ import json
 import os
 import platform
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -66,22 +68,30 @@ def best_times(fns: dict, repeat=15) -> dict:
     return best
 
 
-def run(args, threads: int = 1, package=ROOT) -> Run:
+def run(args, threads: int = 1, package=ROOT, stop_after: float | None = None) -> Run:
     """Run a command (`threads` threads for numeric libraries, the arborparse package of the
     checkout `package`, by default this one) and measure it; raise with its stderr when it
-    fails."""
+    fails. With `stop_after` seconds, it is sent SIGTERM then (a training keeps its best
+    model and exits with status 130, which counts as success)."""
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
                MKL_NUM_THREADS=str(threads), PYTHONPATH=str(package),
                PYTHONSAFEPATH="1")  # `python -m` must not import the working directory's
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
         proc = subprocess.Popen(list(map(str, args)), stdout=out, stderr=err, env=env)
+        timer = None
+        if stop_after is not None:
+            timer = threading.Timer(stop_after, proc.send_signal, (signal.SIGTERM,))
+            timer.start()
         _, status, usage = os.wait4(proc.pid, 0)  # the child's own CPU time
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
+        stopped = timer is not None and timer.finished.is_set() and proc.returncode == 130
+        if timer is not None:
+            timer.cancel()
         out.seek(0)
         err.seek(0)
-        if proc.returncode != 0:
+        if proc.returncode != 0 and not stopped:
             raise RuntimeError(f"{' '.join(map(str, args))} failed:\n{err.read()}")
         return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.read(),
                    err.read())

@@ -3,6 +3,7 @@ from its words alone (the model predicts UPOS, XPOS, FEATS, lemmas and the tree)
 with the CoNLL 2018 measures on gold tokenization.
 
     python bench/neural.py UD_Gothic-PROIEL [--objective crf] [--epochs 40] [--threads 1]
+                           [--option hidden=400 ...] [--minutes M]
                            [--results bench/neural.jsonl]
 
 Trains `arborparse train --model-type neural --components parser` (dev for early stopping
@@ -10,6 +11,9 @@ and the epoch kept) with `--threads` threads, records each epoch's dev scores an
 since the start (dev parsing included), the peak memory of training and the longest
 training sentence; parses test with one thread (`arborparse parse`, model load and Python's
 start included). The model is kept in bench/runs/. Appends one JSON line to --results.
+`--option NAME=VALUE` passes `--NAME VALUE` to the training (e.g. `hidden=400`, `layers=3`);
+`--minutes M` stops the training (SIGTERM) after M minutes (it keeps its best epoch). Where
+PyTorch sees a GPU, training and parsing run on it, and the record names it.
 """
 
 import argparse
@@ -26,7 +30,7 @@ from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS
 
 MEASURES = ("UPOS", "XPOS", "UFeats", "AllTags", "Lemmas", "UAS", "LAS", "CLAS", "MLAS",
             "BLEX")
-EPOCH = re.compile(r"epoch (\d+)/\d+ .* dev (.*?)(?:  \(best\))?  \[([\d.]+) min\]")
+EPOCH = re.compile(r"epoch (\d+)/\d+ .*\[([\d.]+) min\]  dev (.*?)(?:  \(best\))?$")
 
 
 def history(log: str) -> list[dict]:
@@ -34,10 +38,17 @@ def history(log: str) -> list[dict]:
     for line in log.splitlines():
         match = EPOCH.search(line)
         if match:
-            scores = dict(zip(*[iter(match.group(2).split())] * 2))
-            out.append({"epoch": int(match.group(1)), "minutes": float(match.group(3)),
+            scores = dict(zip(*[iter(match.group(3).split())] * 2))
+            out.append({"epoch": int(match.group(1)), "minutes": float(match.group(2)),
                         **{k: float(v) for k, v in scores.items()}})
     return out
+
+
+def gpu() -> str | None:
+    """The GPU PyTorch trains on, or None."""
+    import torch
+
+    return torch.cuda.get_device_name() if torch.cuda.is_available() else None
 
 
 def main():
@@ -46,19 +57,28 @@ def main():
     ap.add_argument("--objective", default="crf")
     ap.add_argument("--epochs", type=int, default=40)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                    help="a training option, e.g. hidden=400")
+    ap.add_argument("--minutes", type=float, help="stop the training after this long")
     ap.add_argument("--results", default=str(ROOT / "bench" / "neural.jsonl"))
     args = ap.parse_args()
     train, dev, test = files(args.treebank)
     gold = read_conllu(test)
-    stem = ROOT / "bench" / "runs" / f"neural-{args.objective}-{args.treebank}"
+    options = dict(o.split("=", 1) for o in args.option)
+    tag = "".join(f"-{k}{v}" for k, v in options.items())
+    stem = ROOT / "bench" / "runs" / f"neural-{args.objective}{tag}-{args.treebank}"
     kept = stem.with_suffix(".npz")
     kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.unlink(missing_ok=True)  # a training stopped before its first epoch keeps none
     out = {"treebank": args.treebank, "system": f"arborparse neural ({args.objective})",
-           "epochs": args.epochs, "threads": args.threads}
+           "epochs": args.epochs, "threads": args.threads, "options": options,
+           "minutes": args.minutes, "gpu": gpu()}
     trained = run([*COMMAND, "train", "--model-type", "neural", "--components", "parser",
                    "--objective", args.objective, "--epochs", args.epochs, "--threads",
-                   args.threads, "--train", train, "--dev", dev, "--model", kept, "--force"],
-                  threads=args.threads)
+                   args.threads, "--train", train, "--dev", dev, "--model", kept, "--force",
+                   *(a for k, v in options.items() for a in (f"--{k.replace('_', '-')}", v))],
+                  threads=args.threads,
+                  stop_after=None if args.minutes is None else args.minutes * 60)
     out.update(train_wall_seconds=trained.wall, train_cpu_seconds=trained.cpu,
                train_peak_rss_mb=trained.max_rss_mb,
                longest_training_sentence=max(map(len, read_conllu(train))),
