@@ -112,7 +112,7 @@ def test_models_and_other_files_are_not_swapped_by_surprise(treebank, tmp_path):
 def test_interrupt_keeps_the_best_epoch(tmp_path, monkeypatch):
     data = arborparse.io.read_conllu(__import__("io").StringIO(separable_text()))
     calls = {"n": 0}
-    original = OnlineTrainer._constraints
+    original = OnlineTrainer._step
 
     def interrupt_in_epoch_3(self, *args):
         calls["n"] += 1
@@ -120,7 +120,7 @@ def test_interrupt_keeps_the_best_epoch(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return original(self, *args)
 
-    monkeypatch.setattr(OnlineTrainer, "_constraints", interrupt_in_epoch_3)
+    monkeypatch.setattr(OnlineTrainer, "_step", interrupt_in_epoch_3)
     path = tmp_path / "m.npz"
     with pytest.raises(TrainingInterrupted, match=f"{path} holds epoch 2, the best so far") as e:
         OnlineTrainer("perceptron", epochs=5, hash_bits=12, progress=False).fit(

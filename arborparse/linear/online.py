@@ -136,18 +136,38 @@ class OnlineTrainer:
         keep = sums != 0
         return uniq[keep], sums[keep]
 
-    def _constraints(self, model, x, w, scores: Scores, gold_h, gold_l):
-        """The rows a_j of the active constraints and their violations b_j."""
+    def _step(self, model, x, w, scores: Scores, gold_h, gold_l):
+        """The update of w on one sentence, as (columns, step): w[columns] += step; None
+        where no constraint is active."""
         if self.trainer in ("perceptron", "mira"):
             heads, labels = decode(scores, self.train_decoder, self.single_root)
-            trees = [(heads, labels)]
-        elif self.trainer == "mira-kbest":
-            found = kbest(scores.total, self.k, self.train_decoder == "eisner", self.single_root)
-            trees = [(heads, arc_labels(scores.label, heads)) for _, heads in found]
-        else:
+            loss = int((heads != gold_h)[1:].sum() + (labels != gold_l)[1:].sum())
+            if loss == 0:
+                return None
+            idx, vals = self._delta(model, x, gold_h, gold_l, heads, labels)
+            if self.trainer == "perceptron":
+                return idx, vals
+            # one constraint: Hildreth's algorithm on its 1 x 1 program, no sparse matrices
+            alpha = hildreth(np.array([[vals @ vals]]), np.array([loss - vals @ w[idx]]),
+                             self.C)
+            return idx, alpha[0] * vals
+        A, b = self._constraints(model, x, w, scores, gold_h, gold_l)
+        if A is None:
+            return None
+        # the columns the constraints touch, renumbered 0..U-1
+        columns, local = np.unique(A.indices, return_inverse=True)
+        D = sp.csr_matrix((A.data, local, A.indptr), shape=(A.shape[0], len(columns)))
+        return columns, D.T @ hildreth((D @ D.T).toarray(), b, self.C)
+
+    def _constraints(self, model, x, w, scores: Scores, gold_h, gold_l):
+        """The rows a_j of the active constraints and their violations b_j (mira-kbest,
+        mira-factored)."""
+        if self.trainer == "mira-factored":
             return self._factored(model, x, w, scores, gold_h, gold_l)
+        found = kbest(scores.total, self.k, self.train_decoder == "eisner", self.single_root)
         rows, b = [], []
-        for heads, labels in trees:
+        for _, heads in found:
+            labels = arc_labels(scores.label, heads)
             loss = int((heads != gold_h)[1:].sum() + (labels != gold_l)[1:].sum())
             if loss == 0:
                 continue
@@ -197,18 +217,11 @@ class OnlineTrainer:
         errors = 0
         for i in order:
             x = encoded[i]
-            scores = model.scores(x, w)
-            A, b = self._constraints(model, x, w, scores, gold_heads[i], gold_labels[i])
-            if A is not None:
+            update = self._step(model, x, w, model.scores(x, w), gold_heads[i],
+                                gold_labels[i])
+            if update is not None:
                 errors += 1
-                # the columns the constraints touch, renumbered 0..U-1
-                columns, local = np.unique(A.indices, return_inverse=True)
-                D = sp.csr_matrix((A.data, local, A.indptr), shape=(A.shape[0], len(columns)))
-                if self.trainer == "perceptron":
-                    alpha = np.ones(1)
-                else:
-                    alpha = hildreth((D @ D.T).toarray(), b, self.C)
-                step = D.T @ alpha
+                columns, step = update
                 w[columns] += step
                 u[columns] += steps * step
             steps += 1
