@@ -150,7 +150,8 @@ class Network(nn.Module):
                                           batch.words.device))
         x = torch.cat(parts, dim=-1)
         x = self.dropout(x)
-        packed = pack_padded_sequence(x, batch.lengths + 1, batch_first=True,
+        # the lengths on the CPU, wherever the batch is (PyTorch asks for that)
+        packed = pack_padded_sequence(x, (batch.lengths + 1).cpu(), batch_first=True,
                                       enforce_sorted=False)
         out, _ = self.lstm(packed)
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])

@@ -85,15 +85,29 @@ class _Loss(torch.nn.Module):
         return self.trainer.loss(self.net, batch)
 
 
+def _device() -> torch.device:
+    """Where this process trains: GPU number LOCAL_RANK where this machine has a GPU for
+    each of its processes (torchrun's LOCAL_WORLD_SIZE; one without torchrun), else the
+    CPU."""
+    processes = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    if torch.cuda.is_available() and torch.cuda.device_count() >= processes:
+        return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+    return torch.device("cpu")
+
+
 def _process_group():
-    """(rank, world size), joining the process group when started by torchrun."""
+    """(rank, world size), joining the process group when started by torchrun (NCCL
+    between GPUs, else gloo)."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world == 1:
         return 0, 1
     import torch.distributed as dist
 
     if not dist.is_initialized():
-        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+        device = _device()
+        if device.type == "cuda":
+            torch.cuda.set_device(device)
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
     return dist.get_rank(), world
 
 
@@ -103,7 +117,7 @@ def _agree(flag: bool, world: int) -> bool:
         return bool(flag)
     import torch.distributed as dist
 
-    value = torch.tensor([int(bool(flag))])
+    value = torch.tensor([int(bool(flag))], device=_device())  # NCCL needs it on the GPU
     dist.broadcast(value, 0)
     return bool(value.item())
 
@@ -290,8 +304,7 @@ class NeuralTrainer:
         else:
             vocab = Vocabulary.build(train)
             net = self._network(vocab)
-        device = torch.device(f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
-                              if torch.cuda.is_available() else "cpu")
+        device = _device()
         net.to(device)
         step_loss = self.loss
         if world > 1:

@@ -24,7 +24,8 @@ TINY = dict(hidden=32, layers=1, word_dim=16, batch_size=4, dropout=0.0, learnin
 
 
 def weights(parser):
-    return {k: v.clone() for k, v in parser.network.state_dict().items()}
+    """The network's weights, on the CPU (training runs on a GPU where there is one)."""
+    return {k: v.detach().cpu().clone() for k, v in parser.network.state_dict().items()}
 
 
 def same(a, b):
@@ -133,10 +134,10 @@ def test_word_vectors_start_the_embeddings(tmp_path):
     vectors.write_text("2 3\nthe 1 2 3\nDog 4 5 6\n")
     trainer = NeuralTrainer(epochs=1, embeddings=vectors, **{**TINY, "learning_rate": 1e-12})
     fitted = trainer.fit(separable(2))
-    vocab, table = fitted.parser_.vocab, fitted.parser_.network.words.weight
+    vocab, table = fitted.parser_.vocab, fitted.parser_.network.words.weight.detach().cpu()
     assert table.shape[1] == 3
-    assert np.allclose(table[vocab.words.index("the")].detach(), [1, 2, 3], atol=1e-6)
-    assert np.allclose(table[vocab.words.index("dog")].detach(), [4, 5, 6], atol=1e-6)
+    assert np.allclose(table[vocab.words.index("the")], [1, 2, 3], atol=1e-6)
+    assert np.allclose(table[vocab.words.index("dog")], [4, 5, 6], atol=1e-6)
     vectors.write_text("the 1 2 3\ndog 4 5\n")
     with pytest.raises(ArborparseError, match="vectors.txt:2: 2 numbers"):
         trainer.fit(separable(2))
@@ -198,8 +199,8 @@ def test_the_lemma_dictionary_comes_before_the_scripts(memorized):
 
 
 def test_two_processes_train_data_parallel(tmp_path):
-    """torchrun with two CPU processes (gloo, DistributedDataParallel): process 0 saves a
-    model that has learned the tiny treebank."""
+    """torchrun with two processes (gloo on the CPU, also on a machine with a single GPU;
+    DistributedDataParallel): process 0 saves a model that has learned the tiny treebank."""
     import os
     import subprocess
     import sys
