@@ -182,7 +182,13 @@ class Network(nn.Module):
         dep = dep[words]
         ones = head.new_ones(head.shape[:-1] + (1,))
         head, dep = torch.cat([head, ones], -1), torch.cat([dep, ones], -1)
-        return nn.functional.bilinear(dep, head, self.label_weight)  # dep W_l head, each l
+        if not torch.is_grad_enabled():  # parsing: one kernel, the faster there
+            return nn.functional.bilinear(dep, head, self.label_weight)  # dep W_l head, each l
+        # training: the same by two matrix products, whose backward on the CPU takes a
+        # 25th of bilinear's (0.06 s against 1.6 s for 640 words and 50 labels)
+        L, i, j = self.label_weight.shape
+        left = (dep @ self.label_weight.transpose(0, 1).reshape(i, L * j)).view(-1, L, j)
+        return (left @ head[:, :, None]).squeeze(-1)
 
     def tag_scores(self, states: torch.Tensor, words: torch.Tensor,
                    names: tuple[str, ...] = HEADS) -> dict[str, torch.Tensor]:
