@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -25,13 +24,15 @@ MEASURES = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags",
 
 
 class Run(NamedTuple):
-    """A finished command: wall and CPU seconds, peak memory (MB), stdout, stderr."""
+    """A finished command: wall and CPU seconds, peak memory (MB), stdout, stderr, and
+    whether it was stopped at `run`'s stop_after."""
 
     wall: float
     cpu: float
     max_rss_mb: float
     out: str
     err: str
+    stopped: bool = False  # by `run`'s stop_after
 
 
 def machine() -> str:
@@ -72,29 +73,33 @@ def run(args, threads: int = 1, package=ROOT, stop_after: float | None = None) -
     """Run a command (`threads` threads for numeric libraries, the arborparse package of the
     checkout `package`, by default this one) and measure it; raise with its stderr when it
     fails. With `stop_after` seconds, it is sent SIGTERM then (a training keeps its best
-    model and exits with status 130, which counts as success)."""
+    model and exits with status 130, which counts as success; `Run.stopped` says so)."""
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
                MKL_NUM_THREADS=str(threads), PYTHONPATH=str(package),
                PYTHONSAFEPATH="1")  # `python -m` must not import the working directory's
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
         proc = subprocess.Popen(list(map(str, args)), stdout=out, stderr=err, env=env)
-        timer = None
-        if stop_after is not None:
-            timer = threading.Timer(stop_after, proc.send_signal, (signal.SIGTERM,))
-            timer.start()
-        _, status, usage = os.wait4(proc.pid, 0)  # the child's own CPU time
+        sent = False
+        while True:  # the child's own CPU time comes with its status
+            waiting = stop_after is not None and not sent
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG if waiting else 0)
+            if pid:
+                break
+            if time.perf_counter() - start >= stop_after:
+                os.kill(proc.pid, signal.SIGTERM)
+                sent = True
+            else:
+                time.sleep(0.2)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
-        stopped = timer is not None and timer.finished.is_set() and proc.returncode == 130
-        if timer is not None:
-            timer.cancel()
+        stopped = sent and proc.returncode == 130
         out.seek(0)
         err.seek(0)
         if proc.returncode != 0 and not stopped:
             raise RuntimeError(f"{' '.join(map(str, args))} failed:\n{err.read()}")
         return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.read(),
-                   err.read())
+                   err.read(), stopped)
 
 
 def files(treebank):

@@ -13,7 +13,7 @@ training sentence; parses test with one thread (`arborparse parse`, model load a
 start included). The model is kept in bench/runs/. Appends one JSON line to --results.
 `--option NAME=VALUE` passes `--NAME VALUE` to the training (e.g. `hidden=400`, `layers=3`);
 `--minutes M` stops the training (SIGTERM) after M minutes (it keeps its best epoch). Where
-PyTorch sees a GPU, training and parsing run on it, and the record names it.
+PyTorch sees a GPU, training runs on it (parsing stays on the CPU), and the record names it.
 """
 
 import argparse
@@ -64,10 +64,12 @@ def main():
     args = ap.parse_args()
     train, dev, test = files(args.treebank)
     gold = read_conllu(test)
+    if any("=" not in o for o in args.option):
+        ap.error("--option takes NAME=VALUE")
     options = dict(o.split("=", 1) for o in args.option)
-    tag = "".join(f"-{k}{v}" for k, v in options.items())
+    tag = re.sub(r"[^\w.-]", "_", "".join(f"-{k}{v}" for k, v in options.items()))
     stem = ROOT / "bench" / "runs" / f"neural-{args.objective}{tag}-{args.treebank}"
-    kept = stem.with_suffix(".npz")
+    kept = stem.parent / f"{stem.name}.npz"  # not with_suffix: a value may hold a dot
     kept.parent.mkdir(parents=True, exist_ok=True)
     kept.unlink(missing_ok=True)  # a training stopped before its first epoch keeps none
     out = {"treebank": args.treebank, "system": f"arborparse neural ({args.objective})",
@@ -80,6 +82,7 @@ def main():
                   threads=args.threads,
                   stop_after=None if args.minutes is None else args.minutes * 60)
     out.update(train_wall_seconds=trained.wall, train_cpu_seconds=trained.cpu,
+               stopped=trained.stopped,
                train_peak_rss_mb=trained.max_rss_mb,
                longest_training_sentence=max(map(len, read_conllu(train))),
                history=history(trained.err))
@@ -95,7 +98,7 @@ def main():
                                  "--json"]).out)
         out["test"] = {k: result[k] for k in MEASURES}
         # kept for `arborparse compare` between objectives
-        stem.with_suffix(".test.conllu").write_text((Path(tmp) / "parsed.conllu").read_text())
+        (stem.parent / f"{stem.name}.test.conllu").write_text((Path(tmp) / "parsed.conllu").read_text())
     out.update(date=str(datetime.date.today()), machine=machine())
     append_result(args.results, out)
 

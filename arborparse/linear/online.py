@@ -2,7 +2,8 @@
 
 - ``perceptron``: the averaged perceptron (Collins 2002): w += f(gold) - f(best).
 - ``mira``: single-best MIRA, the closed form for one constraint
-  s(gold) - s(best) >= loss(best), step min(C, (loss - margin) / ‖Δf‖²).
+  s(gold) - s(best) >= loss(best), step min(C, max(0, (loss - margin) / ‖Δf‖²)) (Hildreth's
+  algorithm on the 1 x 1 program, which is this).
 - ``mira-kbest``: k constraints from the exact k best trees, solved by Hildreth's algorithm.
 - ``mira-factored``: the edge constraints of §3.2, s(gold arc into m) - s(other arc into m)
   >= 1, for every word m and every other (head, best label) of m; those violated under
@@ -156,8 +157,8 @@ class OnlineTrainer:
             return None
         # the columns the constraints touch, renumbered 0..U-1
         columns, local = np.unique(A.indices, return_inverse=True)
-        D = sp.csr_matrix((A.data, local, A.indptr), shape=(A.shape[0], len(columns)))
-        return columns, D.T @ hildreth((D @ D.T).toarray(), b, self.C)
+        rows = sp.csr_matrix((A.data, local, A.indptr), shape=(A.shape[0], len(columns)))
+        return columns, rows.T @ hildreth((rows @ rows.T).toarray(), b, self.C)
 
     def _constraints(self, model, x, w, scores: Scores, gold_h, gold_l):
         """The rows a_j of the active constraints and their violations b_j (mira-kbest,
