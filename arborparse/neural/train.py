@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -90,8 +91,13 @@ def _device() -> torch.device:
     each of its processes (torchrun's LOCAL_WORLD_SIZE; one without torchrun), else the
     CPU."""
     processes = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-    if torch.cuda.is_available() and torch.cuda.device_count() >= processes:
+    if not torch.cuda.is_available():
+        return torch.device("cpu")
+    if torch.cuda.device_count() >= processes:
         return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+    warnings.warn(f"training on the CPU: {processes} processes on this machine and "
+                  f"{torch.cuda.device_count()} GPU(s) for them; start at most one process "
+                  "per GPU to train on the GPUs", stacklevel=2)
     return torch.device("cpu")
 
 

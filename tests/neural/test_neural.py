@@ -225,6 +225,20 @@ def test_the_lemma_dictionary_comes_before_the_scripts(memorized):
         del parser.vocab.lemmas["sees\tVERB"]
 
 
+def test_more_processes_than_gpus_train_on_the_cpu_and_say_so(monkeypatch):
+    from arborparse.neural import train as neural_train
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    with pytest.warns(UserWarning, match="2 processes on this machine and 1 GPU"):
+        assert neural_train._device() == torch.device("cpu")
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "1")
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    assert neural_train._device() == torch.device("cuda", 0)
+
+
 def test_two_processes_train_data_parallel(tmp_path):
     """torchrun with two processes (gloo on the CPU, also on a machine with a single GPU;
     DistributedDataParallel): process 0 saves a model that has learned the tiny treebank."""
