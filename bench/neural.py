@@ -68,9 +68,9 @@ def main():
         ap.error("--option takes NAME=VALUE")
     options = dict(o.split("=", 1) for o in args.option)
     tag = re.sub(r"[^\w.-]", "_", "".join(f"-{k}{v}" for k, v in options.items()))
-    stem = ROOT / "bench" / "runs" / f"neural-{args.objective}{tag}-{args.treebank}"
-    kept = stem.parent / f"{stem.name}.npz"  # not with_suffix: a value may hold a dot
-    kept.parent.mkdir(parents=True, exist_ok=True)
+    runs, name = ROOT / "bench" / "runs", f"neural-{args.objective}{tag}-{args.treebank}"
+    kept = runs / f"{name}.npz"  # not with_suffix: a value may hold a dot
+    runs.mkdir(parents=True, exist_ok=True)
     kept.unlink(missing_ok=True)  # a training stopped before its first epoch keeps none
     out = {"treebank": args.treebank, "system": f"arborparse neural ({args.objective})",
            "epochs": args.epochs, "threads": args.threads, "options": options,
@@ -98,7 +98,7 @@ def main():
                                  "--json"]).out)
         out["test"] = {k: result[k] for k in MEASURES}
         # kept for `arborparse compare` between objectives
-        (stem.parent / f"{stem.name}.test.conllu").write_text((Path(tmp) / "parsed.conllu").read_text())
+        (runs / f"{name}.test.conllu").write_text((Path(tmp) / "parsed.conllu").read_text())
     out.update(date=str(datetime.date.today()), machine=machine())
     append_result(args.results, out)
 

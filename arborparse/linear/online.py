@@ -40,6 +40,11 @@ from arborparse.training import Loop, keeps_best
 D = LinearOptions()  # the defaults
 
 
+def _loss(heads, labels, gold_h, gold_l) -> int:
+    """The words with a wrong head plus those with a wrong label (the root excluded)."""
+    return int((heads != gold_h)[1:].sum() + (labels != gold_l)[1:].sum())
+
+
 def _sparse_rows(idx: np.ndarray, ptr: np.ndarray, signs: np.ndarray, size: int):
     """A CSR matrix with one row per group of indices, each entry signs[group]."""
     rows = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
@@ -142,7 +147,7 @@ class OnlineTrainer:
         where no constraint is active."""
         if self.trainer in ("perceptron", "mira"):
             heads, labels = decode(scores, self.train_decoder, self.single_root)
-            loss = int((heads != gold_h)[1:].sum() + (labels != gold_l)[1:].sum())
+            loss = _loss(heads, labels, gold_h, gold_l)
             if loss == 0:
                 return None
             idx, vals = self._delta(model, x, gold_h, gold_l, heads, labels)
@@ -169,7 +174,7 @@ class OnlineTrainer:
         rows, b = [], []
         for _, heads in found:
             labels = arc_labels(scores.label, heads)
-            loss = int((heads != gold_h)[1:].sum() + (labels != gold_l)[1:].sum())
+            loss = _loss(heads, labels, gold_h, gold_l)
             if loss == 0:
                 continue
             idx, vals = self._delta(model, x, gold_h, gold_l, heads, labels)

@@ -101,29 +101,28 @@ def _device() -> torch.device:
     return torch.device("cpu")
 
 
-def _process_group():
+def _process_group(device: torch.device):
     """(rank, world size), joining the process group when started by torchrun (NCCL
-    between GPUs, else gloo)."""
+    between GPUs, else gloo), `device` this process's (`_device`)."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world == 1:
         return 0, 1
     import torch.distributed as dist
 
     if not dist.is_initialized():
-        device = _device()
         if device.type == "cuda":
             torch.cuda.set_device(device)
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
     return dist.get_rank(), world
 
 
-def _agree(flag: bool, world: int) -> bool:
+def _agree(flag: bool, world: int, device: torch.device) -> bool:
     """Process 0's `flag`, the same in every process."""
     if world == 1:
         return bool(flag)
     import torch.distributed as dist
 
-    value = torch.tensor([int(bool(flag))], device=_device())  # NCCL needs it on the GPU
+    value = torch.tensor([int(bool(flag))], device=device)  # NCCL needs it on the GPU
     dist.broadcast(value, 0)
     return bool(value.item())
 
@@ -292,7 +291,8 @@ class NeuralTrainer:
         if self.objective in PROJECTIVE:
             train = [projectivize(s, self.single_root) for s in train]
         torch.set_num_threads(self.threads)
-        rank, world = _process_group()
+        device = _device()
+        rank, world = _process_group(device)
         lead = rank == 0
 
         def tags_and_tree(parser):
@@ -302,7 +302,7 @@ class NeuralTrainer:
         loop = Loop(self, dev, save_best, report=("UPOS", "UFeats", "Lemmas", "UAS", "LAS"),
                     evaluate=tags_and_tree, patience=self.patience,
                     checkpoint=self.checkpoint, settings=self.settings(), resume=self.resume,
-                    unit="batch", lead=lead, agree=lambda stop: _agree(stop, world))
+                    unit="batch", lead=lead, agree=lambda stop: _agree(stop, world, device))
         saved = loop.resume()
         if saved is not None:
             vocab = Vocabulary.from_json(saved[0]["vocabulary"])
@@ -310,7 +310,6 @@ class NeuralTrainer:
         else:
             vocab = Vocabulary.build(train)
             net = self._network(vocab)
-        device = _device()
         net.to(device)
         step_loss = self.loss
         if world > 1:
