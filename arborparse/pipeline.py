@@ -12,7 +12,7 @@ without UPOS (UPOS, XPOS and FEATS are then predicted for the whole sentence, an
 where a word has none); with ``retag=True`` every sentence; with ``keep_tags=True`` none
 (the input's tags are trusted). Every other column is kept. Where the tokenizer kept the
 parser's view of sentence ends (`arborparse.text.syntax`), raw text is split with this
-pipeline's tagger and parser reading windows of each paragraph (`crossing`).
+pipeline's tagger and parser reading each paragraph (`crossing`).
 """
 
 from __future__ import annotations
@@ -238,9 +238,10 @@ class Pipeline:
 
     def crossing(self, force: bool = False):
         """The function the tokenizer weighs sentence ends with (`arborparse.text.syntax`:
-        words -> the expected arcs over each gap, windows tagged and given arc marginals
-        by this pipeline), or None where the tokenizer kept no such view (`force`: even
-        then) or the parser gives no marginals."""
+        words -> the expected arcs over each gap: the paragraph tagged once, its windows
+        given arc marginals by this pipeline's parser), or None where the tokenizer kept no
+        such view (`force`: even then) or the parser gives no marginals."""
+        from arborparse.io.conllu import FEATS, UPOS, XPOS
         from arborparse.io.plain import words_sentence
         from arborparse.text.syntax import crossing
 
@@ -248,11 +249,18 @@ class Pipeline:
         if not wanted or not hasattr(self.parser, "head_marginals"):
             return None
 
-        def head_marginals(windows):
-            tagged = self._annotate([words_sentence(w, 1) for w in windows], retag=False)
-            return (self.parser.head_marginals(s, single_root=False) for s in tagged)
+        def view(words):
+            tagged = self._annotate([words_sentence(words, 1)], retag=False)[0]
+            columns = {UPOS: tagged.upos, XPOS: tagged.xpos, FEATS: tagged.feats,
+                       LEMMA: tagged.lemmas}
 
-        return lambda words: crossing(words, head_marginals)
+            def head_marginals(spans):
+                for a, b in spans:
+                    window = words_sentence(words[a:b], 1).with_columns(
+                        {c: values[a:b] for c, values in columns.items()})
+                    yield self.parser.head_marginals(window, single_root=False)
+            return crossing(len(words), head_marginals)
+        return view
 
     # ------------------------------------------------------------------ documents
 

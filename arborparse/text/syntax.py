@@ -4,7 +4,9 @@ Two sentences share no arc. Parsed as one text, a paragraph's words should then 
 arcs over the gap where a sentence ends, and many inside a sentence. `crossing` measures
 this: it parses overlapping windows of `WINDOW` words (every `STRIDE` words), each as one
 sentence whose words may attach to the root in any number (several sentences, several
-roots), and takes, for each gap between two words, the expected number of arcs over it
+roots), cut from the paragraph tagged as a whole (each word tagged once, beside its real
+neighbours: Gothic-PROIEL dev sentence F1 32.60 against 32.38 with each window tagged on
+its own, and 7 % less time), and takes, for each gap between two words, the expected number of arcs over it
 under the parser's tree distribution (the arc marginals, `arborparse.trees`), averaged
 over the windows that hold it, each weighted by the gap's distance to the window's nearer
 edge. `SyntaxEnds` weighs this against the word-level splitter's margin
@@ -31,22 +33,22 @@ MARGIN_ONLY = (0, 3)  # the features of the margin-alone model
 L2 = 1e-3
 
 
-def crossing(words: list[str],
-             head_marginals: Callable[[list[list[str]]], Iterable[np.ndarray]]
+def crossing(n: int,
+             head_marginals: Callable[[list[tuple[int, int]]], Iterable[np.ndarray]]
              ) -> np.ndarray:
-    """The expected number of arcs over the gap after each word (the last: 0), from
-    `head_marginals(windows)`: for each window (a list of words), P(h -> m), an (n+1, n+1)
-    array with the root at 0, over trees with any number of root words."""
-    n = len(words)
+    """The expected number of arcs over the gap after each of a paragraph's `n` words (the
+    last: 0), from `head_marginals(spans)`: for each window, the words a..b-1 of the
+    paragraph given as (a, b), P(h -> m), an (b-a+1, b-a+1) array with the root at 0, over
+    trees with any number of root words."""
     total, weight = np.zeros(n), np.zeros(n)
     if n < 2:
         return total
     starts = list(range(0, max(n - WINDOW, 0) + 1, STRIDE))
     if starts[-1] + WINDOW < n:
         starts.append(n - WINDOW)
-    windows = [words[a:a + WINDOW] for a in starts]
-    for a, window, mu in zip(starts, windows, head_marginals(windows), strict=True):
-        m = len(window)
+    spans = [(a, min(a + WINDOW, n)) for a in starts]
+    for (a, b), mu in zip(spans, head_marginals(spans), strict=True):
+        m = b - a
         mu = np.asarray(mu)[1:, 1:]
         both = mu + mu.T  # arcs between words, either direction
         # over the gap after word g - 1: arcs from the first g words to the others

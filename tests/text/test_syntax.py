@@ -8,6 +8,7 @@ from text.test_tokenizer import text_of, treebank
 import arborparse
 from arborparse import trees
 from arborparse.io.conllu import UPOS
+from arborparse.io.plain import words_sentence
 from arborparse.io.model_files import ModelFileError
 from arborparse.linear.model import Encoded
 from arborparse.pipeline import Pipeline
@@ -28,12 +29,12 @@ def chained(words):
 def test_no_arc_passes_a_sentence_end_every_arc_passes_the_others():
     words = (["a", "b", "c", "."] * 20)[:75]  # several windows
     assert len(words) > WINDOW + 2 * STRIDE
-    found = crossing(words, lambda windows: map(chained, windows))
+    found = crossing(len(words), lambda spans: (chained(words[a:b]) for a, b in spans))
     expected = [0.0 if w == "." else 1.0 for w in words]
     expected[-1] = 0.0  # nothing after the last word
     assert found == pytest.approx(expected)
-    assert crossing(["x"], lambda windows: map(chained, windows)).tolist() == [0.0]
-    assert crossing([], lambda windows: map(chained, windows)).tolist() == []
+    assert crossing(1, lambda spans: map(chained, spans)).tolist() == [0.0]
+    assert crossing(0, lambda spans: map(chained, spans)).tolist() == []
 
 
 @settings(max_examples=15, deadline=None)
@@ -41,9 +42,7 @@ def test_no_arc_passes_a_sentence_end_every_arc_passes_the_others():
 def test_the_expected_crossing_arcs_match_enumeration(n, seed):
     """One window: Σ over multi-root trees of P(tree) × the arcs over each gap."""
     S = np.random.default_rng(seed).normal(0, 2, (n + 1, n + 1))
-    words = [f"w{i}" for i in range(n)]
-    found = crossing(words, lambda windows: [trees.marginals(S, False, False)
-                                             for _ in windows])
+    found = crossing(n, lambda spans: [trees.marginals(S, False, False) for _ in spans])
     every = all_trees(n, False, False)
     _, p, _ = _distribution(S, every, scores_of(S, every))
     m = np.arange(1, n + 1)
@@ -115,6 +114,28 @@ def test_a_trained_pipeline_splits_with_its_parser_when_kept():
     assert nlp.crossing(force=True) is not None
     assert (nlp.crossing() is not None) == (nlp.tokenizer.syntax is not None)
     assert [s.forms for s in nlp.parse_text(text_of(treebank()))]
+
+
+def test_the_paragraph_is_tagged_once_and_its_windows_cut_from_it(monkeypatch):
+    """Each word is tagged once, beside its neighbours in the paragraph; the parser reads
+    windows of WINDOW words every STRIDE words with the paragraph's tags."""
+    tagged = [s.with_columns({UPOS: ["PUNCT" if f in ",.?" else "X" for f in s.forms]})
+              for s in treebank(3)]
+    nlp = arborparse.train(tagged, None, components="tagger,parser", progress=False,
+                           trainer="perceptron", epochs=1, hash_bits=12, folds=2)
+    words = ([f for s in treebank(3) for f in s.forms] * 10)[:WINDOW + 4 * STRIDE]
+    whole = nlp.tagger.tag([words_sentence(words, 1)])[0]
+    tag, marginals = nlp.tagger.tag, nlp.parser.head_marginals
+    calls, windows = [], []
+    monkeypatch.setattr(nlp.tagger, "tag", lambda s: calls.append(list(s)) or tag(s))
+    monkeypatch.setattr(nlp.parser, "head_marginals",
+                        lambda s, **kw: windows.append(s) or marginals(s, **kw))
+    found = nlp.crossing(force=True)(words)
+    assert [[len(s) for s in call] for call in calls] == [[len(words)]]
+    assert len(windows) == 5 and len(found) == len(words)
+    for i, window in enumerate(windows):
+        cut = slice(i * STRIDE, i * STRIDE + WINDOW)
+        assert (window.forms, window.upos) == (words[cut], whole.upos[cut])
 
 
 def test_windows_are_parsed_with_any_number_of_roots():
