@@ -249,17 +249,20 @@ class Pipeline:
         if not wanted or not hasattr(self.parser, "head_marginals"):
             return None
 
-        def view(words):
-            tagged = self._annotate([words_sentence(words, 1)], retag=False)[0]
+        def cut(tagged, spans, single_root):  # a parser without `window_marginals`
             columns = {UPOS: tagged.upos, XPOS: tagged.xpos, FEATS: tagged.feats,
                        LEMMA: tagged.lemmas}
+            for a, b in spans:
+                window = words_sentence(tagged.forms[a:b], 1).with_columns(
+                    {c: values[a:b] for c, values in columns.items()})
+                yield self.parser.head_marginals(window, single_root=single_root)
 
-            def head_marginals(spans):
-                for a, b in spans:
-                    window = words_sentence(words[a:b], 1).with_columns(
-                        {c: values[a:b] for c, values in columns.items()})
-                    yield self.parser.head_marginals(window, single_root=False)
-            return crossing(len(words), head_marginals)
+        windows = getattr(self.parser, "window_marginals", None) or cut
+
+        def view(words):
+            tagged = self._annotate([words_sentence(words, 1)], retag=False)[0]
+            return crossing(len(words), lambda spans: windows(tagged, spans,
+                                                              single_root=False))
         return view
 
     # ------------------------------------------------------------------ documents

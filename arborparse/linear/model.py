@@ -39,6 +39,7 @@ from arborparse.linear.options import DECODERS, SECOND_ORDER
 from arborparse.linear.parts import (entry_indices, entry_values, expand, part_entries, reduce,
                                      scatter, tree_entries)
 from arborparse.linear.templates import (
+    NOTHING_KNOWN,
     add_arc_expectations,
     add_label_expectations,
     arc_capacity,
@@ -73,6 +74,9 @@ def _in_threads(fill, rows: int, threads: int) -> None:
     """fill(lo, hi) over the head rows 0..rows-1 of a sentence's arrays, split into blocks
     run at once, one by this thread and the others by a pool shared by the process (the
     kernels release the GIL and write disjoint rows); no more blocks than cores."""
+    if threads <= 1:
+        fill(0, rows)
+        return
     threads = max(1, min(threads, os.cpu_count() or 1, rows))
     bounds = np.linspace(0, rows, threads + 1).astype(np.int64)
     others = [_pool(threads - 1).submit(fill, lo, hi)
@@ -99,9 +103,17 @@ class Encoded:
 
     @classmethod
     def of(cls, sentence: Sentence) -> Encoded:
-        table = encode(sentence)
+        return cls.of_table(encode(sentence))
+
+    @classmethod
+    def of_table(cls, table: TokenTable) -> Encoded:
         widest = int(np.diff(table.feats_ptr).max(initial=0))
         return cls(table, np.empty(arc_capacity(len(table), widest), dtype=np.uint64))
+
+    def cut(self, a: int, b: int) -> Encoded:
+        """Words a+1..b (0-based a..b-1) as a sentence of their own: `encode` of that
+        sentence."""
+        return Encoded.of_table(self.table.cut(a, b))
 
 
 @dataclass
@@ -189,23 +201,25 @@ class LinearModel:
         return cls(np.zeros(len(keys) + len(label_keys) * len(labels)), labels, keys, label_keys)
 
     def cluster_scores(self, x: Encoded, weights: np.ndarray | None = None,
-                       threads: int = 1) -> np.ndarray:
+                       threads: int = 1, known: np.ndarray | None = None) -> np.ndarray:
         """w · f(x, h, m, z) for every cluster and arc, shape (K, n+1, n+1); sentences of
-        `THREADED_WORDS` words or more in `threads` threads (the same scores)."""
+        `THREADED_WORDS` words or more in `threads` threads (the same scores). The arcs
+        where `known` ((n+1, n+1) booleans) is set are not scored (-inf)."""
         t = x.table
         w = self.weights if weights is None else weights
-        if not _threaded(x, threads):
+        if known is None and not _threaded(x, threads):
             return score_arcs(t.attrs, t.feats_ptr, t.feats, w, self.keys, self.clusters,
                               x.buf, self.squeeze)
         S = np.full((self.clusters, len(t) + 1, len(t) + 1), -np.inf)
+        known = NOTHING_KNOWN if known is None else known
         _in_threads(lambda lo, hi: score_arc_rows(
             t.attrs, t.feats_ptr, t.feats, w, self.keys, self.clusters, np.empty_like(x.buf),
-            self.squeeze, lo, hi, S), len(t) + 1, threads)
+            self.squeeze, lo, hi, S, known), len(t) + 1, threads if _threaded(x, threads) else 1)
         return S
 
     def _arc_scores(self, x: Encoded, w: np.ndarray, combine: str, scale: float = 1.0,
-                    threads: int = 1):
-        A = scale * self.cluster_scores(x, w, threads)
+                    threads: int = 1, known: np.ndarray | None = None):
+        A = scale * self.cluster_scores(x, w, threads, known)
         if self.clusters == 1:
             return A[0]
         if combine not in COMBINES:
@@ -216,15 +230,17 @@ class LinearModel:
             return logsumexp(A, axis=0) if combine == "sum" else A.max(axis=0)
 
     def scores(self, x: Encoded, weights: np.ndarray | None = None, combine: str = "sum",
-               scale: float = 1.0, with_sum: bool = False, threads: int = 1) -> Scores:
+               scale: float = 1.0, with_sum: bool = False, threads: int = 1,
+               known: np.ndarray | None = None) -> Scores:
         """Arc scores (clusters summed out, or their best with ``combine="max"``) and each
         arc's best label with its score, under the weights scale × `weights`; `with_sum`
         also log Σ_l exp of each arc's label scores. O(n²) memory whatever the labels.
         Sentences of `THREADED_WORDS` words or more are scored in `threads` threads (the
-        same scores)."""
+        same scores). The arcs where `known` ((n+1, n+1) booleans) is set are not scored:
+        -inf, label 0 (for scores the caller has already)."""
         w = self.weights if weights is None else weights
         t = x.table
-        if not _threaded(x, threads):
+        if known is None and not _threaded(x, threads):
             label, label_score, label_sum = score_labels(
                 t.attrs, t.feats_ptr, t.feats, w, self.keys, self.label_keys,
                 len(self.labels), x.buf, scale, with_sum)
@@ -235,10 +251,12 @@ class LinearModel:
             label = np.zeros((N, N), dtype=np.int64)
             label_score = np.full((N, N), -np.inf)
             label_sum = np.full((N, N) if with_sum else (0, 0), -np.inf)
+            skip = NOTHING_KNOWN if known is None else known
             _in_threads(lambda lo, hi: label_rows(tables, scale, lo, hi, label, label_score,
-                                                  label_sum), N, threads)
-        return Scores(self._arc_scores(x, w, combine, scale, threads), label, label_score,
-                      label_sum, *self.part_scores(x, w, scale))
+                                                  label_sum, skip), N,
+                        threads if _threaded(x, threads) else 1)
+        return Scores(self._arc_scores(x, w, combine, scale, threads, known), label,
+                      label_score, label_sum, *self.part_scores(x, w, scale))
 
     def _entries(self, x: Encoded, size: int):
         """The sentence's parts' entries (`arborparse.linear.parts.part_entries`) and the

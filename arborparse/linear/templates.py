@@ -390,16 +390,23 @@ def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
     (`_gather`). `score_arc_rows` fills some heads' rows (threads share the work)."""
     N = attrs.shape[0]
     S = np.full((clusters, N, N), -np.inf)
-    score_arc_rows(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze, 0, N, S)
+    score_arc_rows(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze, 0, N, S,
+                   NOTHING_KNOWN)
     return S
 
 
+NOTHING_KNOWN = np.zeros((0, 0), dtype=np.bool_)  # `score_arc_rows`' and `label_rows`' known
+
+
 @njit(cache=True, nogil=True)
-def score_arc_rows(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze, lo, hi, S):
+def score_arc_rows(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze, lo, hi, S,
+                   skip):
     """`score_arcs`' S[z, h, m] for the heads lo <= h < hi, written into S (full of -inf),
     with its own caches: calls on disjoint rows may run at once (the GIL is released), each
-    with its own buf, and give the same scores as one call."""
+    with its own buf, and give the same scores as one call. The arcs where `skip` (an
+    (n+1, n+1) boolean array, or `NOTHING_KNOWN`) is set are left as they are."""
     N = attrs.shape[0]
+    skips = skip.shape[0] > 0
     size = w.shape[0]
     tags, sizes, position, count = _tag_counts(attrs)
     U = tags.shape[1]
@@ -413,7 +420,7 @@ def score_arc_rows(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze, lo,
     for h in range(lo, hi):
         pending = k = 0
         for m in range(1, N):
-            if h == m:
+            if h == m or (skips and skip[h, m]):
                 continue
             dd = direction_distance(h, m)
             for i, role in ((h, 0), (m, 1)):
@@ -573,23 +580,25 @@ def score_labels(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf, scal
     best = np.zeros((N, N), dtype=np.int64)
     score = np.full((N, N), -np.inf)
     total = np.full((N, N) if with_sum else (0, 0), -np.inf)
-    label_rows(tables, scale, 0, N, best, score, total)
+    label_rows(tables, scale, 0, N, best, score, total, NOTHING_KNOWN)
     return best, score, total
 
 
 @njit(cache=True, nogil=True)
-def label_rows(tables, scale, lo, hi, best, score, total):
+def label_rows(tables, scale, lo, hi, best, score, total, skip):
     """`score_labels`' best label, its score and (where total is not empty) the
     log-sum-exp of the arcs of heads lo <= h < hi, from the tables of `label_tables`:
-    calls on disjoint rows may run at once."""
+    calls on disjoint rows may run at once. The arcs where `skip` (as in
+    `score_arc_rows`) is set are left as they are."""
     token, pair, tag, distance = tables
     N = best.shape[0]
     labels = distance.shape[1]
     with_sum = total.shape[0] > 0
+    skips = skip.shape[0] > 0
     values = np.empty(labels)
     for h in range(lo, hi):
         for m in range(1, N):
-            if h == m:
+            if h == m or (skips and skip[h, m]):
                 continue
             _arc_label_scores(token, pair, tag, distance, h, m, values)
             top = 0

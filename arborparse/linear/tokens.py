@@ -53,6 +53,14 @@ class TokenTable:
     def __len__(self) -> int:
         return len(self.attrs) - 1
 
+    def cut(self, a: int, b: int) -> TokenTable:
+        """The table of words a+1..b (0-based a..b-1) as a sentence of their own (each
+        word's row is its own: the same as `encode` of that sentence)."""
+        ptr = self.feats_ptr[a + 1:b + 2]
+        return TokenTable(np.concatenate([self.attrs[:1], self.attrs[a + 1:b + 1]]),
+                          np.concatenate([[0], ptr - ptr[0]]),
+                          self.feats[ptr[0]:ptr[-1]])
+
 
 @lru_cache(maxsize=1 << 17)  # a word's row comes back with every sentence that has it
 def _row(form: str, lemma: str, upos: str, xpos: str) -> tuple[int, ...]:

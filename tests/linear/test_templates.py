@@ -220,3 +220,39 @@ def test_parsing_in_threads_gives_the_same_trees_and_survives_a_fork(ud):
     child.start()
     child.join(120)
     assert child.exitcode == 0
+
+
+@pytest.mark.parametrize("clusters", [1, 3])
+def test_known_arcs_are_skipped_and_the_others_scored_the_same(ud, clusters):
+    """`scores(known=...)` leaves the arcs it is told are known at -inf (label 0) and gives
+    every other arc the scores it has without them, to the last bit."""
+    from arborparse.linear.model import Encoded, LinearModel
+
+    s = max(read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")[:50], key=len)
+    rng = np.random.default_rng(3)
+    model = LinearModel(rng.standard_normal(1 << 12), [f"l{i}" for i in range(5)],
+                        clusters=clusters)
+    x = Encoded.of(s)
+    known = rng.random((len(s) + 1, len(s) + 1)) < 0.4
+    every, some = (model.scores(x, scale=0.7, with_sum=True, known=k) for k in (None, known))
+    for name, skipped in (("arc", -np.inf), ("label", 0), ("label_score", -np.inf),
+                          ("label_sum", -np.inf)):
+        found, expected = getattr(some, name), getattr(every, name)
+        np.testing.assert_array_equal(found[~known], expected[~known])
+        assert (found[known] == skipped).all()
+
+
+def test_a_cut_of_the_token_table_is_the_table_of_the_cut_sentence():
+    from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS
+    from arborparse.io.plain import words_sentence
+
+    s = sentence()
+    s = s.with_columns({FEATS: ["A=1|B=x", "_", "C=3"]})  # a word without FEATS in between
+    whole = encode(s)
+    for a, b in ((0, 3), (1, 3), (1, 2), (0, 1), (2, 3)):
+        part = words_sentence(s.forms[a:b], 1).with_columns(
+            {c: values[a:b] for c, values in ((LEMMA, s.lemmas), (UPOS, s.upos),
+                                              (XPOS, s.xpos), (FEATS, s.feats))})
+        cut, expected = whole.cut(a, b), encode(part)
+        for name in ("attrs", "feats_ptr", "feats"):
+            np.testing.assert_array_equal(getattr(cut, name), getattr(expected, name))

@@ -116,26 +116,62 @@ def test_a_trained_pipeline_splits_with_its_parser_when_kept():
     assert [s.forms for s in nlp.parse_text(text_of(treebank()))]
 
 
-def test_the_paragraph_is_tagged_once_and_its_windows_cut_from_it(monkeypatch):
+def test_the_paragraph_is_tagged_once_and_its_windows_parsed_from_it(monkeypatch):
     """Each word is tagged once, beside its neighbours in the paragraph; the parser reads
-    windows of WINDOW words every STRIDE words with the paragraph's tags."""
+    windows of WINDOW words every STRIDE words of that tagged paragraph."""
     tagged = [s.with_columns({UPOS: ["PUNCT" if f in ",.?" else "X" for f in s.forms]})
               for s in treebank(3)]
     nlp = arborparse.train(tagged, None, components="tagger,parser", progress=False,
                            trainer="perceptron", epochs=1, hash_bits=12, folds=2)
     words = ([f for s in treebank(3) for f in s.forms] * 10)[:WINDOW + 4 * STRIDE]
     whole = nlp.tagger.tag([words_sentence(words, 1)])[0]
-    tag, marginals = nlp.tagger.tag, nlp.parser.head_marginals
-    calls, windows = [], []
+    tag, windows = nlp.tagger.tag, nlp.parser.window_marginals
+    calls, read = [], []
     monkeypatch.setattr(nlp.tagger, "tag", lambda s: calls.append(list(s)) or tag(s))
-    monkeypatch.setattr(nlp.parser, "head_marginals",
-                        lambda s, **kw: windows.append(s) or marginals(s, **kw))
+    monkeypatch.setattr(nlp.parser, "window_marginals",
+                        lambda s, spans, **kw: read.append((s, spans)) or windows(s, spans,
+                                                                                  **kw))
     found = nlp.crossing(force=True)(words)
     assert [[len(s) for s in call] for call in calls] == [[len(words)]]
-    assert len(windows) == 5 and len(found) == len(words)
-    for i, window in enumerate(windows):
-        cut = slice(i * STRIDE, i * STRIDE + WINDOW)
-        assert (window.forms, window.upos) == (words[cut], whole.upos[cut])
+    (paragraph, spans), = read
+    assert (paragraph.forms, paragraph.upos) == (words, whole.upos)
+    assert spans == [(a, a + WINDOW) for a in range(0, 5 * STRIDE, STRIDE)]
+    assert len(found) == len(words)
+
+
+@pytest.mark.parametrize("options", [{}, {"decoder": "eisner"}, {"clusters": 3},
+                                     {"order": 2}])
+def test_window_marginals_are_those_of_each_window_cut_out(ud, options):
+    """The linear parser's `window_marginals` (the sentence encoded once, the scores of
+    arcs inside two windows taken from the first) equal `head_marginals` of each window
+    as a sentence of its own, for the windows `crossing`
+    reads and for any spans (to rounding: an arc's in-between POS features are counted by
+    tag or walked depending on the tags of its window)."""
+    from arborparse.io.conllu import FEATS, LEMMA, XPOS, read_conllu
+    from arborparse.linear.model import LinearModel
+    from arborparse.linear.parser import LinearParser
+
+    decoder = options.pop("decoder", "mst")
+    model = LinearModel(np.random.default_rng(4).standard_normal(1 << 12) * 0.3,
+                        [f"l{i}" for i in range(4)], **options)
+    parser = LinearParser(model, decoder)
+    rows = read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")[:12]
+    words = [w for s in rows for w in s.forms][:WINDOW + 4 * STRIDE + 3]
+    paragraph = words_sentence(words, 1).with_columns(
+        {c: [v for s in rows for v in getattr(s, name)][:len(words)]
+         for c, name in ((UPOS, "upos"), (XPOS, "xpos"), (FEATS, "feats"),
+                         (LEMMA, "lemmas"))})
+    spans = []
+    crossing(len(words), lambda found: spans.extend(found) or [np.eye(b - a + 1)
+                                                              for a, b in found])
+    for windows in (spans, [(0, 5), (2, 9), (3, 4), (7, 20), (8, 12)]):
+        found = list(parser.window_marginals(paragraph, windows, single_root=False))
+        for (a, b), mu in zip(windows, found, strict=True):
+            cut = words_sentence(words[a:b], 1).with_columns(
+                {c: getattr(paragraph, name)[a:b] for c, name in
+                 ((UPOS, "upos"), (XPOS, "xpos"), (FEATS, "feats"), (LEMMA, "lemmas"))})
+            np.testing.assert_allclose(mu, parser.head_marginals(cut, single_root=False),
+                                       rtol=1e-12, atol=1e-15)
 
 
 def test_windows_are_parsed_with_any_number_of_roots():
