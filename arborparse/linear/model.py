@@ -39,7 +39,7 @@ from arborparse.linear.options import DECODERS, SECOND_ORDER
 from arborparse.linear.parts import (entry_indices, entry_values, expand, part_entries, reduce,
                                      scatter, tree_entries)
 from arborparse.linear.templates import (
-    NOTHING_KNOWN,
+    NO_SKIP,
     add_arc_expectations,
     add_label_expectations,
     arc_capacity,
@@ -211,7 +211,7 @@ class LinearModel:
             return score_arcs(t.attrs, t.feats_ptr, t.feats, w, self.keys, self.clusters,
                               x.buf, self.squeeze)
         S = np.full((self.clusters, len(t) + 1, len(t) + 1), -np.inf)
-        known = NOTHING_KNOWN if known is None else known
+        known = NO_SKIP if known is None else known
         _in_threads(lambda lo, hi: score_arc_rows(
             t.attrs, t.feats_ptr, t.feats, w, self.keys, self.clusters, np.empty_like(x.buf),
             self.squeeze, lo, hi, S, known), len(t) + 1, threads if _threaded(x, threads) else 1)
@@ -251,7 +251,7 @@ class LinearModel:
             label = np.zeros((N, N), dtype=np.int64)
             label_score = np.full((N, N), -np.inf)
             label_sum = np.full((N, N) if with_sum else (0, 0), -np.inf)
-            skip = NOTHING_KNOWN if known is None else known
+            skip = NO_SKIP if known is None else known
             _in_threads(lambda lo, hi: label_rows(tables, scale, lo, hi, label, label_score,
                                                   label_sum, skip), N,
                         threads if _threaded(x, threads) else 1)

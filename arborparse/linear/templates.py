@@ -391,11 +391,11 @@ def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
     N = attrs.shape[0]
     S = np.full((clusters, N, N), -np.inf)
     score_arc_rows(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze, 0, N, S,
-                   NOTHING_KNOWN)
+                   NO_SKIP)
     return S
 
 
-NOTHING_KNOWN = np.zeros((0, 0), dtype=np.bool_)  # `score_arc_rows`' and `label_rows`' known
+NO_SKIP = np.zeros((0, 0), dtype=np.bool_)  # `score_arc_rows`' and `label_rows`' skip: none
 
 
 @njit(cache=True, nogil=True)
@@ -404,7 +404,7 @@ def score_arc_rows(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze, lo,
     """`score_arcs`' S[z, h, m] for the heads lo <= h < hi, written into S (full of -inf),
     with its own caches: calls on disjoint rows may run at once (the GIL is released), each
     with its own buf, and give the same scores as one call. The arcs where `skip` (an
-    (n+1, n+1) boolean array, or `NOTHING_KNOWN`) is set are left as they are."""
+    (n+1, n+1) boolean array, or `NO_SKIP`) is set are left as they are."""
     N = attrs.shape[0]
     skips = skip.shape[0] > 0
     size = w.shape[0]
@@ -580,7 +580,7 @@ def score_labels(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf, scal
     best = np.zeros((N, N), dtype=np.int64)
     score = np.full((N, N), -np.inf)
     total = np.full((N, N) if with_sum else (0, 0), -np.inf)
-    label_rows(tables, scale, 0, N, best, score, total, NOTHING_KNOWN)
+    label_rows(tables, scale, 0, N, best, score, total, NO_SKIP)
     return best, score, total
 
 

@@ -138,6 +138,13 @@ def test_the_paragraph_is_tagged_once_and_its_windows_parsed_from_it(monkeypatch
     assert spans == [(a, a + WINDOW) for a in range(0, 5 * STRIDE, STRIDE)]
     assert len(found) == len(words)
 
+    class HeadsOnly:  # a parser without window_marginals (the neural one): windows cut out
+        head_marginals = nlp.parser.head_marginals
+
+    monkeypatch.setattr(nlp, "parser", HeadsOnly())
+    np.testing.assert_allclose(nlp.crossing(force=True)(words), found, rtol=1e-12)
+    assert len(calls) == 2 and [len(s) for s in calls[1]] == [len(words)]
+
 
 @pytest.mark.parametrize("options", [{}, {"decoder": "eisner"}, {"clusters": 3},
                                      {"order": 2}])
