@@ -51,8 +51,10 @@ def crossing(n: int,
         m = b - a
         mu = np.asarray(mu)[1:, 1:]
         both = mu + mu.T  # arcs between words, either direction
-        # over the gap after word g - 1: arcs from the first g words to the others
-        over = np.array([both[:g, g:].sum() for g in range(1, m)])
+        # over the gap after word g - 1 (g = 1..m-1): arcs from the first g words to the
+        # others, both[:g, g:].sum(), from the sums of the first g rows, summed from the end
+        rows = np.cumsum(both, axis=0)[:-1]
+        over = np.cumsum(rows[:, ::-1], axis=1)[:, ::-1][np.arange(m - 1), np.arange(1, m)]
         near = np.minimum(np.arange(1, m), m - np.arange(1, m))
         total[a:a + m - 1] += near * over
         weight[a:a + m - 1] += near
