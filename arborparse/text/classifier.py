@@ -23,6 +23,8 @@ dynamic features pair with are the taggers' (`WORD_PAIRS`) unless a user names o
 
 from __future__ import annotations
 
+from itertools import chain
+
 import numpy as np
 from numba import njit
 
@@ -209,7 +211,7 @@ def candidate_arrays(lists) -> tuple[np.ndarray, np.ndarray]:
     """(cptr, cand) for `Classifier`: the candidate classes of item i are
     ``cand[cptr[i]:cptr[i + 1]]`` (none: every class)."""
     cptr = offsets([len(c) for c in lists])
-    return cptr, np.fromiter((c for cs in lists for c in cs), dtype=np.int64, count=cptr[-1])
+    return cptr, np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=cptr[-1])
 
 
 class Classifier:
