@@ -25,7 +25,7 @@ from typing import NamedTuple
 from arborparse import registry
 from arborparse.errors import ArborparseError
 from arborparse.io import model_files
-from arborparse.io.conllu import LEMMA
+from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS
 from arborparse.io.model_files import ModelFileError, kind_of
 from arborparse.options import Capabilities, OptionError, check_options, tagging
 
@@ -238,10 +238,10 @@ class Pipeline:
 
     def crossing(self, force: bool = False):
         """The function the tokenizer weighs sentence ends with (`arborparse.text.syntax`:
-        words -> the expected arcs over each gap: the paragraph tagged once, its windows
-        given arc marginals by this pipeline's parser), or None where the tokenizer kept no
-        such view (`force`: even then) or the parser gives no marginals."""
-        from arborparse.io.conllu import FEATS, UPOS, XPOS
+        words -> the expected arcs over each gap: the paragraph tagged once, each word
+        beside its real neighbours, and its windows given arc marginals by this pipeline's
+        parser), or None where the tokenizer kept no such view (`force`: even then) or the
+        parser gives no marginals."""
         from arborparse.io.plain import words_sentence
         from arborparse.text.syntax import crossing
 

@@ -110,11 +110,6 @@ class Encoded:
         widest = int(np.diff(table.feats_ptr).max(initial=0))
         return cls(table, np.empty(arc_capacity(len(table), widest), dtype=np.uint64))
 
-    def cut(self, a: int, b: int) -> Encoded:
-        """Words a+1..b (0-based a..b-1) as a sentence of their own: `encode` of that
-        sentence."""
-        return Encoded.of_table(self.table.cut(a, b))
-
 
 @dataclass
 class Scores:
@@ -207,14 +202,15 @@ class LinearModel:
         where `known` ((n+1, n+1) booleans) is set are not scored (-inf)."""
         t = x.table
         w = self.weights if weights is None else weights
-        if known is None and not _threaded(x, threads):
+        threads = threads if _threaded(x, threads) else 1
+        if known is None and threads == 1:
             return score_arcs(t.attrs, t.feats_ptr, t.feats, w, self.keys, self.clusters,
                               x.buf, self.squeeze)
         S = np.full((self.clusters, len(t) + 1, len(t) + 1), -np.inf)
         known = NO_SKIP if known is None else known
         _in_threads(lambda lo, hi: score_arc_rows(
             t.attrs, t.feats_ptr, t.feats, w, self.keys, self.clusters, np.empty_like(x.buf),
-            self.squeeze, lo, hi, S, known), len(t) + 1, threads if _threaded(x, threads) else 1)
+            self.squeeze, lo, hi, S, known), len(t) + 1, threads)
         return S
 
     def _arc_scores(self, x: Encoded, w: np.ndarray, combine: str, scale: float = 1.0,
@@ -240,7 +236,8 @@ class LinearModel:
         -inf, label 0 (for scores the caller has already)."""
         w = self.weights if weights is None else weights
         t = x.table
-        if known is None and not _threaded(x, threads):
+        threads = threads if _threaded(x, threads) else 1
+        if known is None and threads == 1:
             label, label_score, label_sum = score_labels(
                 t.attrs, t.feats_ptr, t.feats, w, self.keys, self.label_keys,
                 len(self.labels), x.buf, scale, with_sum)
@@ -253,8 +250,7 @@ class LinearModel:
             label_sum = np.full((N, N) if with_sum else (0, 0), -np.inf)
             skip = NO_SKIP if known is None else known
             _in_threads(lambda lo, hi: label_rows(tables, scale, lo, hi, label, label_score,
-                                                  label_sum, skip), N,
-                        threads if _threaded(x, threads) else 1)
+                                                  label_sum, skip), N, threads)
         return Scores(self._arc_scores(x, w, combine, scale, threads, known), label,
                       label_score, label_sum, *self.part_scores(x, w, scale))
 

@@ -19,6 +19,7 @@ from arborparse.io.validate import require_tags
 from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, VERSION, Encoded, LinearModel,
                                      Scores, decode, distribution)
 from arborparse.linear.options import LinearOptions
+from arborparse.linear.tokens import encode
 from arborparse.options import check_options
 from arborparse.trees import second_order
 from arborparse.trees.scores import arc_labels, fold_scaled_labels
@@ -166,13 +167,15 @@ class LinearParser:
         window's edge (so it reads the same words around it in both), takes its score from
         that window instead of being scored again (a third of the arcs of windows of 30
         words every 10)."""
-        x, projective = Encoded.of(sentence), self._projective()
+        table, projective = encode(sentence), self._projective()
+        single_root = self.single_root if single_root is None else single_root
+        if self.model.order > 1:
+            for a, b in spans:
+                yield self._head_marginals(self._distribution(Encoded.of_table(
+                    table.cut(a, b))), projective, single_root)
+            return
         before = None  # (a, b, the folded scores) of the window before
         for a, b in spans:
-            window = x.cut(a, b)
-            if self.model.order > 1:
-                yield self._head_marginals(self._distribution(window), projective, single_root)
-                continue
             known = shared = None
             if before is not None:
                 lo, hi = max(a, before[0]) + 1, min(b, before[1]) - 1  # words lo..hi-1
@@ -181,12 +184,11 @@ class LinearParser:
                                                                   hi - before[0] + 1)
                     known = np.zeros((b - a + 1, b - a + 1), dtype=bool)
                     known[shared[0], shared[0]] = True
-            folded = self._distribution(window, known=known).folded
+            folded = self._distribution(Encoded.of_table(table.cut(a, b)), known=known).folded
             if shared is not None:
                 folded[shared[0], shared[0]] = before[2][shared[1], shared[1]]
             before = (a, b, folded)
-            yield trees.marginals(folded, projective,
-                                  self.single_root if single_root is None else single_root)
+            yield trees.marginals(folded, projective, single_root)
 
     def kbest(self, sentence: Sentence, k: int) -> list[tuple[float, np.ndarray, list[str]]]:
         """The k most probable labeled trees, best first, as (probability, heads, labels):

@@ -4,19 +4,17 @@ Two sentences share no arc. Parsed as one text, a paragraph's words should then 
 arcs over the gap where a sentence ends, and many inside a sentence. `crossing` measures
 this: it parses overlapping windows of `WINDOW` words (every `STRIDE` words), each as one
 sentence whose words may attach to the root in any number (several sentences, several
-roots), cut from the paragraph tagged as a whole (each word tagged once, beside its real
-neighbours: Gothic-PROIEL dev sentence F1 32.60 against 32.38 with each window tagged on
-its own, and 7 % less time), and takes, for each gap between two words, the expected number of arcs over it
-under the parser's tree distribution (the arc marginals, `arborparse.trees`), averaged
-over the windows that hold it, each weighted by the gap's distance to the window's nearer
-edge. `SyntaxEnds` weighs this against the word-level splitter's margin
+roots), cut from the paragraph tagged as a whole (`arborparse.pipeline.Pipeline.crossing`),
+and takes, for each gap between two words, the expected number of arcs over it under the
+parser's tree distribution (the arc marginals, `arborparse.trees`), averaged over the
+windows that hold it, each weighted by the gap's distance to the window's nearer edge. `SyntaxEnds` weighs this against the word-level splitter's margin
 (`arborparse.text.sentences.SentenceSplitter.margins`): a logistic regression over
 (margin, crossing, log(crossing + 0.1), 1) fitted on the development paragraphs, its
 threshold chosen there for the sentences' F1. `Tokenizer.fit_syntax` keeps it only where
 the development sentences come out better by `GAIN` points of F1 than with the margin
 alone, fitted and thresholded on the same paragraphs the same way (Gothic-PROIEL: the
 expected crossing arcs at a gold sentence end have median 1.34, elsewhere 2.37; dev
-sentence F1 with the margin alone 28.94, with the crossing and its logarithm too 31.50).
+sentence F1 with the margin alone 28.41, with the crossing and its logarithm too 32.60).
 """
 
 from __future__ import annotations
@@ -38,7 +36,7 @@ def crossing(n: int,
              ) -> np.ndarray:
     """The expected number of arcs over the gap after each of a paragraph's `n` words (the
     last: 0), from `head_marginals(spans)`: for each window, the words a..b-1 of the
-    paragraph given as (a, b), P(h -> m), an (b-a+1, b-a+1) array with the root at 0, over
+    paragraph given as (a, b), P(h -> m), a (b-a+1, b-a+1) array with the root at 0, over
     trees with any number of root words."""
     total, weight = np.zeros(n), np.zeros(n)
     if n < 2:
