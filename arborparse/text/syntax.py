@@ -7,7 +7,8 @@ sentence whose words may attach to the root in any number (several sentences, se
 roots), cut from the paragraph tagged as a whole (`arborparse.pipeline.Pipeline.crossing`),
 and takes, for each gap between two words, the expected number of arcs over it under the
 parser's tree distribution (the arc marginals, `arborparse.trees`), averaged over the
-windows that hold it, each weighted by the gap's distance to the window's nearer edge. `SyntaxEnds` weighs this against the word-level splitter's margin
+windows that hold it, each weighted by the gap's distance to the window's nearer edge.
+`SyntaxEnds` weighs this against the word-level splitter's margin
 (`arborparse.text.sentences.SentenceSplitter.margins`): a logistic regression over
 (margin, crossing, log(crossing + 0.1), 1) fitted on the development paragraphs, its
 threshold chosen there for the sentences' F1. `Tokenizer.fit_syntax` keeps it only where

@@ -151,9 +151,9 @@ def test_the_paragraph_is_tagged_once_and_its_windows_parsed_from_it(monkeypatch
 def test_window_marginals_are_those_of_each_window_cut_out(ud, options):
     """The linear parser's `window_marginals` (the sentence encoded once, the scores of
     arcs inside two windows taken from the first) equal `head_marginals` of each window
-    as a sentence of its own, for the windows `crossing`
-    reads and for any spans (to rounding: an arc's in-between POS features are counted by
-    tag or walked depending on the tags of its window)."""
+    as a sentence of its own, for the windows `crossing` reads and for any spans (to
+    rounding: an arc's in-between POS features are counted by tag or walked depending on
+    the tags of its window)."""
     from arborparse.linear.model import LinearModel
     from arborparse.linear.parser import LinearParser
 
