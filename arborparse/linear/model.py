@@ -39,18 +39,22 @@ from arborparse.linear.options import DECODERS, SECOND_ORDER
 from arborparse.linear.parts import (entry_indices, entry_values, expand, part_entries, reduce,
                                      scatter, tree_entries)
 from arborparse.linear.templates import (
+    NO_EXPS,
     NO_SKIP,
+    PRODUCTS,
     add_arc_expectations,
     add_label_expectations,
     arc_capacity,
     label_scores,
     labeled_arc_hashes,
     labeled_arc_indices,
+    label_exps,
     label_rows,
     label_tables,
     score_arc_rows,
     score_arcs,
     score_labels,
+    window_label_rows,
 )
 from arborparse.linear.tokens import TokenTable, encode
 from arborparse.trees import second_order
@@ -227,32 +231,60 @@ class LinearModel:
 
     def scores(self, x: Encoded, weights: np.ndarray | None = None, combine: str = "sum",
                scale: float = 1.0, with_sum: bool = False, threads: int = 1,
-               known: np.ndarray | None = None) -> Scores:
+               known: np.ndarray | None = None, tables: tuple | None = None) -> Scores:
         """Arc scores (clusters summed out, or their best with ``combine="max"``) and each
         arc's best label with its score, under the weights scale × `weights`; `with_sum`
         also log Σ_l exp of each arc's label scores. O(n²) memory whatever the labels.
         Sentences of `THREADED_WORDS` words or more are scored in `threads` threads (the
         same scores). The arcs where `known` ((n+1, n+1) booleans) is set are not scored:
-        -inf, label 0 (for scores the caller has already)."""
+        -inf, label 0 (for scores the caller has already). `tables`: x's label tables
+        made already, at this scale (`label_tables`, `window_label_tables`)."""
         w = self.weights if weights is None else weights
         t = x.table
         threads = threads if _threaded(x, threads) else 1
-        if known is None and threads == 1:
+        if known is None and threads == 1 and tables is None:
             label, label_score, label_sum = score_labels(
                 t.attrs, t.feats_ptr, t.feats, w, self.keys, self.label_keys,
                 len(self.labels), x.buf, scale, with_sum)
         else:
-            tables = label_tables(t.attrs, t.feats_ptr, t.feats, w, self.keys,
-                                  self.label_keys, len(self.labels), x.buf)
+            tables, exps = tables or self.label_tables(x, scale, with_sum, w)
             N = len(t) + 1
             label = np.zeros((N, N), dtype=np.int64)
             label_score = np.full((N, N), -np.inf)
             label_sum = np.full((N, N) if with_sum else (0, 0), -np.inf)
             skip = NO_SKIP if known is None else known
             _in_threads(lambda lo, hi: label_rows(tables, scale, lo, hi, label, label_score,
-                                                  label_sum, skip), N, threads)
+                                                  label_sum, skip, exps), N, threads)
         return Scores(self._arc_scores(x, w, combine, scale, threads, known), label,
                       label_score, label_sum, *self.part_scores(x, w, scale))
+
+    def label_tables(self, x: Encoded, scale: float = 1.0, with_sum: bool = True,
+                     weights: np.ndarray | None = None) -> tuple:
+        """(the label tables of x, their exponentials at `scale` or `NO_EXPS`), as
+        `scores` reads them (`templates.label_tables`, `templates.label_exps`: the
+        exponentials where the log-sum-exp is wanted, for sentences of more than
+        `PRODUCTS` words, as `templates.score_labels` does)."""
+        t = x.table
+        w = self.weights if weights is None else weights
+        tables = label_tables(t.attrs, t.feats_ptr, t.feats, w, self.keys, self.label_keys,
+                              len(self.labels), x.buf)
+        return tables, (label_exps(tables, scale) if with_sum and len(t) >= PRODUCTS
+                        else NO_EXPS)
+
+    def window_label_tables(self, paragraph: tuple, x: Encoded, a: int,
+                            scale: float = 1.0) -> tuple:
+        """`label_tables` of x, the words a.. of the sentence whose label tables (with
+        their exponentials at `scale`) are `paragraph`, cut from them
+        (`templates.window_label_rows`)."""
+        (token, pair, tag, distance), (Et, Mt, Ep, Mp, Ed, Md) = paragraph
+        t = x.table
+        if len(t) < PRODUCTS:
+            Et, Mt = NO_EXPS[:2]
+        rows, tags, Et, Mt = window_label_rows(token, tag, Et, Mt, a, t.attrs, t.feats_ptr,
+                                               t.feats, self.weights, self.keys,
+                                               self.label_keys, scale)
+        return (rows, pair, tags, distance), \
+            ((Et, Mt, Ep, Mp, Ed, Md) if Et.shape[0] else NO_EXPS)
 
     def _entries(self, x: Encoded, size: int):
         """The sentence's parts' entries (`arborparse.linear.parts.part_entries`) and the

@@ -162,7 +162,8 @@ class LinearParser:
         """`head_marginals` of the words a..b-1 (0-based) of `sentence` as a sentence of
         their own, for each (a, b) of `spans` (a paragraph's windows,
         `arborparse.text.syntax`). The marginals of cutting each window out and parsing it
-        (to rounding), for less: the sentence is encoded once, and at order 1 an arc
+        (to rounding), for less: the sentence is encoded once (at order 1 its label tables
+        made once too, `LinearModel.window_label_tables`), and at order 1 an arc
         between two words that are inside this window and the one before, at neither
         window's edge (so it reads the same words around it in both), takes its score from
         that window instead of being scored again (a third of the arcs of windows of 30
@@ -174,6 +175,8 @@ class LinearParser:
                 yield self._head_marginals(self._distribution(Encoded.of_table(
                     table.cut(a, b))), projective, single_root)
             return
+        scale = 1.0 / self.temperature
+        labels = self.model.label_tables(Encoded.of_table(table), scale)
         before = None  # (a, b, the folded scores) of the window before
         for a, b in spans:
             known = shared = None
@@ -184,7 +187,9 @@ class LinearParser:
                                                                   hi - before[0] + 1)
                     known = np.zeros((b - a + 1, b - a + 1), dtype=bool)
                     known[shared[0], shared[0]] = True
-            folded = self._distribution(Encoded.of_table(table.cut(a, b)), known=known).folded
+            x = Encoded.of_table(table.cut(a, b))
+            tables = self.model.window_label_tables(labels, x, a, scale)
+            folded = self._distribution(x, known=known, tables=tables).folded
             if shared is not None:
                 folded[shared[0], shared[0]] = before[2][shared[1], shared[1]]
             before = (a, b, folded)
@@ -198,13 +203,14 @@ class LinearParser:
         return self._kbest(self._distribution(Encoded.of(sentence)), k,
                            self.decoder == "eisner")
 
-    def _distribution(self, x: Encoded, threads: int = 1, known: np.ndarray | None = None
-                      ) -> Scores:
+    def _distribution(self, x: Encoded, threads: int = 1, known: np.ndarray | None = None,
+                      tables: tuple | None = None) -> Scores:
         """The scores s(h, m, l) / T of the tree distribution, reduced over labels (best
         label, its score, the log-sum-exp): O(n²) memory, not O(n² L); the arcs where
-        `known` is set not scored (-inf)."""
+        `known` is set not scored (-inf); `tables`: x's label tables at 1 / T, made
+        already (`LinearModel.scores`)."""
         return self.model.scores(x, scale=1.0 / self.temperature, with_sum=True,
-                                 threads=threads, known=known)
+                                 threads=threads, known=known, tables=tables)
 
     def _kbest(self, s: Scores, k: int, projective: bool):
         log_z = trees.log_partition(s.folded, projective, self.single_root)

@@ -515,25 +515,39 @@ def _prefetch_labels(w, h, labels, keys, label_keys):
 
 
 @njit(cache=True, nogil=True)
+def token_label_rows(attrs, feats_ptr, feats, w, keys, label_keys, labels, tokens, token):
+    """`label_tables`' token[i, role, dir] for each token i of `tokens` (the other rows
+    are left as they are): the features of the entries listed (and their weights
+    prefetched) before their weights are read."""
+    T = tokens.shape[0]
+    widest = 0
+    for i in tokens:
+        widest = max(widest, feats_ptr[i + 1] - feats_ptr[i])
+    hashes = np.empty(4 * T * (8 + widest), dtype=np.uint64)  # 8 + FEATS per entry
+    ptr = np.zeros(4 * T + 1, dtype=np.int64)
+    for e in range(4 * T):  # e = (the e // 4-th token, role, direction)
+        ptr[e + 1] = ptr[e] + token_label_features(attrs, feats_ptr, feats, tokens[e // 4],
+                                                   (e // 2) % 2, e % 2, hashes[ptr[e]:])
+        for k in range(ptr[e], ptr[e + 1]):
+            _prefetch_labels(w, hashes[k], labels, keys, label_keys)
+    for e in range(4 * T):
+        row = token[tokens[e // 4], (e // 2) % 2, e % 2]
+        row[:] = 0.0
+        for k in range(ptr[e], ptr[e + 1]):
+            _add_labels(w, hashes[k], labels, keys, label_keys, row)
+
+
+@njit(cache=True, nogil=True)
 def label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
     """The parts of s(h, m, l) = head(h, l, dir) + child(m, l, dir)
     + pair(UPOS_h, UPOS_m, l, dir) + distance(l, dir, dist), each looked up once per
-    distinct argument: token [i, role, dir, l], pair [tag_h, tag_m, dir, l], tag [i] (the
-    index of word i's UPOS in pair), distance [dd, l]. Each table's features are listed
-    (and their weights prefetched) before their weights are read."""
+    distinct argument: token [i, role, dir, l] (`token_label_rows`), pair [tag_h, tag_m,
+    dir, l], tag [i] (the index of word i's UPOS in pair), distance [dd, l]. Each table's
+    features are listed (and their weights prefetched) before their weights are read."""
     N = attrs.shape[0]
     L = labels
-    token = np.zeros((N, 2, 2, L))
-    hashes = np.empty(32 * N + 4 * feats.shape[0], dtype=np.uint64)  # 8 + FEATS per entry
-    ptr = np.zeros(4 * N + 1, dtype=np.int64)
-    for e in range(4 * N):  # e = (i, role, direction)
-        ptr[e + 1] = ptr[e] + token_label_features(attrs, feats_ptr, feats, e // 4,
-                                                   (e // 2) % 2, e % 2, hashes[ptr[e]:])
-        for k in range(ptr[e], ptr[e + 1]):
-            _prefetch_labels(w, hashes[k], L, keys, label_keys)
-    for e in range(4 * N):
-        for k in range(ptr[e], ptr[e + 1]):
-            _add_labels(w, hashes[k], L, keys, label_keys, token[e // 4, (e // 2) % 2, e % 2])
+    token = np.empty((N, 2, 2, L))
+    token_label_rows(attrs, feats_ptr, feats, w, keys, label_keys, L, np.arange(N), token)
     tags = np.unique(attrs[:, UPOS])
     tag = np.searchsorted(tags, attrs[:, UPOS])
     U = tags.shape[0]
@@ -556,6 +570,66 @@ def label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
     return token, pair, tag, distance
 
 
+PRODUCTS = 24  # from this many words on, the label log-sum-exp is taken from products
+
+
+@njit(cache=True, nogil=True)
+def _exps(table, scale):
+    """(exp(scale × row − its shift), the shift: scale × the row's largest) of each
+    last-axis row of a table."""
+    shape = table.shape[:-1]
+    flat = table.reshape(-1, table.shape[-1])
+    E = np.empty_like(flat)
+    M = np.empty(flat.shape[0])
+    for r in range(flat.shape[0]):
+        M[r] = scale * flat[r].max()
+        for label in range(flat.shape[1]):
+            E[r, label] = np.exp(scale * flat[r, label] - M[r])
+    return E.reshape(table.shape), M.reshape(shape)
+
+
+@njit(cache=True, nogil=True)
+def label_exps(tables, scale):
+    """The rows of `label_tables`' token, pair and distance tables exponentiated under
+    scale × s (`_exps`): `label_rows` sums exp(scale × s(h, m, l)) over the labels as
+    products of four of them, instead of one exponential per arc and label."""
+    token, pair, _, distance = tables
+    Et, Mt = _exps(token, scale)
+    Ep, Mp = _exps(pair, scale)
+    Ed, Md = _exps(distance, scale)
+    return Et, Mt, Ep, Mp, Ed, Md
+
+
+@njit(cache=True, nogil=True)
+def window_label_rows(token, tag, Et, Mt, a, attrs, feats_ptr, feats, w, keys, label_keys,
+                      scale):
+    """The token rows and tags of `label_tables`, and with `Et` not empty their
+    exponentials (`label_exps`), of a window: the words a.. of a sentence whose tables
+    these are, encoded as a sentence of its own (`attrs`, ...). Its inner words' rows are
+    the sentence's (each reads the same words around it); those of its root and of its
+    first and last word, which read its edges, are looked up."""
+    N = attrs.shape[0]
+    labels = token.shape[3]
+    rows = np.empty((N, 2, 2, labels))
+    rows[2:N - 1] = token[a + 2:a + N - 1]
+    edges = np.unique(np.array([0, 1, N - 1]))
+    token_label_rows(attrs, feats_ptr, feats, w, keys, label_keys, labels, edges, rows)
+    tags = np.empty(N, dtype=tag.dtype)
+    tags[0] = tag[0]
+    tags[1:] = tag[a + 1:a + N]
+    if Et.shape[0] == 0:
+        return rows, tags, Et, Mt
+    Ew, Mw = np.empty_like(rows), np.empty((N, 2, 2))
+    Ew[2:N - 1], Mw[2:N - 1] = Et[a + 2:a + N - 1], Mt[a + 2:a + N - 1]
+    for i in edges:
+        Ew[i], Mw[i] = _exps(rows[i], scale)
+    return rows, tags, Ew, Mw
+
+
+NO_EXPS = (np.zeros((0, 2, 2, 0)), np.zeros((0, 2, 2)), np.zeros((0, 0, 2, 0)),
+           np.zeros((0, 0, 2)), np.zeros((0, 0)), np.zeros(0))  # `label_rows`: no products
+
+
 @njit(inline="always", cache=True)
 def _arc_label_scores(token, pair, tag, distance, h, m, out):
     """out[l] = s(h, m, l) for every label: four rows of the tables added (they vectorize)."""
@@ -566,6 +640,26 @@ def _arc_label_scores(token, pair, tag, distance, h, m, out):
     far = distance[direction_distance(h, m)]
     for label in range(out.shape[0]):
         out[label] = head[label] + child[label] + both[label] + far[label]
+
+
+@njit(inline="always", cache=True)
+def _label_sum(exps, tag, h, m):
+    """log Σ_l exp(scale × s(h, m, l)) from `label_exps`' tables: the sum of products of
+    the rows' exponentials, plus their shifts (-inf where the products underflow)."""
+    Et, Mt, Ep, Mp, Ed, Md = exps
+    direction = 1 if h < m else 0
+    dd = direction_distance(h, m)
+    head = Et[h, 0, direction]
+    child = Et[m, 1, direction]
+    both = Ep[tag[h], tag[m], direction]
+    far = Ed[dd]
+    acc = 0.0
+    for label in range(far.shape[0]):
+        acc += head[label] * child[label] * both[label] * far[label]
+    if acc < 1e-280:  # too far below the shifts: the caller sums exponentials instead
+        return -np.inf
+    return (Mt[h, 0, direction] + Mt[m, 1, direction] + Mp[tag[h], tag[m], direction]
+            + Md[dd] + np.log(acc))
 
 
 @njit(cache=True, nogil=True)
@@ -580,20 +674,23 @@ def score_labels(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf, scal
     best = np.zeros((N, N), dtype=np.int64)
     score = np.full((N, N), -np.inf)
     total = np.full((N, N) if with_sum else (0, 0), -np.inf)
-    label_rows(tables, scale, 0, N, best, score, total, NO_SKIP)
+    exps = label_exps(tables, scale) if with_sum and N > PRODUCTS else NO_EXPS
+    label_rows(tables, scale, 0, N, best, score, total, NO_SKIP, exps)
     return best, score, total
 
 
 @njit(cache=True, nogil=True)
-def label_rows(tables, scale, lo, hi, best, score, total, skip):
+def label_rows(tables, scale, lo, hi, best, score, total, skip, exps):
     """`score_labels`' best label, its score and (where total is not empty) the
-    log-sum-exp of the arcs of heads lo <= h < hi, from the tables of `label_tables`:
-    calls on disjoint rows may run at once. The arcs where `skip` (as in
-    `score_arc_rows`) is set are left as they are."""
+    log-sum-exp of the arcs of heads lo <= h < hi, from the tables of `label_tables`
+    (the log-sum-exp from `label_exps`' products where `exps` is not `NO_EXPS`, else
+    from an exponential per label): calls on disjoint rows may run at once. The arcs
+    where `skip` (as in `score_arc_rows`) is set are left as they are."""
     token, pair, tag, distance = tables
     N = best.shape[0]
     labels = distance.shape[1]
     with_sum = total.shape[0] > 0
+    products = exps[0].shape[0] > 0
     skips = skip.shape[0] > 0
     values = np.empty(labels)
     for h in range(lo, hi):
@@ -608,10 +705,13 @@ def label_rows(tables, scale, lo, hi, best, score, total, skip):
             best[h, m] = top
             score[h, m] = scale * values[top]
             if with_sum:
-                acc = 0.0
-                for label in range(labels):
-                    acc += np.exp(scale * (values[label] - values[top]))
-                total[h, m] = score[h, m] + np.log(acc)
+                found = _label_sum(exps, tag, h, m) if products else -np.inf
+                if found == -np.inf:
+                    acc = 0.0
+                    for label in range(labels):
+                        acc += np.exp(scale * (values[label] - values[top]))
+                    found = score[h, m] + np.log(acc)
+                total[h, m] = found
 
 
 @njit(cache=True, nogil=True)

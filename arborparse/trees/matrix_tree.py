@@ -240,9 +240,11 @@ def invert_small(M, lengths):
     return MinvT, logdet, bad
 
 
-# Below this many words the scaled elimination is faster than LAPACK; above it, the
-# LU factorization is used whenever it is well conditioned (error about eps / rcond).
-SMALL = 24
+# Up to this many words the scaled elimination is faster than LAPACK (whose route pays for
+# the one-thread limit, the condition number and the solve on each call: at 30 words, a
+# syntax view's window, 216 against 345 µs; the two cross near 40); above it, the LU is
+# used whenever it is well conditioned (error about eps / rcond).
+SMALL = 40
 MIN_RCOND = 1e-6
 TOL = 1e-8
 

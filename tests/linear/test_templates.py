@@ -153,12 +153,15 @@ def test_label_scores_equal_the_sum_over_the_feature_list(ud):
                 assert S[h, m] == pytest.approx(expected, abs=1e-9)
                 assert score[h, m] == pytest.approx(max(expected), abs=1e-9)
                 assert best[h, m] == int(np.argmax(S[h, m]))
-        # scaled, with the log-sum-exp over labels (the tree distribution's arc scores)
-        _, score, total = score_labels(t.attrs, t.feats_ptr, t.feats, w, NONE, NONE, labels,
-                                       buf, 0.5, True)
-        with np.errstate(invalid="ignore"):
-            np.testing.assert_allclose(total, logsumexp(0.5 * S, axis=2), rtol=1e-12)
-        np.testing.assert_allclose(score, 0.5 * S.max(axis=2), rtol=1e-12)
+        # scaled, with the log-sum-exp over labels (the tree distribution's arc scores; the
+        # longer sentence's from products of the tables' exponentials, which at scale 400
+        # underflow for most arcs and are summed one exponential at a time instead)
+        for scale in (0.5, 400.0):
+            _, score, total = score_labels(t.attrs, t.feats_ptr, t.feats, w, NONE, NONE,
+                                           labels, buf, scale, True)
+            with np.errstate(invalid="ignore"):
+                np.testing.assert_allclose(total, logsumexp(scale * S, axis=2), rtol=1e-12)
+            np.testing.assert_allclose(score, scale * S.max(axis=2), rtol=1e-12)
 
 
 @pytest.mark.parametrize("clusters", [1, 3])
@@ -256,3 +259,35 @@ def test_a_cut_of_the_token_table_is_the_table_of_the_cut_sentence():
         cut, expected = whole.cut(a, b), encode(part)
         for name in ("attrs", "feats_ptr", "feats"):
             np.testing.assert_array_equal(getattr(cut, name), getattr(expected, name))
+
+
+def test_the_label_tables_of_a_window_are_those_of_the_window_cut_out(ud):
+    """`LinearModel.window_label_tables` (rows of the whole sentence's tables, the root's
+    and the edge words' looked up) gives each window the label tables and exponentials
+    `LinearModel.label_tables` gives the window cut out: the same label scores and
+    log-sum-exps, arc by arc."""
+    from arborparse.linear.model import Encoded, LinearModel
+    from arborparse.linear.templates import PRODUCTS, label_rows
+
+    s = max(read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")[:50], key=len)
+    model = LinearModel(np.random.default_rng(5).standard_normal(1 << 12),
+                        [f"l{i}" for i in range(6)])
+    whole = encode(s)
+    scale = 0.7
+    paragraph = model.label_tables(Encoded.of_table(whole), scale)
+    n = len(s)
+    for a, b in ((0, 30), (10, 40), (n - 30, n), (5, 6), (3, 12), (0, n)):
+        x = Encoded.of_table(whole.cut(a, b))
+        found = []
+        for tables, exps in (model.window_label_tables(paragraph, x, a, scale),
+                             model.label_tables(x, scale)):
+            assert (exps[0].shape[0] > 0) == (b - a >= PRODUCTS)
+            N = b - a + 1
+            out = (np.zeros((N, N), dtype=np.int64), np.full((N, N), -np.inf),
+                   np.full((N, N), -np.inf))
+            label_rows(tables, scale, 0, N, *out, np.zeros((0, 0), dtype=bool), exps)
+            found.append(out)
+        (best, score, total), (best2, score2, total2) = found
+        np.testing.assert_array_equal(best, best2)
+        np.testing.assert_array_equal(score, score2)
+        np.testing.assert_allclose(total, total2, rtol=1e-13)
