@@ -51,6 +51,7 @@ from arborparse.linear.templates import (
     label_exps,
     label_rows,
     label_tables,
+    own_between,
     score_arc_rows,
     score_arcs,
     score_labels,
@@ -200,26 +201,32 @@ class LinearModel:
         return cls(np.zeros(len(keys) + len(label_keys) * len(labels)), labels, keys, label_keys)
 
     def cluster_scores(self, x: Encoded, weights: np.ndarray | None = None,
-                       threads: int = 1, known: np.ndarray | None = None) -> np.ndarray:
+                       threads: int = 1, known: np.ndarray | None = None,
+                       between: tuple | None = None) -> np.ndarray:
         """w · f(x, h, m, z) for every cluster and arc, shape (K, n+1, n+1); sentences of
         `THREADED_WORDS` words or more in `threads` threads (the same scores). The arcs
-        where `known` ((n+1, n+1) booleans) is set are not scored (-inf)."""
+        where `known` ((n+1, n+1) booleans) is set are not scored (-inf). `between`: the
+        in-between tables x shares with the other windows of its sentence
+        (`templates.cut_between`; one thread, as they are filled)."""
         t = x.table
         w = self.weights if weights is None else weights
-        threads = threads if _threaded(x, threads) else 1
-        if known is None and threads == 1:
+        threads = threads if _threaded(x, threads) and between is None else 1
+        if known is None and threads == 1 and between is None:
             return score_arcs(t.attrs, t.feats_ptr, t.feats, w, self.keys, self.clusters,
                               x.buf, self.squeeze)
         S = np.full((self.clusters, len(t) + 1, len(t) + 1), -np.inf)
         known = NO_SKIP if known is None else known
         _in_threads(lambda lo, hi: score_arc_rows(
             t.attrs, t.feats_ptr, t.feats, w, self.keys, self.clusters, np.empty_like(x.buf),
-            self.squeeze, lo, hi, S, known), len(t) + 1, threads)
+            self.squeeze, lo, hi, S, known,
+            own_between(t.attrs, self.clusters) if between is None else between),
+            len(t) + 1, threads)
         return S
 
     def _arc_scores(self, x: Encoded, w: np.ndarray, combine: str, scale: float = 1.0,
-                    threads: int = 1, known: np.ndarray | None = None):
-        A = scale * self.cluster_scores(x, w, threads, known)
+                    threads: int = 1, known: np.ndarray | None = None,
+                    between: tuple | None = None):
+        A = scale * self.cluster_scores(x, w, threads, known, between)
         if self.clusters == 1:
             return A[0]
         if combine not in COMBINES:
@@ -231,14 +238,16 @@ class LinearModel:
 
     def scores(self, x: Encoded, weights: np.ndarray | None = None, combine: str = "sum",
                scale: float = 1.0, with_sum: bool = False, threads: int = 1,
-               known: np.ndarray | None = None, tables: tuple | None = None) -> Scores:
+               known: np.ndarray | None = None, tables: tuple | None = None,
+               between: tuple | None = None) -> Scores:
         """Arc scores (clusters summed out, or their best with ``combine="max"``) and each
         arc's best label with its score, under the weights scale × `weights`; `with_sum`
         also log Σ_l exp of each arc's label scores. O(n²) memory whatever the labels.
         Sentences of `THREADED_WORDS` words or more are scored in `threads` threads (the
         same scores). The arcs where `known` ((n+1, n+1) booleans) is set are not scored:
         -inf, label 0 (for scores the caller has already). `tables`: x's label tables
-        made already, at this scale (`label_tables`, `window_label_tables`)."""
+        made already, at this scale (`label_tables`, `window_label_tables`); `between`:
+        its in-between tables, shared with its sentence's other windows (`cluster_scores`)."""
         w = self.weights if weights is None else weights
         t = x.table
         threads = threads if _threaded(x, threads) else 1
@@ -255,7 +264,7 @@ class LinearModel:
             skip = NO_SKIP if known is None else known
             _in_threads(lambda lo, hi: label_rows(tables, scale, lo, hi, label, label_score,
                                                   label_sum, skip, exps), N, threads)
-        return Scores(self._arc_scores(x, w, combine, scale, threads, known), label,
+        return Scores(self._arc_scores(x, w, combine, scale, threads, known, between), label,
                       label_score, label_sum, *self.part_scores(x, w, scale))
 
     def label_tables(self, x: Encoded, scale: float = 1.0, with_sum: bool = True,

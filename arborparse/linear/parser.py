@@ -19,6 +19,7 @@ from arborparse.io.validate import require_tags
 from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, VERSION, Encoded, LinearModel,
                                      Scores, decode, distribution)
 from arborparse.linear.options import LinearOptions
+from arborparse.linear.templates import between_tables, cut_between
 from arborparse.linear.tokens import encode
 from arborparse.options import check_options
 from arborparse.trees import second_order
@@ -163,7 +164,8 @@ class LinearParser:
         their own, for each (a, b) of `spans` (a paragraph's windows,
         `arborparse.text.syntax`). The marginals of cutting each window out and parsing it
         (to rounding), for less: the sentence is encoded once (at order 1 its label tables
-        made once too, `LinearModel.window_label_tables`), and at order 1 an arc
+        and in-between tables made once too, `LinearModel.window_label_tables`,
+        `templates.cut_between`), and at order 1 an arc
         between two words that are inside this window and the one before, at neither
         window's edge (so it reads the same words around it in both), takes its score from
         that window instead of being scored again (a third of the arcs of windows of 30
@@ -177,6 +179,7 @@ class LinearParser:
             return
         scale = 1.0 / self.temperature
         labels = self.model.label_tables(Encoded.of_table(table), scale)
+        between = between_tables(table.attrs, self.model.clusters)
         before = None  # (a, b, the folded scores) of the window before
         for a, b in spans:
             known = shared = None
@@ -188,8 +191,10 @@ class LinearParser:
                     known = np.zeros((b - a + 1, b - a + 1), dtype=bool)
                     known[shared[0], shared[0]] = True
             x = Encoded.of_table(table.cut(a, b))
-            tables = self.model.window_label_tables(labels, x, a, scale)
-            folded = self._distribution(x, known=known, tables=tables).folded
+            folded = self.model.scores(
+                x, scale=scale, with_sum=True, known=known,
+                tables=self.model.window_label_tables(labels, x, a, scale),
+                between=cut_between(between, a, b - a + 1)).folded
             if shared is not None:
                 folded[shared[0], shared[0]] = before[2][shared[1], shared[1]]
             before = (a, b, folded)
@@ -203,14 +208,11 @@ class LinearParser:
         return self._kbest(self._distribution(Encoded.of(sentence)), k,
                            self.decoder == "eisner")
 
-    def _distribution(self, x: Encoded, threads: int = 1, known: np.ndarray | None = None,
-                      tables: tuple | None = None) -> Scores:
+    def _distribution(self, x: Encoded, threads: int = 1) -> Scores:
         """The scores s(h, m, l) / T of the tree distribution, reduced over labels (best
-        label, its score, the log-sum-exp): O(n²) memory, not O(n² L); the arcs where
-        `known` is set not scored (-inf); `tables`: x's label tables at 1 / T, made
-        already (`LinearModel.scores`)."""
+        label, its score, the log-sum-exp): O(n²) memory, not O(n² L)."""
         return self.model.scores(x, scale=1.0 / self.temperature, with_sum=True,
-                                 threads=threads, known=known, tables=tables)
+                                 threads=threads)
 
     def _kbest(self, s: Scores, k: int, projective: bool):
         log_z = trees.log_partition(s.folded, projective, self.single_root)

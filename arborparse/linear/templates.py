@@ -294,10 +294,11 @@ def _tag_counts(attrs):
 
 
 @njit(inline="always", cache=True)
-def _between_indices(attrs, h, m, dd, tags, sizes, position, count, by_tag, known, w, keys,
-                     clusters, idx, k, base):
+def _between_indices(attrs, h, m, dd, tags, sizes, position, count, by_tag, known, walk,
+                     w, keys, clusters, idx, k, base):
     """The in-between POS features of h -> m: walking the words between when they are
-    fewer than the distinct tags, their weight indices (in cluster 0) written into idx
+    no more than the distinct tags (`walk` >= 0: than `walk`), their weight indices (in
+    cluster 0) written into idx
     from k; else, by tag with the prefix counts, count times weight
     added to base[z] from by_tag[view, tag_h, tag_m, dd] (each tag's weights between that
     pair of tags at that direction-distance, looked up once, where known is set: long
@@ -311,7 +312,7 @@ def _between_indices(attrs, h, m, dd, tags, sizes, position, count, by_tag, know
         P = UPOS if view == 0 else XPOS
         hp = np.uint64(attrs[h, P])
         cp = np.uint64(attrs[m, P])
-        if right - left - 1 <= sizes[view]:
+        if right - left - 1 <= (sizes[view] if walk < 0 else walk):
             for j in range(right - left - 1):
                 feature = _between(view, hp, np.uint64(attrs[left + 1 + j, P]), cp)
                 for f in (_final(_mix(feature, 0)), _final(_mix(feature, dd))):
@@ -391,27 +392,62 @@ def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
     N = attrs.shape[0]
     S = np.full((clusters, N, N), -np.inf)
     score_arc_rows(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze, 0, N, S,
-                   NO_SKIP)
+                   NO_SKIP, own_between(attrs, clusters))
     return S
 
 
 NO_SKIP = np.zeros((0, 0), dtype=np.bool_)  # `score_arc_rows`' and `label_rows`' skip: none
+SHARED_TAGS = 64  # `between_tables` of sentences with at most this many distinct tags
+WALK = 0  # with tables shared, the words between are walked only where there are none
+
+
+@njit(cache=True, nogil=True)
+def own_between(attrs, clusters):
+    """`score_arc_rows`' in-between tables of a sentence (`_tag_counts`, the weights by tag
+    of `_between_indices`, empty, and where none is filled yet; walking the words
+    between where they are no more than the tags)."""
+    tags, sizes, position, count = _tag_counts(attrs)
+    U = tags.shape[1]
+    return (tags, sizes, position, count, np.empty((2, U, U, 16, U, clusters)),
+            np.zeros((2, U, U, 16), dtype=np.bool_), -1)
+
+
+def between_tables(attrs, clusters: int):
+    """`own_between` of a sentence, to share among its windows (`cut_between`; the words
+    between counted by tag wherever there are any), or None where it has more than
+    `SHARED_TAGS` distinct tags in a view."""
+    tags, sizes, position, count, by_tag, known, _ = own_between(attrs, clusters)
+    return None if tags.shape[1] > SHARED_TAGS else \
+        (tags, sizes, position, count, by_tag, known, WALK)
+
+
+def cut_between(between, a: int, N: int):
+    """`between_tables` of a sentence (or None) made those of its window of the words
+    a..a+N-2 (0-based; N with the root): each word's tag and the prefix counts read at
+    its place in the sentence, the tables by tag shared (they depend on the tags
+    alone)."""
+    if between is None:
+        return None
+    tags, sizes, position, count, by_tag, known, walk = between
+    place = np.concatenate([[0], np.arange(a + 1, a + N)])
+    return (tags, sizes, np.ascontiguousarray(position[:, place]),
+            np.ascontiguousarray(count[:, np.concatenate([place, [a + N]])]), by_tag, known,
+            walk)
 
 
 @njit(cache=True, nogil=True)
 def score_arc_rows(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze, lo, hi, S,
-                   skip):
+                   skip, between):
     """`score_arcs`' S[z, h, m] for the heads lo <= h < hi, written into S (full of -inf),
     with its own caches: calls on disjoint rows may run at once (the GIL is released), each
     with its own buf, and give the same scores as one call. The arcs where `skip` (an
-    (n+1, n+1) boolean array, or `NO_SKIP`) is set are left as they are."""
+    (n+1, n+1) boolean array, or `NO_SKIP`) is set are left as they are. `between`: the
+    in-between tables, the sentence's own (`own_between`; one per call) or shared by a
+    sentence's windows (`cut_between`; filled as they are needed)."""
     N = attrs.shape[0]
     skips = skip.shape[0] > 0
     size = w.shape[0]
-    tags, sizes, position, count = _tag_counts(attrs)
-    U = tags.shape[1]
-    by_tag = np.empty((2, U, U, 16, U, clusters))  # see `_between_indices`
-    known = np.zeros((2, U, U, 16), dtype=np.bool_)
+    tags, sizes, position, count, by_tag, known, walk = between
     own = np.zeros((N, 2, 16, clusters))  # (word, role, dd): its unigram features' weights
     done = np.zeros((N, 2, 16), dtype=np.bool_)
     idx = np.empty(_GATHER + buf.shape[0], dtype=np.int64)
@@ -440,7 +476,7 @@ def score_arc_rows(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze, lo,
                     k += 1
             arcs[pending, 2] = k
             k = _between_indices(attrs, h, m, dd, tags, sizes, position, count, by_tag, known,
-                                 w, keys, clusters, idx, k, base[pending])
+                                 walk, w, keys, clusters, idx, k, base[pending])
             arcs[pending, 3] = k
             pending += 1
             if k >= _GATHER:

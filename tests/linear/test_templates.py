@@ -291,3 +291,28 @@ def test_the_label_tables_of_a_window_are_those_of_the_window_cut_out(ud):
         np.testing.assert_array_equal(best, best2)
         np.testing.assert_array_equal(score, score2)
         np.testing.assert_allclose(total, total2, rtol=1e-13)
+
+
+@pytest.mark.parametrize("shared_tags", [64, 1])
+def test_windows_sharing_the_in_between_tables_score_as_cut_out(ud, monkeypatch,
+                                                                shared_tags):
+    """Windows of a sentence scored with its in-between tables (`between_tables`, cut
+    with `cut_between`: each window's words counted by tag, the tables by tag filled by
+    the windows before) get the arc scores of each window cut out and scored alone, to
+    rounding (the words between summed in another order); a sentence with more distinct
+    tags than `SHARED_TAGS` shares none."""
+    from arborparse.linear import templates
+    from arborparse.linear.model import Encoded, LinearModel
+
+    monkeypatch.setattr(templates, "SHARED_TAGS", shared_tags)
+    s = max(read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")[:50], key=len)
+    whole = encode(s)
+    between = templates.between_tables(whole.attrs, 3)
+    assert (between is None) == (shared_tags == 1)
+    model = LinearModel(np.random.default_rng(6).standard_normal(1 << 12), ["a", "b"],
+                        clusters=3)
+    for a, b in ((0, 30), (10, 40), (len(s) - 30, len(s)), (5, 6), (3, 12)):
+        x = Encoded.of_table(whole.cut(a, b))
+        np.testing.assert_allclose(
+            model.cluster_scores(x, between=templates.cut_between(between, a, b - a + 1)),
+            model.cluster_scores(x), rtol=1e-12, atol=1e-12)
