@@ -169,10 +169,12 @@ class LinearParser:
         between two words that are inside this window and the one before, at neither
         window's edge (so it reads the same words around it in both), takes its score from
         that window instead of being scored again (a third of the arcs of windows of 30
-        words every 10)."""
+        words every 10). A lone window is cut out and parsed as it is (a short paragraph
+        would only load more compiled kernels)."""
         table, projective = encode(sentence), self._projective()
         single_root = self.single_root if single_root is None else single_root
-        if self.model.order > 1:
+        spans = list(spans)
+        if self.model.order > 1 or len(spans) == 1:
             for a, b in spans:
                 yield self._head_marginals(self._distribution(Encoded.of_table(
                     table.cut(a, b))), projective, single_root)

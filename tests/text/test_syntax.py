@@ -171,7 +171,8 @@ def test_window_marginals_are_those_of_each_window_cut_out(ud, options):
     spans = []
     crossing(len(words), lambda found: spans.extend(found) or [np.eye(b - a + 1)
                                                               for a, b in found])
-    for windows in (spans, [(0, 5), (2, 9), (3, 4), (7, 20), (8, 12), (20, 45), (10, 35)]):
+    for windows in (spans, [(0, 5), (2, 9), (3, 4), (7, 20), (8, 12), (20, 45), (10, 35)],
+                    [(4, 40)]):
         found = list(parser.window_marginals(paragraph, windows, single_root=False))
         for (a, b), mu in zip(windows, found, strict=True):
             cut = words_sentence(words[a:b], 1).with_columns(
