@@ -48,7 +48,6 @@ from arborparse.linear.templates import (
     label_scores,
     labeled_arc_hashes,
     labeled_arc_indices,
-    label_exps,
     label_rows,
     label_tables,
     own_between,
@@ -271,14 +270,12 @@ class LinearModel:
                      weights: np.ndarray | None = None) -> tuple:
         """(the label tables of x, their exponentials at `scale` or `NO_EXPS`), as
         `scores` reads them (`templates.label_tables`, `templates.label_exps`: the
-        exponentials where the log-sum-exp is wanted, for sentences of more than
-        `PRODUCTS` words, as `templates.score_labels` does)."""
+        exponentials where the log-sum-exp is wanted, for sentences of `PRODUCTS` words
+        or more, as `templates.score_labels` does; one compiled call)."""
         t = x.table
         w = self.weights if weights is None else weights
-        tables = label_tables(t.attrs, t.feats_ptr, t.feats, w, self.keys, self.label_keys,
-                              len(self.labels), x.buf)
-        return tables, (label_exps(tables, scale) if with_sum and len(t) >= PRODUCTS
-                        else NO_EXPS)
+        return label_tables(t.attrs, t.feats_ptr, t.feats, w, self.keys, self.label_keys,
+                            len(self.labels), x.buf, scale, with_sum and len(t) >= PRODUCTS)
 
     def window_label_tables(self, paragraph: tuple, x: Encoded, a: int,
                             scale: float = 1.0) -> tuple:

@@ -574,12 +574,15 @@ def token_label_rows(attrs, feats_ptr, feats, w, keys, label_keys, labels, token
 
 
 @njit(cache=True, nogil=True)
-def label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
+def label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf, scale=1.0,
+                 exps=False):
     """The parts of s(h, m, l) = head(h, l, dir) + child(m, l, dir)
     + pair(UPOS_h, UPOS_m, l, dir) + distance(l, dir, dist), each looked up once per
     distinct argument: token [i, role, dir, l] (`token_label_rows`), pair [tag_h, tag_m,
     dir, l], tag [i] (the index of word i's UPOS in pair), distance [dd, l]. Each table's
-    features are listed (and their weights prefetched) before their weights are read."""
+    features are listed (and their weights prefetched) before their weights are read.
+    Returns (the tables, with `exps` their exponentials at `scale` (`label_exps`), else
+    `NO_EXPS`)."""
     N = attrs.shape[0]
     L = labels
     token = np.empty((N, 2, 2, L))
@@ -603,7 +606,8 @@ def label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
     distance = np.zeros((16, L))
     for dd in range(16):
         _add_labels(w, _distance_feature(dd), L, keys, label_keys, distance[dd])
-    return token, pair, tag, distance
+    tables = (token, pair, tag, distance)
+    return tables, (label_exps(tables, scale) if exps else NO_EXPS)
 
 
 PRODUCTS = 24  # from this many words on, the label log-sum-exp is taken from products
@@ -705,12 +709,12 @@ def score_labels(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf, scal
     `with_sum`, log Σ_l exp of the scores (else an empty array), each (n+1, n+1), -inf
     where there is no arc. O(n L) weight lookups plus O(n² L) additions, without the
     (n+1, n+1, L) array."""
-    tables = label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf)
     N = attrs.shape[0]
+    tables, exps = label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf,
+                                scale, with_sum and N > PRODUCTS)
     best = np.zeros((N, N), dtype=np.int64)
     score = np.full((N, N), -np.inf)
     total = np.full((N, N) if with_sum else (0, 0), -np.inf)
-    exps = label_exps(tables, scale) if with_sum and N > PRODUCTS else NO_EXPS
     label_rows(tables, scale, 0, N, best, score, total, NO_SKIP, exps)
     return best, score, total
 
@@ -753,8 +757,8 @@ def label_rows(tables, scale, lo, hi, best, score, total, skip, exps):
 @njit(cache=True, nogil=True)
 def label_scores(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
     """s(h, m, l) for every arc and label: shape (n+1, n+1, L), -inf where there is no arc."""
-    token, pair, tag, distance = label_tables(attrs, feats_ptr, feats, w, keys, label_keys,
-                                              labels, buf)
+    (token, pair, tag, distance), _ = label_tables(attrs, feats_ptr, feats, w, keys,
+                                                   label_keys, labels, buf)
     N = attrs.shape[0]
     out = np.full((N, N, labels), -np.inf)
     for h in range(N):
