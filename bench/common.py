@@ -78,7 +78,7 @@ def run(args, threads: int = 1, package=ROOT, stop_after: float | None = None) -
                MKL_NUM_THREADS=str(threads), PYTHONPATH=str(package),
                PYTHONSAFEPATH="1")  # `python -m` must not import the working directory's
     # the package's bytecode is kept, as an installed package's is (pip writes it): without
-    # it every run compiles the package's sources again (about 0.2 CPU s)
+    # it every run compiles the package's sources again (about 0.16 CPU s)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()

@@ -245,7 +245,8 @@ class LinearModel:
         Sentences of `THREADED_WORDS` words or more are scored in `threads` threads (the
         same scores). The arcs where `known` ((n+1, n+1) booleans) is set are not scored:
         -inf, label 0 (for scores the caller has already). `tables`: x's label tables
-        made already, at this scale (`label_tables`, `window_label_tables`); `between`:
+        made already, with these weights and at this scale (`label_tables`,
+        `window_label_tables`; nothing checks it); `between`:
         its in-between tables, shared with its sentence's other windows (`cluster_scores`)."""
         w = self.weights if weights is None else weights
         t = x.table

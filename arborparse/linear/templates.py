@@ -298,9 +298,8 @@ def _between_indices(attrs, h, m, dd, tags, sizes, position, count, by_tag, know
                      w, keys, clusters, idx, k, base):
     """The in-between POS features of h -> m: walking the words between when they are
     no more than the distinct tags (`walk` >= 0: than `walk`), their weight indices (in
-    cluster 0) written into idx
-    from k; else, by tag with the prefix counts, count times weight
-    added to base[z] from by_tag[view, tag_h, tag_m, dd] (each tag's weights between that
+    cluster 0) written into idx from k; else, by tag with the prefix counts, count times
+    weight added to base[z] from by_tag[view, tag_h, tag_m, dd] (each tag's weights between that
     pair of tags at that direction-distance, looked up once, where known is set: long
     sentences' arcs are mostly counted by tag and share those few pairs). The same sum as
     over `arc_features`'s list, O(min(|h - m|, tags)) per arc instead of O(|h - m|).
@@ -397,7 +396,7 @@ def score_arcs(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze=False):
 
 
 NO_SKIP = np.zeros((0, 0), dtype=np.bool_)  # `score_arc_rows`' and `label_rows`' skip: none
-SHARED_TAGS = 64  # `between_tables` of sentences with at most this many distinct tags
+SHARED_MB = 32  # `between_tables`: the largest tables by tag a paragraph's windows share
 WALK = 0  # with tables shared, the words between are walked only where there are none
 
 
@@ -414,11 +413,15 @@ def own_between(attrs, clusters):
 
 def between_tables(attrs, clusters: int):
     """`own_between` of a sentence, to share among its windows (`cut_between`; the words
-    between counted by tag wherever there are any), or None where it has more than
-    `SHARED_TAGS` distinct tags in a view."""
-    tags, sizes, position, count, by_tag, known, _ = own_between(attrs, clusters)
-    return None if tags.shape[1] > SHARED_TAGS else \
-        (tags, sizes, position, count, by_tag, known, WALK)
+    between counted by tag wherever there are any), or None where its tables by tag
+    would take more than `SHARED_MB` megabytes (more than 50 distinct tags in a view at
+    one cluster: each window then keeps its own, as a sentence does)."""
+    tags, sizes, position, count = _tag_counts(attrs)
+    U = tags.shape[1]
+    if 2 * U ** 3 * 16 * clusters * 8 > SHARED_MB << 20:
+        return None
+    return (tags, sizes, position, count, np.empty((2, U, U, 16, U, clusters)),
+            np.zeros((2, U, U, 16), dtype=np.bool_), WALK)
 
 
 def cut_between(between, a: int, N: int):
@@ -607,7 +610,7 @@ def label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf, scal
     for dd in range(16):
         _add_labels(w, _distance_feature(dd), L, keys, label_keys, distance[dd])
     tables = (token, pair, tag, distance)
-    return tables, (label_exps(tables, scale) if exps else NO_EXPS)
+    return tables, (label_exps(tables, scale) if exps else _no_exps())
 
 
 PRODUCTS = 24  # from this many words on, the label log-sum-exp is taken from products
@@ -622,7 +625,7 @@ def _exps(table, scale):
     E = np.empty_like(flat)
     M = np.empty(flat.shape[0])
     for r in range(flat.shape[0]):
-        M[r] = scale * flat[r].max()
+        M[r] = (scale * flat[r]).max()
         for label in range(flat.shape[1]):
             E[r, label] = np.exp(scale * flat[r, label] - M[r])
     return E.reshape(table.shape), M.reshape(shape)
@@ -666,8 +669,15 @@ def window_label_rows(token, tag, Et, Mt, a, attrs, feats_ptr, feats, w, keys, l
     return rows, tags, Ew, Mw
 
 
-NO_EXPS = (np.zeros((0, 2, 2, 0)), np.zeros((0, 2, 2)), np.zeros((0, 0, 2, 0)),
-           np.zeros((0, 0, 2)), np.zeros((0, 0)), np.zeros(0))  # `label_rows`: no products
+@njit(cache=True, nogil=True)
+def _no_exps():
+    """`NO_EXPS` made in compiled code (a global array there is read-only, and a kernel
+    given both kinds would be compiled, and loaded, twice)."""
+    return (np.zeros((0, 2, 2, 0)), np.zeros((0, 2, 2)), np.zeros((0, 0, 2, 0)),
+            np.zeros((0, 0, 2)), np.zeros((0, 0)), np.zeros(0))
+
+
+NO_EXPS = _no_exps.py_func()  # `label_rows`: no products (made by NumPy: no kernel to load)
 
 
 @njit(inline="always", cache=True)
@@ -696,7 +706,7 @@ def _label_sum(exps, tag, h, m):
     acc = 0.0
     for label in range(far.shape[0]):
         acc += head[label] * child[label] * both[label] * far[label]
-    if acc < 1e-280:  # too far below the shifts: the caller sums exponentials instead
+    if not acc >= 1e-280:  # far below the shifts (or NaN): the caller sums exponentials
         return -np.inf
     return (Mt[h, 0, direction] + Mt[m, 1, direction] + Mp[tag[h], tag[m], direction]
             + Md[dd] + np.log(acc))
@@ -711,7 +721,7 @@ def score_labels(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf, scal
     (n+1, n+1, L) array."""
     N = attrs.shape[0]
     tables, exps = label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf,
-                                scale, with_sum and N > PRODUCTS)
+                                scale, with_sum and N - 1 >= PRODUCTS)
     best = np.zeros((N, N), dtype=np.int64)
     score = np.full((N, N), -np.inf)
     total = np.full((N, N) if with_sum else (0, 0), -np.inf)

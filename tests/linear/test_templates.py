@@ -131,7 +131,8 @@ def test_label_scores_equal_the_sum_over_the_feature_list(ud):
     """label_scores and score_labels read tables of the label features (listed, then their
     weights read) and give Σ w over `label_features`'s list, arc by arc and label by
     label; score_labels the best label and its score."""
-    from arborparse.linear.templates import label_scores, score_labels
+    from arborparse.linear.templates import (PRODUCTS, _label_sum, label_exps, label_scores,
+                                             label_tables, score_labels)
 
     path = ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu"
     longer = max(read_conllu(path)[:50], key=len)
@@ -156,6 +157,14 @@ def test_label_scores_equal_the_sum_over_the_feature_list(ud):
         # scaled, with the log-sum-exp over labels (the tree distribution's arc scores; the
         # longer sentence's from products of the tables' exponentials, which at scale 400
         # underflow for most arcs and are summed one exponential at a time instead)
+        if len(s) >= PRODUCTS:
+            tables, _ = label_tables(t.attrs, t.feats_ptr, t.feats, w, NONE, NONE, labels,
+                                     buf)
+            for scale, most in ((0.5, False), (400.0, True)):
+                exps = label_exps(tables, scale)
+                under = [_label_sum.py_func(exps, tables[2], h, m) == -np.inf
+                         for h in range(len(t) + 1) for m in range(1, len(t) + 1) if h != m]
+                assert np.mean(under) > 0.5 if most else not any(under)
         for scale in (0.5, 400.0):
             _, score, total = score_labels(t.attrs, t.feats_ptr, t.feats, w, NONE, NONE,
                                            labels, buf, scale, True)
@@ -293,22 +302,21 @@ def test_the_label_tables_of_a_window_are_those_of_the_window_cut_out(ud):
         np.testing.assert_allclose(total, total2, rtol=1e-13)
 
 
-@pytest.mark.parametrize("shared_tags", [64, 1])
-def test_windows_sharing_the_in_between_tables_score_as_cut_out(ud, monkeypatch,
-                                                                shared_tags):
+@pytest.mark.parametrize("shared_mb", [32, 0])
+def test_windows_sharing_the_in_between_tables_score_as_cut_out(ud, monkeypatch, shared_mb):
     """Windows of a sentence scored with its in-between tables (`between_tables`, cut
     with `cut_between`: each window's words counted by tag, the tables by tag filled by
     the windows before) get the arc scores of each window cut out and scored alone, to
-    rounding (the words between summed in another order); a sentence with more distinct
-    tags than `SHARED_TAGS` shares none."""
+    rounding (the words between summed in another order); a sentence whose tables would
+    be larger than `SHARED_MB` shares none."""
     from arborparse.linear import templates
     from arborparse.linear.model import Encoded, LinearModel
 
-    monkeypatch.setattr(templates, "SHARED_TAGS", shared_tags)
+    monkeypatch.setattr(templates, "SHARED_MB", shared_mb)
     s = max(read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")[:50], key=len)
     whole = encode(s)
     between = templates.between_tables(whole.attrs, 3)
-    assert (between is None) == (shared_tags == 1)
+    assert (between is None) == (shared_mb == 0)
     model = LinearModel(np.random.default_rng(6).standard_normal(1 << 12), ["a", "b"],
                         clusters=3)
     for a, b in ((0, 30), (10, 40), (len(s) - 30, len(s)), (5, 6), (3, 12)):

@@ -171,6 +171,7 @@ def test_window_marginals_are_those_of_each_window_cut_out(ud, options):
     spans = []
     crossing(len(words), lambda found: spans.extend(found) or [np.eye(b - a + 1)
                                                               for a, b in found])
+    # (the last: a lone window, cut out and parsed as it is)
     for windows in (spans, [(0, 5), (2, 9), (3, 4), (7, 20), (8, 12), (20, 45), (10, 35)],
                     [(4, 40)]):
         found = list(parser.window_marginals(paragraph, windows, single_root=False))
