@@ -416,12 +416,10 @@ def between_tables(attrs, clusters: int):
     between counted by tag wherever there are any), or None where its tables by tag
     would take more than `SHARED_MB` megabytes (more than 50 distinct tags in a view at
     one cluster: each window then keeps its own, as a sentence does)."""
-    tags, sizes, position, count = _tag_counts(attrs)
-    U = tags.shape[1]
-    if 2 * U ** 3 * 16 * clusters * 8 > SHARED_MB << 20:
+    U = max(1, *(np.unique(attrs[:, P]).shape[0] for P in (UPOS, XPOS)))  # as `_tag_counts`
+    if 2 * U ** 3 * 16 * clusters * 8 > SHARED_MB << 20:  # `own_between`'s by tag, in bytes
         return None
-    return (tags, sizes, position, count, np.empty((2, U, U, 16, U, clusters)),
-            np.zeros((2, U, U, 16), dtype=np.bool_), WALK)
+    return own_between(attrs, clusters)[:6] + (WALK,)
 
 
 def cut_between(between, a: int, N: int):
