@@ -172,19 +172,26 @@ class Lemmatizer:
                 by_prefix[self.scripts[i][0]].append(i)
 
     def _candidates(self, form: str, upos: str) -> list[int]:
-        """The scripts seen with `upos` that apply to `form`."""
+        """The scripts seen with `upos` that apply to `form` (`applies`: the form has the
+        suffix and prefix each script cuts, as every script of a group found by them has,
+        and the cut leaves a lemma)."""
         lower = form.lower()
+        n = len(lower)
         found = []
-        for k in range(len(lower) + 1):
-            by_prefix = self._by_cut.get((upos, lower[len(lower) - k:]))
+        for k in range(n + 1):
+            by_prefix = self._by_cut.get((upos, lower[n - k:]))
             if by_prefix is None:
                 continue
-            if len(by_prefix) <= len(lower) - k + 1:  # fewer prefixes cut than the form has
-                ids = (i for prefix, ids in by_prefix.items() if lower.startswith(prefix)
-                       for i in ids)
+            if len(by_prefix) <= n - k + 1:  # fewer prefixes cut than the form has
+                groups = ((len(prefix), ids) for prefix, ids in by_prefix.items()
+                          if lower.startswith(prefix))
             else:
-                ids = (i for j in range(len(lower) - k + 1) for i in by_prefix.get(lower[:j], ()))
-            found.extend(i for i in ids if applies(form, self.scripts[i]))
+                groups = ((j, by_prefix.get(lower[:j], ())) for j in range(n - k + 1))
+            for j, ids in groups:
+                if j + k < n:
+                    found.extend(ids)
+                elif j + k == n:  # all of the form cut: the script must add something
+                    found.extend(i for i in ids if self.scripts[i][1] or self.scripts[i][3])
         return found
 
     def lemmas(self, sentences: list[Sentence]) -> list[list[str]]:

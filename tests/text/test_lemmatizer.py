@@ -89,3 +89,25 @@ def test_scripts_share_their_parts(tmp_path):
     loaded = Pipeline.load(path).lemmatizer
     assert (loaded.classifier.pids == classifier.pids).all()
     assert loaded.lemmas(train) == lemmatizer.lemmas(train)
+
+
+def test_candidates_are_the_scripts_that_apply(ud_files):
+    """`_candidates` finds by suffix and prefix exactly the scripts seen with the UPOS that
+    `applies` to the form, each once (forms from the treebanks, and each script's own cut
+    strings as forms: the cases where the whole form is cut)."""
+    for path in ud_files:
+        if not path.name.endswith("-train.conllu"):
+            continue
+        train = read_conllu(path)[:400]
+        lemmatizer = Lemmatizer(epochs=1, bits=12).fit(train)
+        seen = {}
+        for (upos, _), ids in lemmatizer.scripts_by_suffix.items():
+            seen.setdefault(upos, set()).update(ids)
+        cuts = {(s[0] + s[2], upos) for upos, ids in seen.items()
+                for s in (lemmatizer.scripts[i] for i in ids)}
+        words = {(f, u) for s in train for f, u in zip(s.forms, s.upos)}
+        for form, upos in sorted(words | cuts | {(f.upper(), u) for f, u in words}):
+            found = lemmatizer._candidates(form, upos)
+            assert len(found) == len(set(found))
+            assert sorted(found) == sorted(i for i in seen.get(upos, ()) if applies(
+                form, lemmatizer.scripts[i])), (path.name, form, upos)
