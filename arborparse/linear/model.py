@@ -254,7 +254,7 @@ class LinearModel:
         if known is None and threads == 1 and tables is None:
             label, label_score, label_sum = score_labels(
                 t.attrs, t.feats_ptr, t.feats, w, self.keys, self.label_keys,
-                len(self.labels), x.buf, scale, with_sum)
+                len(self.labels), scale, with_sum)
         else:
             tables, exps = tables or self.label_tables(x, scale, with_sum, w)
             N = len(t) + 1
@@ -276,7 +276,7 @@ class LinearModel:
         t = x.table
         w = self.weights if weights is None else weights
         return label_tables(t.attrs, t.feats_ptr, t.feats, w, self.keys, self.label_keys,
-                            len(self.labels), x.buf, scale, with_sum and len(t) >= PRODUCTS)
+                            len(self.labels), scale, with_sum and len(t) >= PRODUCTS)
 
     def window_label_tables(self, paragraph: tuple, x: Encoded, a: int,
                             scale: float = 1.0) -> tuple:
@@ -344,7 +344,7 @@ class LinearModel:
         w = self.weights if weights is None else weights
         t = x.table
         labels = scale * label_scores(t.attrs, t.feats_ptr, t.feats, w, self.keys,
-                                      self.label_keys, len(self.labels), x.buf)
+                                      self.label_keys, len(self.labels))
         if self.clusters == 1 or not posteriors:
             S = self._arc_scores(x, w, "sum", scale)[:, :, None] + labels
             return (S, None) if posteriors else S

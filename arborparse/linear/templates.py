@@ -335,7 +335,7 @@ def _between_indices(attrs, h, m, dd, tags, sizes, position, count, by_tag, know
             known[view, a, b, dd] = True
         if clusters == 1:  # a scalar sum, in the same order
             one = base[0]
-            for j in range(sizes[view]):  # no test for a count of 0: 0 × a weight adds 0
+            for j in range(sizes[view]):  # no test for a count of 0: 0 × a (finite) weight adds 0
                 one += float(count[view, right, j] - count[view, left + 1, j]) * table[j, 0]
             base[0] = one
             continue
@@ -480,8 +480,8 @@ def score_arc_rows(attrs, feats_ptr, feats, w, keys, clusters, buf, squeeze, lo,
 
     The parts of an arc's work (`_own_unigrams`, `_arc_indices`, `_between_indices`) are
     compiled functions of their own, not inlined: inlined into this loop, LLVM made the
-    whole of it a third slower (all arcs of Gothic-PROIEL's 1,017 test windows of 30 words:
-    2.28 s inlined, 1.57 s as they are, the same scores)."""
+    whole of it take 45 % longer (all arcs of Gothic-PROIEL's 1,017 test windows of 30
+    words: 2.28 s inlined, 1.57 s as they are, the same scores)."""
     N = attrs.shape[0]
     skips = skip.shape[0] > 0
     tags, sizes, position, count, by_tag, known, walk = between
@@ -602,8 +602,7 @@ def token_label_rows(attrs, feats_ptr, feats, w, keys, label_keys, labels, token
 
 
 @njit(cache=True, nogil=True)
-def label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf, scale=1.0,
-                 exps=False):
+def label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, scale=1.0, exps=False):
     """The parts of s(h, m, l) = head(h, l, dir) + child(m, l, dir)
     + pair(UPOS_h, UPOS_m, l, dir) + distance(l, dir, dist), each looked up once per
     distinct argument: token [i, role, dir, l] (`token_label_rows`), pair [tag_h, tag_m,
@@ -738,15 +737,15 @@ def _label_sum(exps, tag, h, m):
 
 
 @njit(cache=True, nogil=True)
-def score_labels(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf, scale=1.0,
+def score_labels(attrs, feats_ptr, feats, w, keys, label_keys, labels, scale=1.0,
                  with_sum=False):
     """Under the scores scale × s(h, m, l): the best label of every arc, its score and,
     `with_sum`, log Σ_l exp of the scores (else an empty array), each (n+1, n+1), -inf
     where there is no arc. O(n L) weight lookups plus O(n² L) additions, without the
     (n+1, n+1, L) array."""
     N = attrs.shape[0]
-    tables, exps = label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf,
-                                scale, with_sum and N - 1 >= PRODUCTS)
+    tables, exps = label_tables(attrs, feats_ptr, feats, w, keys, label_keys, labels, scale,
+                                with_sum and N - 1 >= PRODUCTS)
     best = np.zeros((N, N), dtype=np.int64)
     score = np.full((N, N), -np.inf)
     total = np.full((N, N) if with_sum else (0, 0), -np.inf)
@@ -790,10 +789,10 @@ def label_rows(tables, scale, lo, hi, best, score, total, skip, exps):
 
 
 @njit(cache=True, nogil=True)
-def label_scores(attrs, feats_ptr, feats, w, keys, label_keys, labels, buf):
+def label_scores(attrs, feats_ptr, feats, w, keys, label_keys, labels):
     """s(h, m, l) for every arc and label: shape (n+1, n+1, L), -inf where there is no arc."""
     (token, pair, tag, distance), _ = label_tables(attrs, feats_ptr, feats, w, keys,
-                                                   label_keys, labels, buf)
+                                                   label_keys, labels)
     N = attrs.shape[0]
     out = np.full((N, N, labels), -np.inf)
     for h in range(N):

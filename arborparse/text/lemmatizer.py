@@ -172,9 +172,9 @@ class Lemmatizer:
                 by_prefix[self.scripts[i][0]].append(i)
 
     def _candidates(self, form: str, upos: str) -> list[int]:
-        """The scripts seen with `upos` that apply to `form` (`applies`: the form has the
-        suffix and prefix each script cuts, as every script of a group found by them has,
-        and the cut leaves a lemma)."""
+        """The scripts seen with `upos` that apply to `form` (`applies`): those of each
+        group found by the form's suffix and prefix (the strings its scripts cut) whose
+        cuts do not overlap and give a lemma that is not empty."""
         lower = form.lower()
         n = len(lower)
         found = []

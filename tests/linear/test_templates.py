@@ -142,8 +142,8 @@ def test_label_scores_equal_the_sum_over_the_feature_list(ud):
     for s in (sentence(), longer):
         t = encode(s)
         buf = np.empty(arc_capacity(len(t), 16), dtype=np.uint64)
-        S = label_scores(t.attrs, t.feats_ptr, t.feats, w, NONE, NONE, labels, buf)
-        best, score, _ = score_labels(t.attrs, t.feats_ptr, t.feats, w, NONE, NONE, labels, buf)
+        S = label_scores(t.attrs, t.feats_ptr, t.feats, w, NONE, NONE, labels)
+        best, score, _ = score_labels(t.attrs, t.feats_ptr, t.feats, w, NONE, NONE, labels)
         for h in range(len(t) + 1):
             for m in range(1, len(t) + 1):
                 if h == m:
@@ -158,8 +158,7 @@ def test_label_scores_equal_the_sum_over_the_feature_list(ud):
         # longer sentence's from products of the tables' exponentials, which at scale 400
         # underflow for most arcs and are summed one exponential at a time instead)
         if len(s) >= PRODUCTS:
-            tables, _ = label_tables(t.attrs, t.feats_ptr, t.feats, w, NONE, NONE, labels,
-                                     buf)
+            tables, _ = label_tables(t.attrs, t.feats_ptr, t.feats, w, NONE, NONE, labels)
             for scale, most in ((0.5, False), (400.0, True)):
                 exps = label_exps(tables, scale)
                 under = [_label_sum.py_func(exps, tables[2], h, m) == -np.inf
@@ -167,7 +166,7 @@ def test_label_scores_equal_the_sum_over_the_feature_list(ud):
                 assert np.mean(under) > 0.5 if most else not any(under)
         for scale in (0.5, 400.0):
             _, score, total = score_labels(t.attrs, t.feats_ptr, t.feats, w, NONE, NONE,
-                                           labels, buf, scale, True)
+                                           labels, scale, True)
             with np.errstate(invalid="ignore"):
                 np.testing.assert_allclose(total, logsumexp(scale * S, axis=2), rtol=1e-12)
             np.testing.assert_allclose(score, scale * S.max(axis=2), rtol=1e-12)

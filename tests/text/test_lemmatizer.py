@@ -111,3 +111,12 @@ def test_candidates_are_the_scripts_that_apply(ud_files):
             assert len(found) == len(set(found))
             assert sorted(found) == sorted(i for i in seen.get(upos, ()) if applies(
                 form, lemmatizer.scripts[i])), (path.name, form, upos)
+    # cuts that overlap (abA: "ab" and "ba"), that take the whole form and add nothing,
+    # and that take it and add something
+    made = Lemmatizer()
+    made.scripts = [("ab", "", "ba", "x", "lower"), ("ab", "", "a", "y", "lower"),
+                    ("a", "", "ba", "", "lower"), ("", "", "aba", "z", "lower")]
+    made.scripts_by_suffix = {("X", "ba"): [0, 2], ("X", "a"): [1], ("X", "aba"): [3]}
+    made._index_prefixes()
+    assert made._candidates("abA", "X") == [1, 3]
+    assert [applies("abA", s) for s in made.scripts] == [False, True, False, True]
