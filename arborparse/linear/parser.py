@@ -193,9 +193,8 @@ class LinearParser:
                     known = np.zeros((b - a + 1, b - a + 1), dtype=bool)
                     known[shared[0], shared[0]] = True
             x = Encoded.of_table(table.cut(a, b))
-            folded = self.model.scores(
-                x, scale=scale, with_sum=True, known=known,
-                tables=self.model.window_label_tables(labels, x, a, scale),
+            folded = self._distribution(
+                x, known=known, tables=self.model.window_label_tables(labels, x, a, scale),
                 between=cut_between(between, a, b - a + 1)).folded
             if shared is not None:
                 folded[shared[0], shared[0]] = before[2][shared[1], shared[1]]
@@ -210,11 +209,14 @@ class LinearParser:
         return self._kbest(self._distribution(Encoded.of(sentence)), k,
                            self.decoder == "eisner")
 
-    def _distribution(self, x: Encoded, threads: int = 1) -> Scores:
+    def _distribution(self, x: Encoded, threads: int = 1, known: np.ndarray | None = None,
+                      tables: tuple | None = None, between: tuple | None = None) -> Scores:
         """The scores s(h, m, l) / T of the tree distribution, reduced over labels (best
-        label, its score, the log-sum-exp): O(n²) memory, not O(n² L)."""
+        label, its score, the log-sum-exp): O(n²) memory, not O(n² L); `known`, `tables`
+        (at 1 / T) and `between` as `LinearModel.scores` takes them (a window's)."""
         return self.model.scores(x, scale=1.0 / self.temperature, with_sum=True,
-                                 threads=threads)
+                                 threads=threads, known=known, tables=tables,
+                                 between=between)
 
     def _kbest(self, s: Scores, k: int, projective: bool):
         log_z = trees.log_partition(s.folded, projective, self.single_root)

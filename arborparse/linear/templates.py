@@ -333,16 +333,11 @@ def _between_indices(attrs, h, m, dd, tags, sizes, position, count, by_tag, know
                         for z in range(clusters):
                             table[j, z] += w[i + z]
             known[view, a, b, dd] = True
-        if clusters == 1:  # a scalar sum, in the same order
-            one = base[0]
+        for z in range(clusters):  # each cluster's sum in a scalar, tags in order
+            one = base[z]
             for j in range(sizes[view]):  # no test for a count of 0: 0 × a (finite) weight adds 0
-                one += float(count[view, right, j] - count[view, left + 1, j]) * table[j, 0]
-            base[0] = one
-            continue
-        for j in range(sizes[view]):
-            n_times = float(count[view, right, j] - count[view, left + 1, j])
-            for z in range(clusters):
-                base[z] += n_times * table[j, z]
+                one += float(count[view, right, j] - count[view, left + 1, j]) * table[j, z]
+            base[z] = one
     return k
 
 
