@@ -77,10 +77,14 @@ def test_feats_bundles_share_the_weights_of_their_features(tmp_path):
     import numpy as np
 
     from arborparse.text.classifier import DYNAMIC, _features, _slot
-    from arborparse.text.tagger import features_of
+    from arborparse.text.tagger import features_of, pair, pair_parts
 
     assert features_of("Number=Sing|Tense=Pres") == ["Number=Sing", "Tense=Pres"]
     assert features_of("_") == []
+    # FEATS is decided with a UPOS: the classes are pairs, their parts the UPOS and features
+    assert pair_parts(pair("VERB", "Number=Sing|Tense=Pres")) == ["\tVERB", "Number=Sing",
+                                                                  "Tense=Pres"]
+    assert pair_parts(pair("DET", "_")) == ["\tDET"]
     # bundles of two features, each feature in two bundles
     text = separable_text(3)
     for word, tag, feats in (("dog", "NOUN", "Case=Nom|Number=Sing"),
@@ -94,14 +98,17 @@ def test_feats_bundles_share_the_weights_of_their_features(tmp_path):
     feats = tagger.feats
     parts = {c: [int(p) for p in feats.pids[feats.pptr[k]:feats.pptr[k + 1]]]
              for k, c in enumerate(feats.classes)}
-    assert parts["Case=Nom|Number=Sing"][1] == parts["Number=Sing|Tense=Pres"][0] \
-        == parts["Number=Sing|Tense=Past"][0] and parts["_"] == []
-    assert len({p for ps in parts.values() for p in ps}) == 5
+    nom, pres, past = (parts[pair(u, f)] for u, f in (
+        ("NOUN", "Case=Nom|Number=Sing"), ("VERB", "Number=Sing|Tense=Pres"),
+        ("VERB", "Number=Sing|Tense=Past")))
+    assert nom[2] == pres[1] == past[1] and nom[0] != pres[0] == past[0]
+    upos = {c.split("\t")[0] for c in feats.classes}
+    assert len({p for ps in parts.values() for p in ps}) == 5 + len(upos)
     # every score is the bundle's own weights plus its features', as predict and margins see
     X, bounds = tagger._static(data)
     none, every = np.zeros(len(X) + 1, int), np.empty(0, int)
-    upos = tagger.upos.predict(X, bounds, np.full(len(X), -1), none, every)
-    predicted = feats.predict(X, bounds, upos, none, every)
+    given = np.full(len(X), -1)  # FEATS reads no UPOS: it decides one of its own
+    predicted = feats.predict(X, bounds, given, none, every)
     W, mask, classes = feats.weights, np.uint64(feats.weights.shape[0] - 1), len(feats.classes)
     row = np.empty(X.shape[1] + DYNAMIC, dtype=np.uint64)
 
@@ -112,18 +119,45 @@ def test_feats_bundles_share_the_weights_of_their_features(tmp_path):
     def part_weights(p):
         return sum(abs(float(W[_slot(f, classes + p, mask)])) for f in row)
 
-    margins = feats.margins(X, bounds, upos, none, every, 0, 1)
+    margins = feats.margins(X, bounds, given, none, every, 0, 1)
     for s in range(len(bounds) - 1):
         for i in range(bounds[s], bounds[s + 1]):
-            _features(X, i, bounds[s], predicted, upos, feats.pairs, row)
+            _features(X, i, bounds[s], predicted, given, feats.pairs, row)
             scores = [score(c) for c in range(classes)]
             assert scores[predicted[i]] >= max(scores) - 1e-4
             assert margins[i] == pytest.approx(scores[0] - scores[1], abs=1e-4)
     # training moved the shared features' weights
-    assert all(part_weights(p) > 0 for p in parts["Number=Sing|Tense=Pres"])
+    assert all(part_weights(p) > 0 for p in pres)
     # a model file gives back the same parts and the same tags
     path = tmp_path / "tagger.npz"
     Pipeline(tagger).save(path)
     loaded = Pipeline.load(path).tagger
     assert (loaded.feats.pptr == feats.pptr).all() and (loaded.feats.pids == feats.pids).all()
     assert loaded.predict(data) == tagger.predict(data)
+
+
+def test_feats_candidates_are_the_word_s_pairs_and_a_suffix_guess_whatever_the_upos():
+    from arborparse.text.tagger import GUESSES, pair
+
+    data = with_features(copies=GUESSES)
+    tagger = Tagger(epochs=2, bits=14, progress=False).fit(data)
+    names = tagger.feats.classes
+
+    def candidates(word):
+        return {names[c] for c in tagger._feats(word)}
+
+    # a word seen in training: its own pairs are candidates, beside its suffix's
+    assert pair("NOUN", "Number=Plur") in candidates("dogs")
+    # an unseen word: the pairs of its longest suffix seen with enough of them (here only
+    # the last letter's), whatever their UPOS
+    ending_in_s = {pair(u, f) for s in data for w, u, f in zip(s.forms, s.upos, s.feats)
+                   if w.lower().endswith("s")}
+    assert candidates("zzzs") == ending_in_s and len({p.split()[0] for p in ending_in_s}) > 1
+    # a suffix never seen: every pair (no list)
+    assert tagger._feats("\u00e6\u00e6") == []
+    # FEATS reads no UPOS: a UPOS tagger that gets every word wrong leaves FEATS right
+    bare = [s.with_columns({c: ["_"] * len(s) for c in (UPOS, XPOS, FEATS)}) for s in data]
+    tagger.upos.weights[:] = 0  # every word gets the first UPOS
+    tagged = tagger.tag(bare)
+    assert {u for s in tagged for u in s.upos} == {tagger.upos.classes[0]}
+    assert [s.feats for s in tagged] == [s.feats for s in data]
