@@ -342,13 +342,7 @@ def _version() -> str:
 
 def _front_scores(front: Pipeline) -> dict:
     """The front end's kept dev scores: tag and lemma accuracy, boundary F1."""
-    scores = {}
-    names = {"upos": "UPOS", "xpos": "XPOS", "feats": "UFeats"}
-    if front.tagger is not None:
-        for column, records in (getattr(front.tagger, "history_", None) or {}).items():
-            kept = [r["accuracy"] for r in records if "accuracy" in r]
-            if kept:
-                scores[names[column]] = max(kept)
+    scores = dict(getattr(front.tagger, "scores_", None) or {})
     lemmatizer = front.lemmatizer
     if lemmatizer is not None and getattr(lemmatizer, "history_", None):
         kept = [r["accuracy"] for r in lemmatizer.history_ if "accuracy" in r]
