@@ -3,11 +3,12 @@ characters of paragraphs: the tokenizer's items).
 
 Each word is scored against its candidate classes (all classes where it has none) with its
 static features (`arborparse.text.features`) and dynamic ones: the classes already given to
-the two words before it, and, for a second-level tagger (XPOS after UPOS), the
-"given" tag of the word itself, alone and paired with the word, its suffixes of 2, 3, 4
-and 6 characters and the previous class (the suffix pairs, when FEATS read the UPOS:
-Turkish-IMST dev UFeats 85.03 -> 85.38, Gothic-PROIEL 86.46 -> 86.60). A feature f and a class c own the weight
-c places after a hash of f in a vector of 2^bits (wrapping around): the weights of one
+the two words before it, and, for a tagger that reads another's tag (XPOS after UPOS),
+that "given" tag of the word itself, alone and paired with the word, its suffixes of 2, 3,
+4 and 6 characters and the previous class (chosen when FEATS still read the UPOS: the
+suffix pairs took Turkish-IMST dev UFeats 85.03 -> 85.38, Gothic-PROIEL 86.46 -> 86.60; a
+tagger that reads none has the same constant there). A feature f and a class c own the
+weight c places after a hash of f in a vector of 2^bits (wrapping around): the weights of one
 feature for every class lie side by side, so that scoring a word's candidates reads a few
 cache lines per feature instead of one per (feature, class) pair (the tagger's and the
 lemmatizer's training on English-EWT 1.7-2.1 times as fast as with a hash of each pair; dev

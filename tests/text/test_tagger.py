@@ -141,31 +141,42 @@ def test_feats_bundles_share_the_weights_of_their_features(tmp_path):
     assert loaded.predict(data) == tagger.predict(data)
 
 
-def test_candidate_pairs_are_the_word_s_and_a_suffix_guess_of_any_upos():
+def test_candidate_pairs_are_those_of_the_longest_suffix_with_enough_of_them():
     import numpy as np
 
     from arborparse.text.tagger import GUESSES, pair
 
-    data = with_features(copies=GUESSES)
-    tagger = Tagger(epochs=2, bits=14, progress=False).fit(data)
+    # "abcd" ends GUESSES words of GUESSES pairs; "bcd" one more (a VERB); "ef" two words
+    # only, "f" three
+    words = [(f"w{i}abcd", "NOUN", f"Case=C{i}") for i in range(GUESSES)]
+    words += [("zzxbcd", "VERB", "Mood=Ind"), ("gef", "ADJ", "Degree=Pos"), ("hef", "X", "_"),
+              ("kaf", "ADV", "_")]
+    text = "".join(f"1\t{w}\t{w}\t{u}\t_\t{f}\t0\troot\t_\t_\n\n" for w, u, f in words)
+    tagger = Tagger(epochs=2, bits=14, progress=False).fit(read_conllu(io.StringIO(text)))
     names = tagger.upos_feats.classes
 
     def candidates(word):
         return {names[c] for c in tagger._pairs(word)}
 
-    # a word seen in training: its own pairs are candidates, beside its suffix's
-    assert pair("NOUN", "Number=Plur") in candidates("dogs")
-    # an unseen word: the pairs of its longest suffix seen with enough of them (here only
-    # the last letter's), whatever their UPOS
-    ending_in_s = {pair(u, f) for s in data for w, u, f in zip(s.forms, s.upos, s.feats)
-                   if w.lower().endswith("s")}
-    assert candidates("zzzs") == ending_in_s and len({p.split()[0] for p in ending_in_s}) > 1
-    # a suffix never seen: every pair (no list)
-    assert tagger._pairs("\u00e6\u00e6") == []
+    def ending(suffix):
+        return {pair(u, f) for w, u, f in words if w.endswith(suffix)}
+
+    assert len(ending("abcd")) == GUESSES and ending("abcd") < ending("bcd")
+    assert candidates("qqabcd") == ending("abcd")  # the longest suffix with enough
+    assert candidates("qqqbcd") == ending("bcd")  # a shorter one, any UPOS
+    assert len({p.split()[0] for p in candidates("qqqbcd")}) == 2
+    assert candidates("uuef") == ending("f") != ending("ef")  # none has enough: the last
+    # letter's
+    assert tagger._pairs("\u00e6\u00e6") == []  # a last letter never seen: every pair
+    # a training word's own pairs are among its candidates
+    assert all(pair(u, f) in candidates(w) for w, u, f in words)
     # a word's UPOS and FEATS come from one pair: never a bundle its UPOS was not seen with
+    data = with_features()
+    tagger = Tagger(epochs=2, bits=14, progress=False).fit(data)
     bare = [s.with_columns({c: ["_"] * len(s) for c in (UPOS, XPOS, FEATS)}) for s in data]
     tagger.upos_feats.weights[:] = np.random.default_rng(0).normal(
         size=tagger.upos_feats.weights.shape)
     tagged = tagger.tag(bare)
-    assert {pair(u, f) for s in tagged for u, f in zip(s.upos, s.feats)} <= set(names)
+    seen = {pair(u, f) for s in data for u, f in zip(s.upos, s.feats)}
+    assert {pair(u, f) for s in tagged for u, f in zip(s.upos, s.feats)} <= seen
     assert len({u for s in tagged for u in s.upos}) > 1
