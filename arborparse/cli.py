@@ -743,7 +743,13 @@ def serve_cmd(model_path, host, port, workers, timeout, max_body_kb, max_words,
     where = f"[{address[0]}]" if family == socket.AF_INET6 else address[0]
     click.echo(f"serving {model_path} on http://{where}:{address[1]}/ (Ctrl-C stops)",
                err=True)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=listening)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server.run(sockets=listening)
+    if not server.started:
+        raise ArborparseError("the service did not start (its error is above)")
+    # uvicorn serves until Ctrl-C or SIGTERM and raises the signal again once it has shut
+    # down, where asyncio's own Ctrl-C handler may swallow it: stopping is an interruption
+    raise KeyboardInterrupt
 
 
 def _listening(host: str, port: int) -> list[socket.socket]:
