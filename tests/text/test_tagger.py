@@ -141,10 +141,11 @@ def test_feats_bundles_share_the_weights_of_their_features(tmp_path):
     assert loaded.predict(data) == tagger.predict(data)
 
 
-def test_candidate_pairs_are_those_of_the_longest_suffix_with_enough_of_them():
+def test_candidate_pairs_are_those_of_the_longest_suffix_with_enough_of_them(monkeypatch):
     import numpy as np
 
-    from arborparse.text.tagger import GUESSES, pair
+    from arborparse.text import tagger as module
+    from arborparse.text.tagger import FEW, GUESSES, pair
 
     # "abcd" ends GUESSES words of GUESSES pairs; "bcd" one more (a VERB); "ef" two words
     # only, "f" three
@@ -154,6 +155,9 @@ def test_candidate_pairs_are_those_of_the_longest_suffix_with_enough_of_them():
     text = "".join(f"1\t{w}\t{w}\t{u}\t_\t{f}\t0\troot\t_\t_\n\n" for w, u, f in words)
     tagger = Tagger(epochs=2, bits=14, progress=False).fit(read_conllu(io.StringIO(text)))
     names = tagger.upos_feats.classes
+    # so few pairs: every pair is a candidate of every word
+    assert len(names) <= FEW and tagger._pairs("qqabcd") == tagger._pairs("gef") == []
+    monkeypatch.setattr(module, "FEW", 0)  # as with many pairs
 
     def candidates(word):
         return {names[c] for c in tagger._pairs(word)}
