@@ -27,11 +27,12 @@ as long (English-EWT 17 -> 28 CPU s), tagging English-EWT's test words 1.4 times
 pair of every UPOS among the candidates (German UFeats -1.7), suffixes of up to 5 or 6
 characters (-0.06 to -0.48), 15 epochs (the same: every kept epoch is at most the ninth), the
 previous words' UPOS instead of their pairs in three of the history features (both right
--0.83 to +0.40, mean -0.21). Where the pairs are few, the last letter's pairs ruled out the
-right UPOS (dev UPOS Japanese-GSD 92.39 -> 90.18, Chinese-GSD UFeats 97.18 -> 95.67); every
-pair there: 91.69 and 97.96, Vietnamese-VTB UPOS 84.88 -> 85.08 (85.28 before). Every pair
-for any word no suffix guesses, in every treebank: both right -0.15 to -0.92 on five of the
-seven above; the most common pair of each UPOS added to such a word's: -0.05 to -0.69.
+-0.83 to +0.40, mean -0.21), ambiguity classes of pairs instead of UPOS (-0.44 to +0.04).
+Where the pairs are few, the last letter's pairs ruled out the right UPOS (dev UPOS
+Japanese-GSD 92.39 -> 90.18, Chinese-GSD UFeats 97.18 -> 95.67); every pair there: 91.69
+and 97.96, Vietnamese-VTB UPOS 84.88 -> 85.08 (85.28 before). Every pair for any word no
+suffix guesses, in every treebank: both right -0.15 to -0.92 on five of the seven above;
+the most common pair of each UPOS added to such a word's: -0.05 to -0.69.
 """
 
 from __future__ import annotations
@@ -116,7 +117,8 @@ class Tagger(Trained):
         self.pairs_by_suffix = {k: sorted(v) for k, v in by_suffix.items()}
 
     def _index_upos(self) -> None:
-        """The UPOS of training (`upos`, sorted) and the UPOS id of each pair (`upos_of`)."""
+        """The UPOS of training (`upos`, sorted), the UPOS id (`upos_of`) and the FEATS
+        (`feats_of`) of each pair."""
         split = [p.split("\t") for p in self.upos_feats.classes]
         self.upos = sorted({u for u, _ in split})
         index = {u: i for i, u in enumerate(self.upos)}
