@@ -35,6 +35,7 @@ from arborparse.training import Loop
 
 DYNAMIC = 11
 _PRIME = np.uint64(0x100000001B3)
+_NONE, _NO_OFFSETS = np.empty(0), np.zeros(1, dtype=np.int64)  # `predict`: no scores
 # the static columns the dynamic features pair with: the word, its 3-character suffix
 # (with the previous class and the given tag), its 2-, 4- and 6-character suffixes (with
 # the given tag)
@@ -116,15 +117,19 @@ def _score(W, feats, c, pptr, pids, part_score, stamp, now, mask):
 
 
 @njit(cache=True, nogil=True)
-def _best(W, feats, i, cptr, cand, classes, pptr, pids, part_score, stamp, now, mask):
+def _best(W, feats, i, cptr, cand, classes, pptr, pids, part_score, stamp, now, mask,
+          scores, at):
     """The best candidate class of word i (the first on ties); `now` tells this word's
-    part scores from those of the words before (`_score`)."""
+    part scores from those of the words before (`_score`). Each candidate's score is
+    written to ``scores[at + j]`` unless `scores` is empty."""
     best, best_score = -1, -np.inf
     lo, hi = cptr[i], cptr[i + 1]
     count = hi - lo if hi > lo else classes
     for j in range(count):
         c = cand[lo + j] if hi > lo else j
         score = _score(W, feats, c, pptr, pids, part_score, stamp, now, mask)
+        if scores.shape[0]:
+            scores[at + j] = score
         if score > best_score:
             best, best_score = c, score
     return best
@@ -145,8 +150,9 @@ def _update(W, U, feats, c, pptr, pids, delta, step, mask):
 
 
 @njit(cache=True, nogil=True)
-def predict(W, X, bounds, given, cptr, cand, classes, pairs, pptr, pids):
-    """The class of every word, sentence by sentence, left to right."""
+def predict(W, X, bounds, given, cptr, cand, classes, pairs, pptr, pids, scores, sptr):
+    """The class of every word, sentence by sentence, left to right; the scores of word
+    i's candidates written from ``scores[sptr[i]]`` on unless `scores` is empty."""
     mask = np.uint64(W.shape[0] - 1)
     out = np.empty(X.shape[0], dtype=np.int64)
     feats = np.empty(X.shape[1] + DYNAMIC, dtype=np.uint64)
@@ -155,7 +161,7 @@ def predict(W, X, bounds, given, cptr, cand, classes, pairs, pptr, pids):
         for i in range(bounds[s], bounds[s + 1]):
             _features(X, i, bounds[s], out, given, pairs, feats)
             out[i] = _best(W, feats, i, cptr, cand, classes, pptr, pids, part_score, stamp,
-                           i, mask)
+                           i, mask, scores, sptr[i] if scores.shape[0] else 0)
     return out
 
 
@@ -184,13 +190,13 @@ def train_epoch(W, U, step, X, bounds, gold, given, cptr, cand, classes, pairs, 
     history = np.empty(X.shape[0], dtype=np.int64)
     feats = np.empty(X.shape[1] + DYNAMIC, dtype=np.uint64)
     part_score, stamp = np.empty(pids.shape[0]), np.full(pids.shape[0], -1, dtype=np.int64)
-    errors = 0
+    errors, none = 0, np.empty(0)  # no scores wanted
     for s in order:
         for i in range(bounds[s], bounds[s + 1]):
             _features(X, i, bounds[s], history, given, pairs, feats)
             # the step tells the words apart: the weights of the parts change between them
             guess = _best(W, feats, i, cptr, cand, classes, pptr, pids, part_score, stamp,
-                          step, mask)
+                          step, mask, none, 0)
             if guess != gold[i]:
                 errors += 1
                 _update(W, U, feats, gold[i], pptr, pids, 1.0, step, mask)
@@ -243,7 +249,17 @@ class Classifier:
 
     def predict(self, X, bounds, given, cptr, cand) -> np.ndarray:
         return predict(self.weights, X, bounds, given, cptr, cand, len(self.classes),
-                       self.pairs, self.pptr, self.pids)
+                       self.pairs, self.pptr, self.pids, _NONE, _NO_OFFSETS)
+
+    def scores(self, X, bounds, given, cptr, cand) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(`predict`'s classes, the scores of every word's candidates as it went, where
+        word i's start: ``scores[sptr[i]:sptr[i + 1]]``, in the order of its candidates,
+        all classes where it has none)."""
+        counts = np.diff(cptr)
+        sptr = offsets(np.where(counts > 0, counts, len(self.classes)))
+        scores = np.empty(sptr[-1])
+        return predict(self.weights, X, bounds, given, cptr, cand, len(self.classes),
+                       self.pairs, self.pptr, self.pids, scores, sptr), scores, sptr
 
     def margins(self, X, bounds, given, cptr, cand, a: int, b: int) -> np.ndarray:
         """How much more each word scores class a than class b, as `predict` goes."""

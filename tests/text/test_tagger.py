@@ -63,7 +63,7 @@ def test_dev_data_picks_an_epoch(capsys):
     assert tagger.scores_ == tagger.accuracy(data)
     # the kept epoch of each tagger is its first best; jackknifing trains for the latest
     kept = [max(tagger.history_[c], key=lambda r: (r["accuracy"], -r["epoch"]))["epoch"]
-            for c in ("upos_feats", "xpos")]
+            for c in ("upos_feats", "upos_feats_backward", "xpos")]
     assert tagger.best_epoch_ == max(kept)
 
 
@@ -109,7 +109,7 @@ def test_feats_bundles_share_the_weights_of_their_features(tmp_path):
     upos = {c.split("\t")[0] for c in feats.classes}
     assert len({p for ps in parts.values() for p in ps}) == 5 + len(upos)
     # every score is the bundle's own weights plus its features', as predict and margins see
-    X, bounds = tagger._static(data)
+    X, _, bounds = tagger._static(data)
     none, every = np.zeros(len(X) + 1, int), np.empty(0, int)
     given = np.full(len(X), -1)  # the pairs read no tag
     predicted = feats.predict(X, bounds, given, none, every)
@@ -138,6 +138,66 @@ def test_feats_bundles_share_the_weights_of_their_features(tmp_path):
     loaded = Pipeline.load(path).tagger
     assert (loaded.upos_feats.pptr == feats.pptr).all() \
         and (loaded.upos_feats.pids == feats.pids).all()
+    assert loaded.predict(data) == tagger.predict(data)
+
+
+def test_pairs_are_scored_left_to_right_and_right_to_left(tmp_path):
+    import numpy as np
+
+    from arborparse.text.tagger import best_of_sums, reordered, reversed_order
+
+    order = reversed_order(np.array([0, 3, 5, 6]))
+    assert order.tolist() == [2, 1, 0, 4, 3, 5] and (order[order] == np.arange(6)).all()
+    cptr, cand = np.array([0, 2, 2, 5]), np.array([7, 8, 1, 2, 3])
+    assert [a.tolist() for a in reordered(cptr, cand, np.array([2, 0, 1]))] == \
+        [[0, 3, 5, 5], [1, 2, 3, 7, 8]]
+    data = with_features()
+    tagger = Tagger(epochs=2, bits=14, progress=False).fit(data)
+    rng = np.random.default_rng(0)
+    ahead, behind = tagger.upos_feats, tagger.upos_feats_backward
+    assert ahead is not behind and ahead.classes == behind.classes
+    X, X_backward, bounds = tagger._static(data)
+    lowers = [w.lower() for s in data for w in s.forms]
+    given, cptr, cand = tagger._inputs("upos_feats", lowers, None)
+    order = reversed_order(bounds)
+    # the right-to-left tagger reads each sentence reversed: its first word is the last
+    assert (X_backward == word_features([s.forms[::-1] for s in data], tagger.ambiguity)).all()
+    assert (X_backward[order][:, :3] == X[:, :3]).all()  # the words' own features
+
+    def pairs():
+        return [tagger.upos_feats.classes.index(f"{u}\t{f}")
+                for s in tagger.tag(data) for u, f in zip(s.upos, s.feats)]
+
+    def alone(classifier, backward):
+        if not backward:
+            return classifier.predict(X, bounds, given, cptr, cand).tolist()
+        return classifier.predict(X_backward, bounds, given,
+                                  *reordered(cptr, cand, order))[order].tolist()
+
+    for W in (ahead.weights, behind.weights):
+        W[:] = rng.normal(size=W.shape)
+    # each word's pair: the highest sum of its two scores, each direction with its own history
+    _, a, sptr = ahead.scores(X, bounds, given, cptr, cand)
+    _, b, bptr = behind.scores(X_backward, bounds, given, *reordered(cptr, cand, order))
+    every = np.arange(len(ahead.classes))
+    best = []
+    for i in range(len(lowers)):
+        mine = cand[cptr[i]:cptr[i + 1]] if cptr[i + 1] > cptr[i] else every
+        total = a[sptr[i]:sptr[i + 1]] + b[bptr[order[i]]:bptr[order[i] + 1]]
+        best.append(int(mine[np.argmax(total)]))
+    assert pairs() == best == best_of_sums(a, sptr, b, bptr, order, cptr, cand).tolist()
+    assert pairs() != alone(ahead, False) and pairs() != alone(behind, True)
+    # with one direction's weights all zero, the other decides alone
+    kept = behind.weights.copy()
+    behind.weights[:] = 0
+    assert pairs() == alone(ahead, False)
+    behind.weights[:], ahead.weights[:] = kept, 0
+    assert pairs() == alone(behind, True)
+    # a model file keeps both
+    path = tmp_path / "tagger.npz"
+    Pipeline(tagger).save(path)
+    loaded = Pipeline.load(path).tagger
+    assert (loaded.upos_feats_backward.weights == behind.weights).all()
     assert loaded.predict(data) == tagger.predict(data)
 
 
