@@ -411,16 +411,17 @@ def _tagged(tags, tagged_by: dict, train: list[Sentence], dev: list[Sentence] | 
 
 
 def front_end(parts, train, dev, seed: int, progress: bool,
-              epochs: tuple[int, int] = (FRONT_EPOCHS, FRONT_EPOCHS)) -> Pipeline:
+              epochs: tuple[int, int] = (FRONT_EPOCHS, FRONT_EPOCHS),
+              backward: bool = True) -> Pipeline:
     """A pipeline of the tokenizer, tagger and lemmatizer among `parts`, trained on the
     gold annotation, the tagger and lemmatizer for `epochs`, each keeping its best epoch
-    on `dev`."""
+    on `dev` (the tagger's pairs scored right to left too with `backward`)."""
     from arborparse.text.lemmatizer import Lemmatizer
     from arborparse.text.tagger import Tagger
     from arborparse.text.tokenizer import Tokenizer
 
     return Pipeline(
-        Tagger(epochs[0], seed=seed, progress=progress).fit(train, dev)
+        Tagger(epochs[0], seed=seed, progress=progress, backward=backward).fit(train, dev)
         if "tagger" in parts else None,
         Lemmatizer(epochs[1], seed=seed).fit(train, dev) if "lemmatizer" in parts else None,
         tokenizer=Tokenizer(seed=seed, progress=progress).fit(train, dev)
@@ -441,14 +442,18 @@ def _syntax_ends(front: Pipeline, parser, dev: list[Sentence], progress: bool) -
 def _jackknife(parts, front, train, folds, seed, progress):
     """The training sentences with tags (and lemmas) predicted by models that did not see
     them (`arborparse.text.jackknife`), each trained for as many epochs as the `front`
-    end kept."""
+    end kept. Their taggers score the pairs left to right alone (`Tagger`'s `backward`), in
+    half the time (English-EWT, a fold: 26.5 CPU s against 47.3), their tags a little less
+    right than the front end's; test LAS from raw text against taggers of both directions:
+    English-EWT 77.69 / 77.83, Turkish-IMST 58.14 / 58.12, Gothic-PROIEL 68.91 / 68.93."""
     from arborparse.text.jackknife import jackknife
 
     epochs = tuple(1 if c is None else c.best_epoch_ for c in (front.tagger, front.lemmatizer))
     taggers = [p for p in parts if p in ("tagger", "lemmatizer")]
 
     def annotate(others, fold):
-        return front_end(taggers, others, None, seed, False, epochs).parse(fold, retag=True)
+        return front_end(taggers, others, None, seed, False, epochs, backward=False).parse(
+            fold, retag=True)
 
     return jackknife(train, folds, annotate, progress=progress)
 

@@ -106,6 +106,23 @@ def test_the_jackknifes_folds_follow_the_training_size_and_yield_to_the_users(mo
     assert "folds" not in nlp.info["options"] and "folds" not in nlp.info["defaults_by_size"]
 
 
+def test_the_jackknifes_taggers_score_left_to_right_alone(monkeypatch):
+    """The front end's tagger scores the pairs both ways; the jackknife's, in half the time,
+    left to right alone."""
+    from arborparse.text.tagger import Tagger
+
+    trained, fit = [], Tagger.fit
+
+    def recorded(self, train, dev=None):
+        trained.append(self.backward)
+        return fit(self, train, dev)
+
+    monkeypatch.setattr(Tagger, "fit", recorded)
+    nlp = arborparse.train(separable(3), folds=3, components="tagger,parser", progress=False,
+                           trainer="perceptron", epochs=1, hash_bits=12)
+    assert trained == [True, False, False, False] and nlp.tagger.backward
+
+
 def test_a_parser_below_the_left_neighbour_baseline_on_dev_is_warned_of(tmp_path):
     """Dev trees that chain every word to its left neighbour, which a parser trained on other
     trees misses: the kept dev UAS is below the baseline's 100, and train says so."""

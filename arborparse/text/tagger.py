@@ -129,9 +129,20 @@ class Tagger(Trained):
     bits : log2 of each tagger's hashed weight vector
     seed : order of the training sentences
     progress : one line per epoch on stderr
+    backward : score the pairs right to left too (without: left to right alone, in half
+        the time: the jackknife's taggers, `arborparse.trainer`)
     """
 
     kind = "tagger"
+
+    def __init__(self, epochs: int = 10, bits: int = 22, seed: int = 0, progress: bool = True,
+                 backward: bool = True):
+        super().__init__(epochs, bits, seed, progress)
+        self.backward = backward
+
+    def _taggers(self) -> tuple[str, ...]:
+        """The perceptrons this tagger trains and holds, in the order it trains them."""
+        return TAGGERS if self.backward else ("upos_feats", "xpos")
 
     # ------------------------------------------------------------------ dictionaries
 
@@ -148,7 +159,7 @@ class Tagger(Trained):
         # one as tagging new text does
         self.ambiguity = {w: "|".join(sorted(t)) for w, t in tags.items()
                           if frequency[w] > 1}
-        for tagger in PAIRS:
+        for tagger in PAIRS[:2 if self.backward else 1]:
             setattr(self, tagger, Classifier(sorted(pairs_count), self.bits, parts=pair_parts))
         self.xpos = Classifier(sorted(xpos_count), self.bits)
         self._index_upos()
@@ -178,10 +189,11 @@ class Tagger(Trained):
 
     def _static(self, sentences: list[Sentence]):
         """Static features of all words, read left to right and right to left (each
-        sentence reversed), and the sentence bounds."""
+        sentence reversed; None without `backward`), and the sentence bounds."""
         forms = [s.forms for s in sentences]
         return (word_features(forms, self.ambiguity),
-                word_features([f[::-1] for f in forms], self.ambiguity),
+                word_features([f[::-1] for f in forms], self.ambiguity) if self.backward
+                else None,
                 offsets([len(s) for s in sentences]))
 
     def _pairs(self, lower: str) -> list[int]:
@@ -244,7 +256,7 @@ class Tagger(Trained):
         static = self._static(train)
         dev_static = self._static(dev) if dev else None
         self.history_ = {}
-        for tagger in TAGGERS:
+        for tagger in self._taggers():
             choose = None if not dev else self._dev_accuracy(tagger, dev, dev_static)
             self.history_[tagger] = getattr(self, tagger).fit(
                 self._data(tagger, train, static), self.epochs, self.seed, choose,
@@ -265,7 +277,7 @@ class Tagger(Trained):
     def best_epoch_(self) -> int:
         """The later of the two taggers' kept epochs: how long to train on data like this
         without development data (jackknifing)."""
-        return max(getattr(self, t).best_epoch_ for t in TAGGERS)
+        return max(getattr(self, t).best_epoch_ for t in self._taggers())
 
     def _dev_accuracy(self, tagger: str, dev: list[Sentence], static):
         """How many of the dev words a tagger gets right on its own (XPOS from the gold
@@ -281,12 +293,15 @@ class Tagger(Trained):
         `static`: the sentences' `_static` arrays, where already computed."""
         X, X_backward, bounds = static or self._static(sentences)
         lowers = [w.lower() for s in sentences for w in s.forms]
-        order = reversed_order(bounds)
         given, cptr, cand = self._inputs("upos_feats", lowers, None)
-        _, ahead, sptr = self.upos_feats.scores(X, bounds, given, cptr, cand)
-        _, behind, bptr = self.upos_feats_backward.scores(X_backward, bounds, given,
-                                                          *reordered(cptr, cand, order))
-        pairs = best_of_sums(ahead, sptr, behind, bptr, order, cptr, cand)
+        if self.backward:
+            order = reversed_order(bounds)
+            _, ahead, sptr = self.upos_feats.scores(X, bounds, given, cptr, cand)
+            _, behind, bptr = self.upos_feats_backward.scores(X_backward, bounds, given,
+                                                              *reordered(cptr, cand, order))
+            pairs = best_of_sums(ahead, sptr, behind, bptr, order, cptr, cand)
+        else:
+            pairs = self.upos_feats.predict(X, bounds, given, cptr, cand)
         upos = self.upos_of[pairs]
         xpos = self.xpos.predict(X, bounds, *self._inputs("xpos", lowers, upos))
         flat = {"upos": [self.upos[u] for u in upos.tolist()],
@@ -300,19 +315,19 @@ class Tagger(Trained):
     def parts(self) -> tuple[dict, dict]:
         """(header, arrays) for a model file: the dictionaries (JSON) and the weights."""
         header = {"ambiguity": self.ambiguity,
-                  "classes": {t: getattr(self, t).classes for t in TAGGERS},
+                  "classes": {t: getattr(self, t).classes for t in self._taggers()},
                   "xpos_by_upos": {str(k): v for k, v in self.xpos_by_upos.items()},
                   "pairs_by_suffix": self.pairs_by_suffix}
-        return header, {t: getattr(self, t).weights for t in TAGGERS}
+        return header, {t: getattr(self, t).weights for t in self._taggers()}
 
     @classmethod
     def from_parts(cls, header: dict, arrays: dict, path) -> Tagger:
         from arborparse.io.model_files import ModelFileError
 
-        tagger = cls(progress=False)
         try:
+            tagger = cls(progress=False, backward=PAIRS[1] in header["classes"])
             tagger.ambiguity = dict(header["ambiguity"])
-            for t in TAGGERS:
+            for t in tagger._taggers():
                 setattr(tagger, t, Classifier(header["classes"][t], weights=arrays[t],
                                               parts=pair_parts if t in PAIRS else None))
             tagger._index_upos()

@@ -199,6 +199,17 @@ def test_pairs_are_scored_left_to_right_and_right_to_left(tmp_path):
     loaded = Pipeline.load(path).tagger
     assert (loaded.upos_feats_backward.weights == behind.weights).all()
     assert loaded.predict(data) == tagger.predict(data)
+    # left to right alone (the jackknife's taggers): one perceptron for the pairs
+    alone_ = Tagger(epochs=2, bits=14, progress=False, backward=False).fit(data)
+    assert not hasattr(alone_, "upos_feats_backward")
+    assert set(alone_.history_) == {"upos_feats", "xpos"}
+    tags = alone_.predict(data)
+    assert [alone_.upos_feats.classes.index(f"{u}\t{f}") for us, fs in
+            zip(tags["upos"], tags["feats"]) for u, f in zip(us, fs)] == \
+        alone_.upos_feats.predict(X, bounds, given, cptr, cand).tolist()
+    Pipeline(alone_).save(path, force=True)
+    loaded = Pipeline.load(path).tagger
+    assert not loaded.backward and loaded.predict(data) == tags
 
 
 def test_candidate_pairs_are_those_of_the_longest_suffix_with_enough_of_them(monkeypatch):
