@@ -1,16 +1,16 @@
 """`Tagger`: UPOS, XPOS and FEATS from the words of a sentence, trained on any treebank.
 
-Averaged perceptrons (`arborparse.text.classifier`). The first decides UPOS and FEATS
-together: its classes are the (UPOS, FEATS) pairs of training (`pair`), its candidates for
-a word those seen with its longest suffix (4 to 1 characters) seen with at least `GUESSES`
-of them, else with its last letter, or every pair where even that was never seen (a
-training word's own pairs are among those of each of its suffixes); where training has at
-most `FEW` pairs (FEATS all but absent: Chinese, Japanese, Vietnamese), every pair for
-every word, as a UPOS tagger scores every UPOS. A pair's score is its own weights' and
-those of its parts (`pair_parts`: its UPOS and each of its features), which it shares with
-every pair that has them, so that a bundle seen rarely learns from the common features it
-is made of. The second decides XPOS reading the word's UPOS, its candidates the XPOS seen
-with that UPOS in training (the gold UPOS in training). Each keeps the epoch with the best
+Averaged perceptrons (`arborparse.text.classifier`). UPOS and FEATS are decided together:
+the classes are the (UPOS, FEATS) pairs of training (`pair`), the candidates for a word
+those seen with its longest suffix (4 to 1 characters) seen with at least `GUESSES` of
+them, else with its last letter, or every pair where even that was never seen (a training
+word's own pairs are among those of each of its suffixes); where training has at most `FEW`
+pairs (FEATS all but absent: Chinese, Japanese, Vietnamese), every pair for every word, as
+a UPOS tagger scores every UPOS. A pair's score is its own weights' and those of its parts
+(`pair_parts`: its UPOS and each of its features), which it shares with every pair that has
+them, so that a bundle seen rarely learns from the common features it is made of. Another
+perceptron then decides XPOS reading the word's UPOS, its candidates the XPOS seen with
+that UPOS in training (the gold UPOS in training). Each keeps the epoch with the best
 development accuracy (the last without development data).
 
 The pairs are scored twice, by a perceptron that reads each sentence left to right and one
@@ -125,8 +125,8 @@ class Tagger(Trained):
 
     Parameters
     ----------
-    epochs : passes over the training data for each of the two taggers
-    bits : log2 of each tagger's hashed weight vector
+    epochs : passes over the training data for each perceptron
+    bits : log2 of each perceptron's hashed weight vector
     seed : order of the training sentences
     progress : one line per epoch on stderr
     backward : score the pairs right to left too (without: left to right alone, in half
@@ -159,7 +159,7 @@ class Tagger(Trained):
         # one as tagging new text does
         self.ambiguity = {w: "|".join(sorted(t)) for w, t in tags.items()
                           if frequency[w] > 1}
-        for tagger in PAIRS[:2 if self.backward else 1]:
+        for tagger in self._taggers()[:-1]:
             setattr(self, tagger, Classifier(sorted(pairs_count), self.bits, parts=pair_parts))
         self.xpos = Classifier(sorted(xpos_count), self.bits)
         self._index_upos()
@@ -249,7 +249,7 @@ class Tagger(Trained):
     # ------------------------------------------------------------------ training, tagging
 
     def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> Tagger:
-        """Train the two taggers on `train`, each keeping its best epoch on `dev`."""
+        """Train the perceptrons on `train`, each keeping its best epoch on `dev`."""
         if not train:
             raise ArborparseError("the training data holds no sentences")
         self._learn_dictionaries(train)
@@ -275,9 +275,10 @@ class Tagger(Trained):
 
     @property
     def best_epoch_(self) -> int:
-        """The later of the two taggers' kept epochs: how long to train on data like this
-        without development data (jackknifing)."""
-        return max(getattr(self, t).best_epoch_ for t in self._taggers())
+        """The later of the left-to-right pairs' and XPOS's kept epochs: how long to train
+        on data like this without development data (the jackknife's taggers, which score
+        the pairs left to right alone)."""
+        return max(getattr(self, t).best_epoch_ for t in ("upos_feats", "xpos"))
 
     def _dev_accuracy(self, tagger: str, dev: list[Sentence], static):
         """How many of the dev words a tagger gets right on its own (XPOS from the gold
