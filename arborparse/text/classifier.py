@@ -251,15 +251,16 @@ class Classifier:
         return predict(self.weights, X, bounds, given, cptr, cand, len(self.classes),
                        self.pairs, self.pptr, self.pids, _NONE, _NO_OFFSETS)
 
-    def scores(self, X, bounds, given, cptr, cand) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(`predict`'s classes, the scores of every word's candidates as it went, where
-        word i's start: ``scores[sptr[i]:sptr[i + 1]]``, in the order of its candidates,
-        all classes where it has none)."""
+    def scores(self, X, bounds, given, cptr, cand) -> tuple[np.ndarray, np.ndarray]:
+        """(the scores of every word's candidates as `predict` goes, sptr): word i's are
+        ``scores[sptr[i]:sptr[i + 1]]``, in the order of its candidates, all classes where
+        it has none."""
         counts = np.diff(cptr)
         sptr = offsets(np.where(counts > 0, counts, len(self.classes)))
         scores = np.empty(sptr[-1])
-        return predict(self.weights, X, bounds, given, cptr, cand, len(self.classes),
-                       self.pairs, self.pptr, self.pids, scores, sptr), scores, sptr
+        predict(self.weights, X, bounds, given, cptr, cand, len(self.classes), self.pairs,
+                self.pptr, self.pids, scores, sptr)
+        return scores, sptr
 
     def margins(self, X, bounds, given, cptr, cand, a: int, b: int) -> np.ndarray:
         """How much more each word scores class a than class b, as `predict` goes."""

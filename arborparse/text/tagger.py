@@ -62,6 +62,7 @@ from arborparse.text.classifier import Classifier, Trained, candidate_arrays, of
 from arborparse.text.features import word_features
 
 TAGGERS = ("upos_feats", "upos_feats_backward", "xpos")
+ONE_WAY = ("upos_feats", "xpos")  # without `backward`: the pairs left to right alone
 PAIRS = TAGGERS[:2]  # the two that score the (UPOS, FEATS) pairs, one in each direction
 VERSION = 6  # of the tagger inside a model file (6: the pairs scored in both directions)
 SUFFIXES = (4, 3, 2, 1)
@@ -142,7 +143,7 @@ class Tagger(Trained):
 
     def _taggers(self) -> tuple[str, ...]:
         """The perceptrons this tagger trains and holds, in the order it trains them."""
-        return TAGGERS if self.backward else ("upos_feats", "xpos")
+        return TAGGERS if self.backward else ONE_WAY
 
     # ------------------------------------------------------------------ dictionaries
 
@@ -226,10 +227,10 @@ class Tagger(Trained):
         X, X_backward, bounds = static
         lowers = [w.lower() for s in sentences for w in s.forms]
         gold = self._gold(tagger, sentences)
-        if tagger == "upos_feats_backward":
+        if tagger == "upos_feats_backward":  # the left-to-right candidates, reordered
             order = reversed_order(bounds)
-            return (X_backward, bounds, gold[order],
-                    *self._inputs(tagger, [lowers[i] for i in order], None))
+            given, cptr, cand = self._inputs("upos_feats", lowers, None)
+            return (X_backward, bounds, gold[order], given, *reordered(cptr, cand, order))
         upos = self._gold_upos(sentences) if tagger == "xpos" else None
         return (X, bounds, gold, *self._inputs(tagger, lowers, upos))
 
@@ -278,7 +279,7 @@ class Tagger(Trained):
         """The later of the left-to-right pairs' and XPOS's kept epochs: how long to train
         on data like this without development data (the jackknife's taggers, which score
         the pairs left to right alone)."""
-        return max(getattr(self, t).best_epoch_ for t in ("upos_feats", "xpos"))
+        return max(getattr(self, t).best_epoch_ for t in ONE_WAY)
 
     def _dev_accuracy(self, tagger: str, dev: list[Sentence], static):
         """How many of the dev words a tagger gets right on its own (XPOS from the gold
@@ -297,9 +298,9 @@ class Tagger(Trained):
         given, cptr, cand = self._inputs("upos_feats", lowers, None)
         if self.backward:
             order = reversed_order(bounds)
-            _, ahead, sptr = self.upos_feats.scores(X, bounds, given, cptr, cand)
-            _, behind, bptr = self.upos_feats_backward.scores(X_backward, bounds, given,
-                                                              *reordered(cptr, cand, order))
+            ahead, sptr = self.upos_feats.scores(X, bounds, given, cptr, cand)
+            behind, bptr = self.upos_feats_backward.scores(X_backward, bounds, given,
+                                                           *reordered(cptr, cand, order))
             pairs = best_of_sums(ahead, sptr, behind, bptr, order, cptr, cand)
         else:
             pairs = self.upos_feats.predict(X, bounds, given, cptr, cand)

@@ -179,8 +179,8 @@ def test_pairs_are_scored_left_to_right_and_right_to_left(tmp_path):
     for W in (ahead.weights, behind.weights):
         W[:] = rng.normal(size=W.shape)
     # each word's pair: the highest sum of its two scores, each direction with its own history
-    _, a, sptr = ahead.scores(X, bounds, given, cptr, cand)
-    _, b, bptr = behind.scores(X_backward, bounds, given, *reordered(cptr, cand, order))
+    a, sptr = ahead.scores(X, bounds, given, cptr, cand)
+    b, bptr = behind.scores(X_backward, bounds, given, *reordered(cptr, cand, order))
     every = np.arange(len(ahead.classes))
     best = []
     for i in range(len(lowers)):
