@@ -244,9 +244,10 @@ class FamilyOptions:
         return cls.parses
 
     @classmethod
-    def by_size(cls, sentences: int) -> dict:
+    def by_size(cls, sentences: int, given: dict) -> dict:
         """The defaults that follow the number of training sentences (name -> value), used
-        where the user gives no value of their own; none unless the family says so."""
+        where the user gives no value of their own (`given`: the options given, name ->
+        value or None); none unless the family says so."""
         return {}
 
     @classmethod

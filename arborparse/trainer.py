@@ -10,7 +10,7 @@ tagger or lemmatizer the parser trains on jackknifed tags (`arborparse.text.jack
 is chosen on a retagged dev set. The family's options are its table's
 (`arborparse.registry`, `arborparse.options.FamilyOptions`), with the defaults that follow
 the number of training sentences (`FamilyOptions.by_size`: the neural family's epochs and
-patience) where the user gives none; the model records them (``defaults_by_size`` says
+patience, the linear family's order) where the user gives none; the model records them (``defaults_by_size`` says
 which came from the size), with the data, language, dev scores and training time
 (`Pipeline.info`). A parser that ends below the left-neighbour baseline on dev did not
 learn: `train` warns, and the model's ``warnings`` say so.
@@ -133,7 +133,7 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     data = {"train": None, "dev": None}
     train, data["train"] = _sentences(train, fmt, "train")
     dev, data["dev"] = _sentences(dev, fmt, "dev") if dev is not None else (None, None)
-    sized = {name: value for name, value in type(table).by_size(len(train)).items()
+    sized = {name: value for name, value in type(table).by_size(len(train), options).items()
              if options.get(name) is None}
     theirs = {}
     if resume and os.path.exists(path):  # an interrupted run goes on with its own values

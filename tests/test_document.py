@@ -32,7 +32,7 @@ def families():
     return {
         "linear": arborparse.train(data, family="linear", components="tagger,parser",
                                    progress=False, folds=2, trainer="perceptron", epochs=2,
-                                   hash_bits=12),
+                                   hash_bits=12, order=1),  # order 1: k-best trees
         "isbn": arborparse.train(data, family="isbn", components="tagger,parser",
                                  progress=False, folds=2, hidden=8, epochs=2, cutoff=1),
         "neural": arborparse.train(data, family="neural", components="parser",

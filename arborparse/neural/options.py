@@ -32,7 +32,7 @@ class NeuralOptions(FamilyOptions):
         return cls.parses
 
     @classmethod
-    def by_size(cls, sentences: int) -> dict:
+    def by_size(cls, sentences: int, given: dict) -> dict:
         """Passes and patience scaled by the data: 40 passes (patience 10) from SIZED
         sentences up, more for fewer (a pass over 400 sentences is a fifth of the steps
         those take), up to MAX_EPOCHS, patience a quarter of the passes."""

@@ -191,7 +191,7 @@ def test_info_shows_the_order(tmp_path):
     options = info(tmp_path / "m.npz")["options"]
     assert options["order"] == 2 and options["second_order"] == "siblings"
     first = arborparse.train(data, family="linear", components=["parser"], epochs=1,
-                             hash_bits=12, progress=False)
+                             hash_bits=12, progress=False, trainer="mira-kbest")
     assert first.info["options"]["order"] == 1  # defaults recorded too
 
 
