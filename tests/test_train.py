@@ -189,7 +189,7 @@ def test_the_linear_default_order_follows_the_training_size_and_yields_to_the_us
     assert nlp.info["defaults_by_size"] == {"train_sentences": len(data)}
     assert nlp.info["options"]["order"] == 1 and nlp.capabilities.kbest
     r = CliRunner().invoke(cli, ["train", "--help"])
-    assert "Default: 2 up to 2,000 training sentences" in " ".join(r.output.split())
+    assert "train's default: 2 up to 2,000 training sentences" in " ".join(r.output.split())
 
 
 def test_a_resumed_training_keeps_its_own_defaults_by_size(tmp_path, monkeypatch):

@@ -34,9 +34,9 @@ class LinearOptions(FamilyOptions):
         """Order 2 up to `SMALL` training sentences for the perceptron and MIRA (the
         default), where the other options given allow it: there it trains in minutes, and
         its sibling features add what little data leaves out (dev LAS +0.96 mean over 7
-        treebanks, 6 of them up); above, order 1, which trains in half the time and parses
-        a third faster (and gives k-best trees). The trainers of marginals stay at order 1
-        (at order 2 they train over projective trees)."""
+        treebanks, 6 of them up); above, order 1, which trains in about half the time and
+        parses 1.4 times as fast (and gives k-best trees). The trainers of marginals stay
+        at order 1 (at order 2 they train over projective trees)."""
         from arborparse.errors import ArborparseError
 
         if sentences > SMALL or given.get("order") is not None or \
@@ -67,9 +67,9 @@ class LinearOptions(FamilyOptions):
                         "Pereira 2006), decoded exactly by eisner (projective) or "
                         "approximately by mst; loglinear and eg then train over "
                         "projective trees (order 2: perceptron, mira, loglinear, "
-                        "loglinear-sgd, eg). Default: 2 up to 2,000 training sentences "
-                        "for perceptron and mira where the other options allow it, else "
-                        "1.", low=1, high=2)
+                        "loglinear-sgd, eg). arborparse train's default: 2 up to 2,000 "
+                        "training sentences (perceptron and mira, where the other options "
+                        "allow it), else 1.", low=1, high=2)
     second_order: str = option(SECOND_ORDER[0], str, "The parts of --order 2: siblings, or "
                                "siblings and grandparents.", choices=SECOND_ORDER)
     multi_root: bool = option(False, bool, "Allow several words attached to the root "
