@@ -10,8 +10,9 @@ tagger or lemmatizer the parser trains on jackknifed tags (`arborparse.text.jack
 is chosen on a retagged dev set. The family's options are its table's
 (`arborparse.registry`, `arborparse.options.FamilyOptions`), with the defaults that follow
 the number of training sentences (`FamilyOptions.by_size`: the neural family's epochs and
-patience, the linear family's order) where the user gives none; the model records them (``defaults_by_size`` says
-which came from the size), with the data, language, dev scores and training time
+patience, the linear family's order) where the user gives none; the model records them
+(``defaults_by_size`` says which came from the size), with the data, language, dev scores
+and training time
 (`Pipeline.info`). A parser that ends below the left-neighbour baseline on dev did not
 learn: `train` warns, and the model's ``warnings`` say so.
 """
@@ -85,6 +86,8 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     Returns the trained `Pipeline` (its ``info`` says what it is; ``save(path)`` writes it).
     """
     began = time.perf_counter()
+    if family == "first-order" and options.get("order") is None:
+        options = {**options, "order": 1}  # the older name asks for the first order
     family = registry.canonical(family)
     table = registry.options_table(family).of(options)
     parts = _components(components, table.components)
@@ -134,7 +137,7 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     train, data["train"] = _sentences(train, fmt, "train")
     dev, data["dev"] = _sentences(dev, fmt, "dev") if dev is not None else (None, None)
     sized = {name: value for name, value in type(table).by_size(len(train), options).items()
-             if options.get(name) is None}
+             if options.get(name) is None} if "parser" in parts else {}  # parser options
     theirs = {}
     if resume and os.path.exists(path):  # an interrupted run goes on with its own values
         from arborparse.pipeline import info as info_of

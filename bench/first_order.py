@@ -28,7 +28,8 @@ def configuration(treebank, trainer, decoder, epochs, workdir, train_args=()):
     model = Path(workdir) / f"{name}.npz"
     parsed = Path(workdir) / f"{name}.conllu"
     train_cmd = [*COMMAND, "train", "--train", train, "--dev", dev, "--model", model, "--trainer",
-                 trainer, "--decoder", decoder, "--epochs", str(epochs), "--quiet", *train_args]
+                 trainer, "--decoder", decoder, "--epochs", str(epochs), "--order", "1", "--quiet",
+                 *train_args]
     trained = run(train_cmd)
     parsing = run([*COMMAND, "parse", "--model", model, test, "-o", parsed])
     scores = json.loads(run([*COMMAND, "evaluate", test, parsed, "--json"]).out)

@@ -188,6 +188,8 @@ def test_the_linear_default_order_follows_the_training_size_and_yields_to_the_us
                            trainer="mira-kbest")
     assert nlp.info["defaults_by_size"] == {"train_sentences": len(data)}
     assert nlp.info["options"]["order"] == 1 and nlp.capabilities.kbest
+    tagger = arborparse.train(data, None, components="tagger", progress=False)
+    assert "order" not in tagger.info["defaults_by_size"]  # a parser's option
     r = CliRunner().invoke(cli, ["train", "--help"])
     assert "train's default: 2 up to 2,000 training sentences" in " ".join(r.output.split())
 
@@ -232,6 +234,8 @@ def test_first_order_is_the_linear_family(treebank):
     nlp = arborparse.train(separable(1), family="first-order", components="parser",
                            progress=False, trainer="perceptron", epochs=1, hash_bits=12)
     assert nlp.info["family"] == "linear"
+    assert nlp.info["options"]["order"] == 1  # as its name says, on small data too
+    assert "order" not in nlp.info["defaults_by_size"]
     r = CliRunner().invoke(cli, ["train", "--help"])
     assert "first-order" in r.output
 

@@ -35,7 +35,7 @@ class LinearOptions(FamilyOptions):
         default), where the other options given allow it: there it trains in minutes, and
         its sibling features add what little data leaves out (dev LAS +0.96 mean over 7
         treebanks, 6 of them up); above, order 1, which trains in about half the time and
-        parses 1.4 times as fast (and gives k-best trees). The trainers of marginals stay
+        parses faster (and gives k-best trees). The trainers of marginals stay
         at order 1 (at order 2 they train over projective trees)."""
         from arborparse.errors import ArborparseError
 
