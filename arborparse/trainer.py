@@ -12,9 +12,8 @@ is chosen on a retagged dev set. The family's options are its table's
 the number of training sentences (`FamilyOptions.by_size`: the neural family's epochs and
 patience, the linear family's order) where the user gives none; the model records them
 (``defaults_by_size`` says which came from the size), with the data, language, dev scores
-and training time
-(`Pipeline.info`). A parser that ends below the left-neighbour baseline on dev did not
-learn: `train` warns, and the model's ``warnings`` say so.
+and training time (`Pipeline.info`). A parser that ends below the left-neighbour baseline
+on dev did not learn: `train` warns, and the model's ``warnings`` say so.
 """
 
 from __future__ import annotations

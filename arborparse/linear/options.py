@@ -35,8 +35,8 @@ class LinearOptions(FamilyOptions):
         default), where the other options given allow it: there it trains in minutes, and
         its sibling features add what little data leaves out (dev LAS +0.96 mean over 7
         treebanks, 6 of them up); above, order 1, which trains in about half the time and
-        parses faster (and gives k-best trees). The trainers of marginals stay
-        at order 1 (at order 2 they train over projective trees)."""
+        parses faster (and gives k-best trees). The trainers of marginals stay at order 1
+        (at order 2 they train over projective trees)."""
         from arborparse.errors import ArborparseError
 
         if sentences > SMALL or given.get("order") is not None or \
