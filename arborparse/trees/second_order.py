@@ -568,13 +568,75 @@ def _tree_score(A, B, G, heads, grand, last):
 
 
 @njit(cache=True, nogil=True)
+def _chains(heads, near, far):
+    """Each head's children in their sibling chains, for every word m that is not one of
+    them, on each side (0: m right of h, 1: left): ``near[side, h, m]``, the child of h
+    between h and m nearest m (h where none), and ``far[side, h, m]``, the child of h
+    beyond m nearest m (-1 where none)."""
+    N = heads.shape[0]
+    for h in range(N):
+        p, q = h, -1
+        for m in range(h + 1, N):
+            near[0, h, m] = p
+            if heads[m] == h:
+                p = m
+        for m in range(N - 1, h, -1):
+            far[0, h, m] = q
+            if heads[m] == h:
+                q = m
+        p, q = h, -1
+        for m in range(h - 1, 0, -1):
+            near[1, h, m] = p
+            if heads[m] == h:
+                p = m
+        for m in range(1, h):
+            far[1, h, m] = q
+            if heads[m] == h:
+                q = m
+
+
+@njit(cache=True, nogil=True)
+def _move_gain(A, B, G, heads, grand, near, far, cptr, children, m, h):
+    """How much the tree's score changes when m moves from its head to h: its arc, the
+    sibling parts around m in the chain it leaves and in the one it joins, and with
+    `grand` the grandparent parts of m and of its children."""
+    old = heads[m]
+    side = 0 if m > old else 1
+    p, q = near[side, old, m], far[side, old, m]
+    gain = A[h, m] - A[old, m] - B[old, m, p]
+    if q >= 0:
+        gain += B[old, q, p] - B[old, q, m]
+    side = 0 if m > h else 1
+    p, q = near[side, h, m], far[side, h, m]
+    gain += B[h, m, p]
+    if q >= 0:
+        gain += B[h, q, m] - B[h, q, p]
+    if grand:
+        if old > 0:
+            gain -= G[heads[old], old, m]
+        if h > 0:
+            gain += G[heads[h], h, m]
+        for k in range(cptr[m], cptr[m + 1]):
+            gain += G[h, m, children[k]] - G[old, m, children[k]]
+    return gain
+
+
+@njit(cache=True, nogil=True)
 def _climb(A, B, G, heads, grand, single_root):
-    """McDonald & Pereira's hill climb: the best single change of head while it helps."""
+    """McDonald & Pereira's hill climb: the best single change of head while it helps.
+    Each change's gain is computed from the parts it touches (`_move_gain`, O(1) with
+    siblings), and the changes within rounding of the best are scored whole, in order,
+    so that the tree is the one a whole score of every change would choose."""
     N = heads.shape[0]
     heads = heads.copy()
     last = np.empty(N, dtype=np.int64)
     current = _tree_score(A, B, G, heads, grand, last)
     below = np.zeros((N, N), dtype=np.bool_)  # below[a, b]: b is a descendant of a (or a)
+    near = np.zeros((2, N, N), dtype=np.int64)
+    far = np.zeros((2, N, N), dtype=np.int64)
+    cptr = np.zeros(N + 1, dtype=np.int64)
+    children = np.empty(N, dtype=np.int64)
+    value = np.empty((N, N))
     while True:
         below[:, :] = False
         for m in range(N):
@@ -582,7 +644,18 @@ def _climb(A, B, G, heads, grand, single_root):
             while x >= 0:
                 below[x, m] = True
                 x = heads[x]
-        best, arg_m, arg_h = current, -1, -1
+        _chains(heads, near, far)
+        cptr[:] = 0
+        for m in range(1, N):
+            cptr[heads[m] + 1] += 1
+        for x in range(N):
+            cptr[x + 1] += cptr[x]
+        fill = cptr[:N].copy()
+        for m in range(1, N):
+            children[fill[heads[m]]] = m
+            fill[heads[m]] += 1
+        top = current
+        value[:, :] = NEG_INF
         for m in range(1, N):
             old = heads[m]
             for h in range(N):
@@ -590,11 +663,21 @@ def _climb(A, B, G, heads, grand, single_root):
                     continue
                 if single_root and (h == 0 or old == 0):
                     continue  # a move would leave the root with no child or with two
+                value[m, h] = current + _move_gain(A, B, G, heads, grand, near, far, cptr,
+                                                   children, m, h)
+                top = max(top, value[m, h])
+        slack = 1e-7 * (1.0 + abs(top))  # far above the gains' rounding
+        best, arg_m, arg_h = current, -1, -1
+        for m in range(1, N):
+            old = heads[m]
+            for h in range(N):
+                if value[m, h] < top - slack:
+                    continue
                 heads[m] = h
-                value = _tree_score(A, B, G, heads, grand, last)
+                whole = _tree_score(A, B, G, heads, grand, last)
                 heads[m] = old
-                if value > best:
-                    best, arg_m, arg_h = value, m, h
+                if whole > best:
+                    best, arg_m, arg_h = whole, m, h
         if arg_m < 0:
             return heads
         heads[arg_m] = arg_h

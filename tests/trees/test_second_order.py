@@ -171,6 +171,51 @@ def test_approximate_is_a_local_optimum_at_least_as_good_as_projective(model, si
                     assert so.tree_score(S, sib, G, other) <= best + 1e-9
 
 
+def climb_scoring_every_change_whole(S, sib, G, heads, single_root):
+    """The hill climb as McDonald & Pereira (2006) state it: each change of one word's head
+    that keeps a tree scored as a whole tree, the best (the first on ties) taken while it
+    raises the score."""
+    heads, n = heads.copy(), len(heads) - 1
+    current = so.tree_score(S, sib, G, heads)
+    while True:
+        best, move = current, None
+        for m in range(1, n + 1):
+            for h in range(n + 1):
+                other = heads.copy()
+                other[m] = h
+                if h == heads[m] or h == m or S[h, m] == -np.inf or find_cycle(other) \
+                        is not None or (single_root and 0 in (h, heads[m])):
+                    continue
+                value = so.tree_score(S, sib, G, other)
+                if value > best:
+                    best, move = value, (m, h)
+        if move is None:
+            return heads
+        heads[move[0]], current = move[1], best
+
+
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("model", MODELS)
+def test_approximate_climbs_as_scoring_every_change_whole(model, single_root):
+    """The climb scores each change from the parts it touches: the same trees as scoring
+    every change whole, ties (small integer scores) and forbidden arcs included."""
+    rng = np.random.default_rng(3 + single_root)
+    for trial in range(40):
+        n = int(rng.integers(2, 10))
+        S, sib, G = random_scores(n, rng, model == "grandparents", 3.0)
+        if trial % 2:  # small integers: many changes tie
+            S, sib = np.round(S), np.round(sib)
+            G = None if G is None else np.round(G)
+        S[rng.random(S.shape) < 0.1] = -np.inf
+        np.fill_diagonal(S, -np.inf)
+        try:
+            start = so.eisner(S, sib, G, single_root)
+        except ValueError:  # no tree with a finite score
+            continue
+        want = climb_scoring_every_change_whole(S, sib, G, start, single_root)
+        assert list(so.approximate(S, sib, G, single_root)) == list(want)
+
+
 def test_approximate_finds_non_projective_trees():
     """Arc scores that want crossing arcs: the projective best is not the answer."""
     S = np.full((5, 5), -5.0)
