@@ -569,8 +569,8 @@ def _tree_score(A, B, G, heads, grand, last):
 
 @njit(cache=True, nogil=True)
 def _chains(heads, near, far):
-    """Each head's children in their sibling chains, for every word m that is not one of
-    them, on each side (0: m right of h, 1: left): ``near[side, h, m]``, the child of h
+    """Each head's children in their sibling chains, for every word m on each side (0: m
+    right of h, 1: left), m itself never counted: ``near[side, h, m]``, the child of h
     between h and m nearest m (h where none), and ``far[side, h, m]``, the child of h
     beyond m nearest m (-1 where none)."""
     N = heads.shape[0]
@@ -622,12 +622,26 @@ def _move_gain(A, B, G, heads, grand, near, far, cptr, children, m, h):
 
 
 @njit(cache=True, nogil=True)
+def _largest(X):
+    """The largest magnitude of X's finite entries (0 where none)."""
+    flat = X.reshape(-1)
+    top = 0.0
+    for i in range(flat.size):
+        if np.abs(flat[i]) < np.inf:
+            top = max(top, np.abs(flat[i]))
+    return top
+
+
+@njit(cache=True, nogil=True)
 def _climb(A, B, G, heads, grand, single_root):
     """McDonald & Pereira's hill climb: the best single change of head while it helps.
     Each change's gain is computed from the parts it touches (`_move_gain`, O(1) with
     siblings), and the changes within rounding of the best are scored whole, in order,
-    so that the tree is the one a whole score of every change would choose."""
+    so that the tree is the one a whole score of every change would choose: rounding
+    of sums of 3N parts, each no larger than the largest finite score, stays far below
+    `slack`."""
     N = heads.shape[0]
+    rounding = 1e-12 * N * max(_largest(A), _largest(B), _largest(G) if grand else 0.0)
     heads = heads.copy()
     last = np.empty(N, dtype=np.int64)
     current = _tree_score(A, B, G, heads, grand, last)
@@ -666,7 +680,7 @@ def _climb(A, B, G, heads, grand, single_root):
                 value[m, h] = current + _move_gain(A, B, G, heads, grand, near, far, cptr,
                                                    children, m, h)
                 top = max(top, value[m, h])
-        slack = 1e-7 * (1.0 + abs(top))  # far above the gains' rounding
+        slack = 1e-7 * (1.0 + abs(top)) + rounding  # far above the gains' rounding
         best, arg_m, arg_h = current, -1, -1
         for m in range(1, N):
             old = heads[m]

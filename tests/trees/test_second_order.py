@@ -198,20 +198,39 @@ def climb_scoring_every_change_whole(S, sib, G, heads, single_root):
 @pytest.mark.parametrize("model", MODELS)
 def test_approximate_climbs_as_scoring_every_change_whole(model, single_root):
     """The climb scores each change from the parts it touches: the same trees as scoring
-    every change whole, ties (small integer scores) and forbidden arcs included."""
+    every change whole, ties (small integer scores), forbidden arcs and parts, and large
+    scores that cancel included."""
     rng = np.random.default_rng(3 + single_root)
-    for trial in range(40):
+    for trial in range(60):
         n = int(rng.integers(2, 10))
         S, sib, G = random_scores(n, rng, model == "grandparents", 3.0)
         if trial % 2:  # small integers: many changes tie
             S, sib = np.round(S), np.round(sib)
             G = None if G is None else np.round(G)
         S[rng.random(S.shape) < 0.1] = -np.inf
+        sib[rng.random(sib.shape) < 0.02] = -np.inf
         np.fill_diagonal(S, -np.inf)
         try:
             start = so.eisner(S, sib, G, single_root)
         except ValueError:  # no tree with a finite score
             continue
+        want = climb_scoring_every_change_whole(S, sib, G, start, single_root)
+        assert list(so.approximate(S, sib, G, single_root)) == list(want)
+
+
+def test_approximate_climbs_as_scoring_every_change_whole_when_large_scores_cancel():
+    """Arc scores of 3.3e9 and sibling scores of -3.3e9 (each word has one of each, so a
+    tree's score stays small), in steps of 0.1: the whole scores round at 1e-6, and the
+    climb still takes the changes that scoring every change whole takes."""
+    rng = np.random.default_rng(1)
+    for _ in range(150):
+        n = int(rng.integers(3, 13))
+        grand, single_root = bool(rng.integers(2)), bool(rng.integers(2))
+        S = np.round(rng.normal(scale=2, size=(n + 1, n + 1))) / 10 + 1e10 / 3
+        sib = np.round(rng.normal(scale=2, size=(n + 1,) * 3)) / 10 - 1e10 / 3
+        G = np.round(rng.normal(scale=2, size=(n + 1,) * 3)) / 10 if grand else None
+        np.fill_diagonal(S, -np.inf)
+        start = so.eisner(S, sib, G, single_root)
         want = climb_scoring_every_change_whole(S, sib, G, start, single_root)
         assert list(so.approximate(S, sib, G, single_root)) == list(want)
 
