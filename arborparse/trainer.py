@@ -135,8 +135,10 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     data = {"train": None, "dev": None}
     train, data["train"] = _sentences(train, fmt, "train")
     dev, data["dev"] = _sentences(dev, fmt, "dev") if dev is not None else (None, None)
-    sized = {name: value for name, value in type(table).by_size(len(train), options).items()
-             if options.get(name) is None} if "parser" in parts else {}  # parser options
+    sized = {}  # the defaults that follow the size are the parser's
+    if "parser" in parts:
+        sized = {name: value for name, value in type(table).by_size(len(train), options).items()
+                 if options.get(name) is None}
     theirs = {}
     if resume and os.path.exists(path):  # an interrupted run goes on with its own values
         from arborparse.pipeline import info as info_of

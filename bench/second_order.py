@@ -11,8 +11,8 @@ else equal.
 siblings; with siblings and grandparents) against second-order inside-outside (log Z and
 every part's marginal) and against the non-projective approximation (MAP, then the hill
 climb of `--decoder mst`), with the first-order Eisner and inside-outside of the same
-sentence as the reference, each the fastest of interleaved repeats on one core; and the batched
-torch back end's tensor route (a GPU's: MAP and inside-outside by autograd of the inside)
+sentence as the reference, each the fastest of interleaved repeats on one core; and the
+batched torch back end's tensor route (a GPU's: MAP and inside-outside by autograd of the inside)
 on a batch of copies of the sentence.
 
 `accuracy` trains, for each treebank and seed, one model per variant (linear: `--order 1`

@@ -179,7 +179,7 @@ def test_the_linear_default_order_follows_the_training_size_and_yields_to_the_us
     for given in ({"order": 1}, {"trainer": "mira-kbest"}, {"trainer": "latent"},
                   {"trainer": "loglinear"}, {"exact_features": True},
                   {"trainer": "perceptron", "exact_features": True}):
-        assert LinearOptions.by_size(10, given) == {}, given  # given, or first-order ones
+        assert LinearOptions.by_size(10, given) == {}, given  # given, or left at order 1
     data = separable(3)
     nlp = arborparse.train(data, None, components="parser", progress=False, epochs=1)
     assert nlp.info["defaults_by_size"] == {"train_sentences": len(data), "order": 2}
@@ -212,7 +212,8 @@ def test_a_resumed_training_keeps_its_own_defaults_by_size(tmp_path, monkeypatch
                          path=path, **options)
     monkeypatch.setattr(Loop, "_save_checkpoint", save)
     # a later rule would give other values: the interrupted run keeps its own
-    monkeypatch.setattr(NeuralOptions, "by_size", classmethod(lambda cls, n, given: {"patience": 7}))
+    monkeypatch.setattr(NeuralOptions, "by_size",
+                        classmethod(lambda cls, n, given: {"patience": 7}))
     nlp = arborparse.train(data, data, family="neural", components="parser", progress=False,
                            path=path, resume=True, **options)
     assert nlp.info["options"]["patience"] == 30
