@@ -405,7 +405,8 @@ def info_cmd(model, as_json):
         return
     for key, value in found.items():
         if key in ("scores", "chosen_on_dev") and value is not None:
-            shown = "  ".join(f"{k} {v:.2f}" if key == "scores" else f"{k} {v:g}"
+            shown = "  ".join(f"{k} {v:.2f}" if key == "scores" else
+                              f"{k} {'none' if v is None else format(v, 'g')}"
                               for k, v in value.items()) or \
                 ("none (no dev data)" if key == "scores" else "none")
             click.echo(f"{key:<20}{shown}")

@@ -83,7 +83,11 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     assert found["data"]["dev"]["words"] == sum(map(len, separable(1)))
     assert found["language"] == "xx_toy"
     assert found["scores"]["LAS"] > 50 and found["scores"]["UPOS"] == 100.0
-    assert found["chosen_on_dev"] in ({"epoch": 1}, {"epoch": 2})
+    assert found["chosen_on_dev"]["epoch"] in (1, 2)
+    # the second-stage labeler's weight, or None where dev left it out
+    assert set(found["chosen_on_dev"]) == {"epoch", "labeler"}
+    weight = found["chosen_on_dev"]["labeler"]
+    assert (weight is None) == (arborparse.load(path).parser.labeler is None)
     assert found["training_seconds"] > 0 and found["warnings"] == []
     assert arborparse.load(path).info == found
     r = CliRunner().invoke(cli, ["info", str(path), "--json"])
@@ -91,7 +95,9 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     r = CliRunner().invoke(cli, ["info", str(path)])
     assert r.exit_code == 0 and "xx_toy" in r.output and "lacks" not in r.output
     assert "trainer" in r.output and "LAS" in r.output
-    assert f"chosen_on_dev       epoch {found['chosen_on_dev']['epoch']}\n" in r.output
+    shown = "none" if weight is None else f"{weight:g}"
+    assert f"chosen_on_dev       epoch {found['chosen_on_dev']['epoch']}  labeler {shown}\n" \
+        in r.output
 
 
 def test_the_jackknifes_folds_follow_the_training_size_and_yield_to_the_users(monkeypatch):

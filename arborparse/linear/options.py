@@ -72,6 +72,11 @@ class LinearOptions(FamilyOptions):
                         "allow it), else 1.", low=1, high=2)
     second_order: str = option(SECOND_ORDER[0], str, "The parts of --order 2: siblings, or "
                                "siblings and grandparents.", choices=SECOND_ORDER)
+    labeler: bool = option(True, bool, "With --dev: label each decided tree again with a "
+                           "second classifier that reads the tree (the word's children, its "
+                           "siblings, the labels of its head and of the siblings nearer it), "
+                           "its scores added to the model's with a weight chosen on dev (or "
+                           "left out where dev says the model's labels do as well).")
     multi_root: bool = option(False, bool, "Allow several words attached to the root "
                               "(default: exactly one).")
     epochs: int = option(10, int, "Passes over the training data (loglinear, latent-lbfgs: "

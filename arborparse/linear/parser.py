@@ -16,10 +16,11 @@ from arborparse.errors import ArborparseError
 from arborparse.io import model_files as files
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import require_tags
+from arborparse.linear.labeler import Labeler
 from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, VERSION, Encoded, LinearModel,
                                      Scores, decode, distribution)
 from arborparse.linear.options import LinearOptions
-from arborparse.linear.templates import between_tables, cut_between
+from arborparse.linear.templates import between_tables, cut_between, tree_label_scores
 from arborparse.linear.tokens import encode
 from arborparse.options import check_options
 from arborparse.trees import second_order
@@ -37,18 +38,22 @@ class LinearParser:
     single_root : exactly one word attached to the root
     temperature : T of the tree distribution P(tree) ∝ exp(Σ s(h, m, l) / T) behind the
         marginals and MBR (MAP trees do not depend on it); `calibrate` fits it
+    labeler : the second-stage labeler (`arborparse.linear.labeler`) that labels the
+        decided tree again (MAP, MBR and max-z trees; k-best trees keep the model's
+        labels), or None; `fit_labeler` attaches one
     """
 
     kind = KIND
 
     def __init__(self, model: LinearModel, decoder: str = "mst", single_root: bool = True,
-                 temperature: float = 1.0):
+                 temperature: float = 1.0, labeler: Labeler | None = None):
         if decoder not in DECODERS:
             raise ArborparseError(f"unknown decoder {decoder!r}; choose one of {DECODERS}")
         self.model = model
         self.decoder = decoder
         self.single_root = single_root
         self.temperature = temperature
+        self.labeler = labeler
 
     @classmethod
     def load(cls, path) -> LinearParser:
@@ -62,12 +67,52 @@ class LinearParser:
 
     def parts(self) -> tuple[dict, dict]:
         """(header, arrays) of the model file."""
-        return self.model.parts(self.decoder, self.single_root, self.temperature)
+        header, arrays = self.model.parts(self.decoder, self.single_root, self.temperature)
+        if self.labeler is not None:
+            entries, more = self.labeler.parts()
+            header["labeler"] = entries
+            arrays.update(more)
+        return header, arrays
 
     @classmethod
     def from_parts(cls, header: dict, arrays: dict, path) -> LinearParser:
         model = LinearModel.from_parts(header, arrays, path)
-        return cls(model, header["decoder"], header["single_root"], header["temperature"])
+        labeler = None
+        if header.get("labeler") is not None:  # files written before it have none
+            try:
+                labeler = Labeler.from_parts(header["labeler"], arrays, len(model.labels))
+            except (KeyError, TypeError, ValueError) as e:
+                raise files.ModelFileError(f"{path}: the model file's labeler is invalid "
+                                           f"({e})") from e
+        return cls(model, header["decoder"], header["single_root"], header["temperature"],
+                   labeler)
+
+    def _joint(self, x: Encoded, heads: np.ndarray) -> np.ndarray:
+        """The model's label scores s(heads[m], m, l) of the tree's arcs: (n+1, L)."""
+        tables, _ = self.model.label_tables(x, with_sum=False)
+        return tree_label_scores(tables, np.asarray(heads, dtype=np.int64))
+
+    def fit_labeler(self, labeler: Labeler, dev: list[Sentence]) -> dict:
+        """Attach `labeler` with the weight of the model's label scores that gives the best
+        dev LAS on the trees this parser decodes (`Labeler.choose`), or none where the
+        model's own labels do as well; returns the dev scores (`arborparse.eval.evaluate`)
+        of the parser as it now is."""
+        from arborparse.eval import evaluate
+
+        dev = list(require_tags(dev))
+        self.labeler, tried = None, []
+        for sentence in dev:
+            x = Encoded.of(sentence)
+            heads, _ = decode(self.model.scores(x), self.decoder, self.single_root)
+            tried.append((x.table, heads, self._joint(x, heads)))
+
+        def labelled(labels):
+            return [s.with_tree(heads, [self.model.labels[i] for i in found[1:]])
+                    for s, (_, heads, _), found in zip(dev, tried, labels)]
+
+        self.labeler, labels = labeler.choose(
+            tried, lambda labels: evaluate(dev, labelled(labels))["LAS"])
+        return evaluate(dev, labelled(labels))
 
     def _scores(self, x: Encoded) -> np.ndarray:
         """s(h, m, l) / T: the arc scores of the tree distribution."""
@@ -237,6 +282,8 @@ class LinearParser:
             combine = "max" if decode_as == "max-z" else "sum"
             heads, labels = decode(self.model.scores(x, combine=combine, threads=threads),
                                    decoder, self.single_root)
+            if self.labeler is not None:
+                labels = self.labeler.labels(x.table, heads, self._joint(x, heads))
             return sentence.with_tree(heads, [self.model.labels[i] for i in labels[1:]])
         # one scoring serves the tree, MBR, the marginals and the k best; one
         # inside-outside (or Matrix-Tree elimination) serves MBR and the marginals
@@ -248,14 +295,21 @@ class LinearParser:
         else:
             heads, labels = decode(self.model.scores(x, combine="max", threads=threads)
                                    if decode_as == "max-z" else s, decoder, self.single_root)
+        m = np.arange(1, len(heads))
+        label_prob = s.label_probabilities(heads)
+        if self.labeler is not None:
+            joint = self._joint(x, heads)
+            labels = self.labeler.labels(x.table, heads, joint)
+            label_prob = np.exp(joint[m, labels[1:]] / self.temperature
+                                - s.label_sum[heads[1:], m])
         parsed = sentence.with_tree(heads, [self.model.labels[i] for i in labels[1:]])
         if k:
             parsed = parsed.with_analysis(kbest=self._kbest(s, k, projective))
         if not marginals:
             return parsed
-        head_prob = mu[heads[1:], np.arange(1, len(heads))]
+        head_prob = mu[heads[1:], m]
         return parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}" for h, lp in
-                                 zip(head_prob, s.label_probabilities(heads))]) \
+                                 zip(head_prob, label_prob)]) \
             .with_analysis(heads=mu)
 
     def iter_parse(self, sentences: Iterable[Sentence], **options) -> Iterator[Sentence]:

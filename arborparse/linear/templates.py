@@ -798,6 +798,17 @@ def label_scores(attrs, feats_ptr, feats, w, keys, label_keys, labels):
 
 
 @njit(cache=True, nogil=True)
+def tree_label_scores(tables, heads):
+    """s(heads[m], m, l) for every word m and label l of the tree `heads`, from the tables
+    of `label_tables`: shape (n+1, L), row 0 zero."""
+    token, pair, tag, distance = tables
+    out = np.zeros((heads.shape[0], distance.shape[1]))
+    for m in range(1, heads.shape[0]):
+        _arc_label_scores(token, pair, tag, distance, heads[m], m, out[m])
+    return out
+
+
+@njit(cache=True, nogil=True)
 def labeled_arc_hashes(attrs, feats_ptr, feats, heads, words, buf, squeeze=False):
     """The arc feature hashes and the label-free label feature hashes of the arcs
     heads[i] -> words[i], concatenated (for building an exact feature dictionary)."""

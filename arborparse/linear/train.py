@@ -1,6 +1,7 @@
 """The linear family's trainer, as its option table (`LinearOptions`) describes it: the
 online trainers, log-linear (L-BFGS, SGD, hidden clusters) and EG, C chosen on dev where
-asked (`ChooseC`), and the cluster trainers (`cluster`) given a Dask client."""
+asked (`ChooseC`), and the cluster trainers (`cluster`) given a Dask client; then, with dev
+data, the second-stage labeler (`Relabeling`)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,89 @@ import sys
 
 from tqdm import tqdm
 
+import numpy as np
+
 from arborparse.errors import ArborparseError
+from arborparse.io.conllu import Sentence
 from arborparse.linear import eg, loglinear
 from arborparse.linear.common import ChooseC
+from arborparse.linear.labeler import Labeler
 from arborparse.linear.online import OnlineTrainer
 from arborparse.linear.options import DISTRIBUTED, LATENT, ONLINE, LinearOptions
+from arborparse.linear.tokens import encode
+from arborparse.training import interrupt_says, save_parser
 
 
 def trainer(options: LinearOptions, *, dev: bool, progress: bool = True, checkpoint=None,
             resume: bool = False, client=None):
-    """The trainer of `options` (its ``fit(train, dev, save_best)`` gives ``parser_``).
+    """The trainer of `options` (its ``fit(train, dev, save_best)`` gives ``parser_``),
+    followed by the second-stage labeler where `options.labeler` and `dev` ask for it.
+    """
+    fit = _trainer(options, dev=dev, progress=progress, checkpoint=checkpoint, resume=resume,
+                   client=client)
+    return Relabeling(fit, options.seed, progress) if options.labeler and dev else fit
+
+
+class Relabeling:
+    """A linear trainer, then the second-stage labeler (`arborparse.linear.labeler`):
+    trained on the gold trees of the training data and attached to the best parser with
+    the weight that dev chooses (`LinearParser.fit_labeler`); the parser is then saved
+    again, its record's dev scores those of the parser with its labeler (``labeler``: the
+    weight chosen, None where dev left the labeler out). Otherwise the trainer's own:
+    ``parser_``, ``best_epoch_``, ``history_``."""
+
+    def __init__(self, trainer, seed: int = 0, progress: bool = True):
+        self.trainer = trainer
+        self.seed = seed
+        self.progress = progress
+
+    def __getattr__(self, name):
+        return getattr(self.trainer, name)
+
+    def fit(self, train: list[Sentence], dev: list[Sentence] | None = None, save_best=None):
+        path = getattr(save_best, "path", save_best)
+        kept = {}
+
+        def keep(parser, record):  # the best parser's record, as the trainer saves it
+            kept["record"] = record
+            if save_best is not None:
+                save_parser(parser, save_best, record)
+        keep.path = path
+
+        self.trainer.fit(train, dev, keep)
+        if not dev:
+            return self
+        parser, epoch = self.trainer.parser_, self.trainer.best_epoch_
+        with interrupt_says("training interrupted while training the second-stage labeler, "
+                            "after the parser's epochs" + (f": {path} holds epoch {epoch}, "
+                                                           "the best, without it"
+                                                           if path is not None else ""),
+                            epoch, path):
+            index = {label: i for i, label in enumerate(parser.model.labels)}
+            gold = [np.array([-1] + [index[d] for d in s.deprels], dtype=np.int64)
+                    for s in train]
+            labeler = Labeler.fit([encode(s) for s in train], [s.heads for s in train], gold,
+                                  len(index), seed=self.seed)
+            scores = parser.fit_labeler(labeler, dev)
+        # the record the trainer saved; a resumed run that found no better epoch saved
+        # none: its best epoch's, from the history
+        record = kept.get("record") or next(
+            (r for r in self.trainer.history_ if r.get("epoch") == epoch), {})
+        record = {**record, **{k: scores[k] for k in ("UAS", "LAS")},
+                  "labeler": None if parser.labeler is None else parser.labeler.joint_weight}
+        if self.progress:
+            said = ("left out (the model's labels do as well)" if parser.labeler is None else
+                    f"joint weight {parser.labeler.joint_weight:.3g}")
+            tqdm.write(f"second-stage labeler: {said}; dev LAS {record['LAS']:.2f}",
+                       file=sys.stderr)
+        if save_best is not None:
+            save_parser(parser, save_best, record)
+        return self
+
+
+def _trainer(options: LinearOptions, *, dev: bool, progress: bool, checkpoint, resume,
+             client):
+    """The trainer of `options` without the second-stage labeler.
 
     `dev`: development data will be given (``C=None`` then means "choose C on it"); with a
     Dask `client`, the perceptron and MIRA train by parameter mixing and loglinear sums its

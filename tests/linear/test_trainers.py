@@ -123,7 +123,7 @@ def test_C_auto_is_the_default_with_dev(tmp_path):
     chosen = arborparse.pipeline.info(model)["chosen_on_dev"]  # the C that was chosen
     assert f"chose C = {chosen['C']:g} " in r.output and chosen["epoch"] in (1, 2)
     r = CliRunner().invoke(cli, ["info", str(model)])
-    assert f"chosen_on_dev       epoch {chosen['epoch']}  C {chosen['C']:g}\n" in r.output
+    assert f"chosen_on_dev       epoch {chosen['epoch']}  C {chosen['C']:g}  labeler " in r.output
     r = CliRunner().invoke(cli, base)
     assert r.exit_code == 0 and "no dev data: C = 0.3, the default" in r.output
     r = CliRunner().invoke(cli, base + ["-C", "auto"])

@@ -1,0 +1,185 @@
+"""The second-stage labeler: its order, what it learns that first-order labels cannot, the
+weight dev chooses, its place in the model file and in the parse."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arborparse.io import read_conllu
+from arborparse.io.conllu import Sentence
+from arborparse.io.model_files import ModelFileError
+from arborparse.linear.labeler import Labeler, labelling_order
+from arborparse.linear.online import OnlineTrainer
+from arborparse.linear.parser import LinearParser
+from arborparse.linear.tokens import encode
+
+
+def random_heads(rng, n):
+    """A random tree of n words (each word's head an earlier word or the root, shuffled)."""
+    perm = rng.permutation(n) + 1
+    heads = np.full(n + 1, -1)
+    heads[perm[0]] = 0
+    for i in range(1, n):
+        heads[perm[i]] = perm[rng.integers(0, i)]
+    return heads
+
+
+def depth(heads, m):
+    d = 0
+    while m != 0:
+        m, d = heads[m], d + 1
+    return d
+
+
+@settings(deadline=None)  # the first example compiles
+@given(st.integers(1, 12), st.integers(0, 10 ** 6))
+def test_labelling_order_puts_a_head_and_the_siblings_nearer_it_first(n, seed):
+    heads = random_heads(np.random.default_rng(seed), n)
+    order = list(labelling_order(heads))
+    assert sorted(order) == list(range(1, n + 1))
+    place = {m: i for i, m in enumerate(order)}
+    for m in range(1, n + 1):
+        h = heads[m]
+        assert h == 0 or place[h] < place[m]
+        for c in range(1, n + 1):
+            if c != m and heads[c] == h and (c < h) == (m < h) and abs(c - h) < abs(m - h):
+                assert place[c] < place[m]
+
+
+def sentences(rng, count, label):
+    """Sentences of identical words ("w", tag X) on random trees, each word labelled by
+    label(heads, m): nothing but the tree tells the labels apart."""
+    out = []
+    for _ in range(count):
+        n = int(rng.integers(2, 9))
+        heads = random_heads(rng, n)
+        rows = [[str(m), "w", "w", "X", "X", "_", str(heads[m]), label(heads, m), "_", "_"]
+                for m in range(1, n + 1)]
+        out.append(Sentence([], rows, list(range(n)), heads))
+    return out
+
+
+LEAF = lambda heads, m: "leaf" if m not in heads[1:] else "inner"  # noqa: E731
+PARITY = lambda heads, m: "odd" if depth(heads, m) % 2 else "even"  # noqa: E731
+
+
+@pytest.mark.parametrize("label", [LEAF, PARITY], ids=["children", "head's label"])
+def test_the_labeler_learns_labels_that_only_the_tree_tells(label):
+    """Whether a word has children, and the label of its head (the parity of its depth),
+    are beyond the model's first-order label features; the labeler reads them."""
+    rng = np.random.default_rng(0)
+    train, test = sentences(rng, 300, label), sentences(rng, 100, label)
+    names = sorted({d for s in train for d in s.deprels})
+    index = {d: i for i, d in enumerate(names)}
+    labeler = Labeler.fit([encode(s) for s in train], [s.heads for s in train],
+                          [np.array([-1] + [index[d] for d in s.deprels]) for s in train],
+                          len(names)).with_weight(0.0)
+    for s in test:
+        found = labeler.labels(encode(s), s.heads, np.zeros((len(s.heads), len(names))))
+        assert [names[i] for i in found[1:]] == s.deprels
+
+
+@pytest.fixture(scope="module")
+def english(ud):
+    """A perceptron parser of 400 English-EWT sentences, the next 200 as dev."""
+    sentences = read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
+    train, dev = sentences[:400], sentences[400:600]
+    parser = OnlineTrainer("perceptron", epochs=2, hash_bits=18, progress=False).fit(
+        train).parser_
+    index = {d: i for i, d in enumerate(parser.model.labels)}
+    labeler = Labeler.fit([encode(s) for s in train], [s.heads for s in train],
+                          [np.array([-1] + [index[d] for d in s.deprels]) for s in train],
+                          len(index), bits=14)
+    return parser, labeler, dev
+
+
+def test_dev_chooses_the_weight_or_leaves_the_labeler_out(english):
+    from arborparse.eval import evaluate
+
+    parser, labeler, dev = english
+    plain = evaluate(dev, parser.parse(dev))
+    scores = parser.fit_labeler(labeler, dev)
+    assert scores == evaluate(dev, parser.parse(dev))  # the scores of the parser as it is
+    assert scores["UAS"] == plain["UAS"]  # the same trees
+    assert scores["LAS"] >= plain["LAS"]  # the model's own labels were among the choices
+    if scores["LAS"] > plain["LAS"]:
+        assert parser.labeler is not None and parser.labeler.joint_weight >= 0
+    useless = Labeler(np.zeros_like(labeler.weights))  # every label scored 0: no better
+    parser.fit_labeler(useless, dev)
+    assert parser.labeler is None
+    assert evaluate(dev, parser.parse(dev)) == plain
+
+
+def test_a_parser_with_its_labeler_saves_loads_and_parses_the_same(english, tmp_path):
+    parser, labeler, dev = english
+    relabeled = LinearParser(parser.model, labeler=labeler.with_weight(0.5))
+    path = tmp_path / "p.npz"
+    relabeled.save(path)
+    loaded = LinearParser.load(path)
+    assert loaded.labeler.joint_weight == 0.5
+    for options in ({}, {"decode_as": "mbr"}, {"marginals": True}):
+        assert [s.to_text() for s in loaded.parse(dev[:20], **options)] == \
+            [s.to_text() for s in relabeled.parse(dev[:20], **options)]
+    assert all((a.heads == b.heads).all()  # the labeler changes labels, never trees
+               for a, b in zip(relabeled.parse(dev[:20]), parser.parse(dev[:20])))
+
+
+def test_label_probabilities_are_those_of_the_labels_given(english):
+    """With --marginals, LabelProb is P(label | arc) of the label the labeler gave."""
+    parser, labeler, dev = english
+    relabeled = LinearParser(parser.model, labeler=labeler.with_weight(0.1))
+    index = {d: i for i, d in enumerate(parser.model.labels)}
+    for sentence in dev[:10]:
+        parsed = relabeled.parse_one(sentence, marginals=True)
+        mu = relabeled.marginals(sentence)
+        for m, (h, d, misc) in enumerate(zip(parsed.heads[1:], parsed.deprels,
+                                             parsed.column(9)), 1):
+            expected = mu[h, m, index[d]] / mu[h, m].sum()
+            assert float(misc.split("LabelProb=")[1]) == pytest.approx(expected, abs=1e-4)
+
+
+def test_a_damaged_labeler_is_refused_naming_the_file(english, tmp_path):
+    from arborparse.io import model_files
+
+    parser, labeler, _ = english
+    path = tmp_path / "p.npz"
+    header, arrays = LinearParser(parser.model, labeler=labeler).parts()
+    arrays["labeler"] = arrays["labeler"][:, :-1]  # a label short
+    model_files.save(path, "linear", 2, header, arrays)
+    with pytest.raises(ModelFileError, match="p.npz.*labeler"):
+        LinearParser.load(path)
+
+
+def test_train_adds_the_labeler_with_dev_unless_told_not_to(tmp_path):
+    import arborparse
+    from treebanks import separable
+
+    options = dict(components="parser", progress=False, trainer="perceptron", epochs=1,
+                   hash_bits=12)
+    nlp = arborparse.train(separable(3), separable(1), path=tmp_path / "m.npz", **options)
+    assert "labeler" in nlp.info["chosen_on_dev"]  # its weight, or None: dev left it out
+    assert arborparse.load(tmp_path / "m.npz").info == nlp.info
+    off = arborparse.train(separable(3), separable(1), labeler=False, **options)
+    assert off.parser.labeler is None and "labeler" not in off.info["chosen_on_dev"]
+    assert off.info["options"]["labeler"] is False
+    assert arborparse.train(separable(3), **options).parser.labeler is None  # no dev
+
+
+def test_an_interrupt_while_the_labeler_trains_says_what_the_file_holds(tmp_path,
+                                                                         monkeypatch):
+    import arborparse
+    from arborparse.training import TrainingInterrupted
+    from treebanks import separable
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Labeler, "fit", interrupted)
+    path = tmp_path / "m.npz"
+    with pytest.raises(TrainingInterrupted, match="while training the second-stage labeler, "
+                                                  "after the parser's epochs: .*m.npz holds "
+                                                  "epoch 1, the best, without it"):
+        arborparse.train(separable(3), separable(1), path=path, components="parser",
+                         progress=False, trainer="perceptron", epochs=1, hash_bits=12)
+    assert arborparse.load(path).parser.labeler is None
