@@ -89,7 +89,7 @@ def _put(out, k, h, mask):
 
 @njit(cache=True)
 def features(attrs, feats_ptr, feats, heads, ptr, kids, labels, m, mask, out):
-    """Write the weight rows of word m's features into out (at least `capacity` entries);
+    """Write the weight rows of word m's features into out (`_rows` long);
     return how many. labels[i]: word i's label id where it is decided (those `labelling_order`
     puts before m), read only there."""
     n = attrs.shape[0] - 1
@@ -164,17 +164,22 @@ def features(attrs, feats_ptr, feats, heads, ptr, kids, labels, m, mask, out):
     return k
 
 
-def capacity(table) -> int:
-    """The feature rows `features` may write for a word of the sentence `table`."""
-    widest = int(np.diff(table.feats_ptr).max(initial=0))
-    return 40 + 2 * widest + widest + 4 * len(table)
+@njit(cache=True)
+def _rows(feats_ptr):
+    """Room for the feature rows `features` may write for a word of the sentence whose
+    FEATS pointers are `feats_ptr`."""
+    widest = 0
+    for i in range(feats_ptr.shape[0] - 1):
+        widest = max(widest, feats_ptr[i + 1] - feats_ptr[i])
+    return np.empty(40 + 3 * widest + 4 * feats_ptr.shape[0], dtype=np.int64)
 
 
 @njit(cache=True)
-def _label(attrs, feats_ptr, feats, heads, W, joint, weight, rows, labels, own):
+def _label(attrs, feats_ptr, feats, heads, W, joint, weight, labels, own):
     """Label every word of the tree `heads` in `labelling_order`: the label with the best
     labeler score (written into own[m]) plus weight × joint[m] (the model's scores of m's
     arc)."""
+    rows = _rows(feats_ptr)
     ptr, kids = _children(heads)
     mask = np.uint64(W.shape[0] - 1)
     L = W.shape[1]
@@ -196,11 +201,12 @@ def _label(attrs, feats_ptr, feats, heads, W, joint, weight, rows, labels, own):
 
 
 @njit(cache=True)
-def _train_sentence(attrs, feats_ptr, feats, heads, gold, W, U, step, rows):
+def _train_sentence(attrs, feats_ptr, feats, heads, gold, W, U, step):
     """One perceptron pass over a sentence's words (in `labelling_order`, with the gold
     labels of the words before): W and U (the step-weighted updates, for the average)
     updated where the best label is wrong. Returns the step count after it and the
     errors."""
+    rows = _rows(feats_ptr)
     ptr, kids = _children(heads)
     mask = np.uint64(W.shape[0] - 1)
     L = W.shape[1]
@@ -256,13 +262,12 @@ class Labeler:
         W = np.zeros((1 << bits, labels))
         U = np.zeros_like(W)
         step = 1
-        rows = np.empty(max((capacity(t) for t in tables), default=1), dtype=np.int64)
         rng = np.random.default_rng(seed)
         for _ in range(epochs):
             for i in rng.permutation(len(tables)):
                 t = tables[i]
                 step, _ = _train_sentence(t.attrs, t.feats_ptr, t.feats, trees[i], gold[i], W,
-                                          U, step, rows)
+                                          U, step)
         return cls((W - U / step).astype(np.float32))
 
     def labels(self, table, heads: np.ndarray, joint: np.ndarray, own: np.ndarray | None = None
@@ -271,11 +276,10 @@ class Labeler:
         `joint` (n+1, L): the model's label scores of each word's arc; `own`, an (n+1, L)
         array, gets the labeler's scores."""
         labels = np.full(len(heads), -1, dtype=np.int64)
-        rows = np.empty(capacity(table), dtype=np.int64)
         own = np.empty(joint.shape) if own is None else own
         return _label(table.attrs, table.feats_ptr, table.feats,
                       np.asarray(heads, dtype=np.int64), self.weights, joint,
-                      self.joint_weight, rows, labels, own)
+                      self.joint_weight, labels, own)
 
     def choose(self, tried: list, evaluate) -> tuple[Labeler | None, list]:
         """(the labeler with the joint weight that labels the dev trees best, or None where

@@ -87,9 +87,11 @@ class LinearParser:
         return cls(model, header["decoder"], header["single_root"], header["temperature"],
                    labeler)
 
-    def _joint(self, x: Encoded, heads: np.ndarray) -> np.ndarray:
-        """The model's label scores s(heads[m], m, l) of the tree's arcs: (n+1, L)."""
-        tables, _ = self.model.label_tables(x, with_sum=False)
+    def _joint(self, x: Encoded, heads: np.ndarray, tables: tuple | None = None
+               ) -> np.ndarray:
+        """The model's label scores s(heads[m], m, l) of the tree's arcs: (n+1, L) (from x's
+        label tables, `LinearModel.label_tables`' first part, where they are made already)."""
+        tables = tables or self.model.label_tables(x, with_sum=False)[0]
         return tree_label_scores(tables, np.asarray(heads, dtype=np.int64))
 
     def fit_labeler(self, labeler: Labeler, dev: list[Sentence]) -> dict:
@@ -280,10 +282,14 @@ class LinearParser:
         x = Encoded.of(sentence)
         if not (marginals or k or decode_as == "mbr"):
             combine = "max" if decode_as == "max-z" else "sum"
-            heads, labels = decode(self.model.scores(x, combine=combine, threads=threads),
+            # the label tables made once, for the scores and then the labeler
+            tables = None if self.labeler is None else \
+                self.model.label_tables(x, with_sum=False)
+            heads, labels = decode(self.model.scores(x, combine=combine, threads=threads,
+                                                     tables=tables),
                                    decoder, self.single_root)
             if self.labeler is not None:
-                labels = self.labeler.labels(x.table, heads, self._joint(x, heads))
+                labels = self.labeler.labels(x.table, heads, self._joint(x, heads, tables[0]))
             return sentence.with_tree(heads, [self.model.labels[i] for i in labels[1:]])
         # one scoring serves the tree, MBR, the marginals and the k best; one
         # inside-outside (or Matrix-Tree elimination) serves MBR and the marginals
