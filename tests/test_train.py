@@ -346,7 +346,8 @@ def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
         arborparse.train(data, dev, path=path, resume=True, **{**options, "C": 1.0,
                                                                 "trainer": "loglinear"})
     before = info(path)
-    resumed = arborparse.train(data, dev, path=path, resume=True, **options)
+    # the second-stage labeler acts after the epochs: a resumed run may change it
+    resumed = arborparse.train(data, dev, path=path, resume=True, labeler=False, **options)
     assert (resumed.parser.model.weights == straight.parser.model.weights).all()
     assert not Path(f"{path}.checkpoint").exists()
     after = info(path)

@@ -76,7 +76,8 @@ class LinearOptions(FamilyOptions):
                            "second classifier that reads the tree (the word's children, its "
                            "siblings, the labels of its head and of the siblings nearer it), "
                            "its scores added to the model's with a weight chosen on dev (or "
-                           "left out where dev says the model's labels do as well).")
+                           "left out where dev says the model's labels do as well).",
+                           may_change=True)
     multi_root: bool = option(False, bool, "Allow several words attached to the root "
                               "(default: exactly one).")
     epochs: int = option(10, int, "Passes over the training data (loglinear, latent-lbfgs: "

@@ -47,6 +47,8 @@ class Relabeling:
         self.progress = progress
 
     def __getattr__(self, name):
+        if name == "trainer":  # not set yet (a copy being made)
+            raise AttributeError(name)
         return getattr(self.trainer, name)
 
     def fit(self, train: list[Sentence], dev: list[Sentence] | None = None, save_best=None):
@@ -74,19 +76,20 @@ class Relabeling:
             labeler = Labeler.fit([encode(s) for s in train], [s.heads for s in train], gold,
                                   len(index), seed=self.seed)
             scores = parser.fit_labeler(labeler, dev)
-        # the record the trainer saved; a resumed run that found no better epoch saved
-        # none: its best epoch's, from the history
-        record = kept.get("record") or next(
-            (r for r in self.trainer.history_ if r.get("epoch") == epoch), {})
-        record = {**record, **{k: scores[k] for k in ("UAS", "LAS")},
-                  "labeler": None if parser.labeler is None else parser.labeler.joint_weight}
+            # the record the trainer saved; a resumed run that found no better epoch saved
+            # none: its best epoch's, from the history
+            record = kept.get("record") or next(
+                (r for r in self.trainer.history_ if r.get("epoch") == epoch), {})
+            record = {**record, **{k: scores[k] for k in ("UAS", "LAS")},
+                      "labeler": None if parser.labeler is None else
+                      parser.labeler.joint_weight}
+            if save_best is not None:  # atomic: interrupted, the file holds what it held
+                save_parser(parser, save_best, record)
         if self.progress:
             said = ("left out (the model's labels do as well)" if parser.labeler is None else
                     f"joint weight {parser.labeler.joint_weight:.3g}")
             tqdm.write(f"second-stage labeler: {said}; dev LAS {record['LAS']:.2f}",
                        file=sys.stderr)
-        if save_best is not None:
-            save_parser(parser, save_best, record)
         return self
 
 

@@ -183,3 +183,14 @@ def test_an_interrupt_while_the_labeler_trains_says_what_the_file_holds(tmp_path
         arborparse.train(separable(3), separable(1), path=path, components="parser",
                          progress=False, trainer="perceptron", epochs=1, hash_bits=12)
     assert arborparse.load(path).parser.labeler is None
+
+
+def test_the_trainer_with_the_labeler_is_the_trainers_own_else():
+    import copy
+
+    from arborparse.linear.online import OnlineTrainer
+    from arborparse.linear.train import Relabeling
+
+    inner = OnlineTrainer("perceptron", epochs=3)
+    relabeling = Relabeling(inner)
+    assert relabeling.epochs == 3 and copy.copy(relabeling).trainer is inner
