@@ -23,11 +23,12 @@ import numpy as np
 from numba import njit
 
 from arborparse.linear.templates import _final, _mix, _start, direction_distance
-from arborparse.linear.tokens import FORM, LEMMA, UPOS, XPOS
+from arborparse.linear.tokens import FORM, LEMMA, UPOS, XPOS, encode
 
 BITS = 16  # log2 of the rows of weights (one weight per label each)
 EPOCHS = 10
-JOINT_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)  # tried on dev, in units of σ(labeler)/σ(model)
+# the weights of the model's scores tried on dev, in units of σ(labeler scores) / σ(model's)
+JOINT_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 _T = 200  # the labeler's template ids start here (the model's are below)
 _NONE = np.uint64(0x4E4F4E4500000004)  # no such word or label
 
@@ -174,6 +175,16 @@ def _rows(feats_ptr):
     return np.empty(40 + 3 * widest + 4 * feats_ptr.shape[0], dtype=np.int64)
 
 
+@njit(inline="always", cache=True)
+def _add_rows(W, rows, count, score):
+    """score[l] = the sum of W[rows[j], l] over the word's `count` feature rows."""
+    score[:] = 0.0
+    for j in range(count):
+        row = W[rows[j]]
+        for label in range(W.shape[1]):
+            score[label] += row[label]
+
+
 @njit(cache=True)
 def _label(attrs, feats_ptr, feats, heads, W, joint, weight, labels, own):
     """Label every word of the tree `heads` in `labelling_order`: the label with the best
@@ -186,11 +197,7 @@ def _label(attrs, feats_ptr, feats, heads, W, joint, weight, labels, own):
     for m in labelling_order(heads):
         count = features(attrs, feats_ptr, feats, heads, ptr, kids, labels, m, mask, rows)
         score = own[m]
-        score[:] = 0.0
-        for j in range(count):
-            row = W[rows[j]]
-            for label in range(L):
-                score[label] += row[label]
+        _add_rows(W, rows, count, score)
         best = 0
         for label in range(L):
             if score[label] + weight * joint[m, label] > \
@@ -209,16 +216,11 @@ def _train_sentence(attrs, feats_ptr, feats, heads, gold, W, U, step):
     rows = _rows(feats_ptr)
     ptr, kids = _children(heads)
     mask = np.uint64(W.shape[0] - 1)
-    L = W.shape[1]
-    score = np.empty(L)
+    score = np.empty(W.shape[1])
     errors = 0
     for m in labelling_order(heads):
         count = features(attrs, feats_ptr, feats, heads, ptr, kids, gold, m, mask, rows)
-        score[:] = 0.0
-        for j in range(count):
-            row = W[rows[j]]
-            for label in range(L):
-                score[label] += row[label]
+        _add_rows(W, rows, count, score)
         guess, y = np.argmax(score), gold[m]
         if guess != y:
             errors += 1
@@ -255,19 +257,23 @@ class Labeler:
     joint_weight: float = 1.0
 
     @classmethod
-    def fit(cls, tables, trees, gold, labels: int, epochs: int = EPOCHS, seed: int = 0,
+    def fit(cls, sentences, labels: list[str], epochs: int = EPOCHS, seed: int = 0,
             bits: int = BITS) -> Labeler:
-        """Train on gold trees: `tables` the sentences' `TokenTable`s, `trees` their heads,
-        `gold` their label ids (index 0 unused), `labels` how many labels there are."""
-        W = np.zeros((1 << bits, labels))
+        """Train on the gold trees and labels of `sentences` (each label one of `labels`,
+        the model's, in their order)."""
+        index = {label: i for i, label in enumerate(labels)}
+        data = [(encode(s), s.heads,
+                 np.array([-1] + [index[d] for d in s.deprels], dtype=np.int64))
+                for s in sentences]
+        W = np.zeros((1 << bits, len(labels)))
         U = np.zeros_like(W)
         step = 1
         rng = np.random.default_rng(seed)
         for _ in range(epochs):
-            for i in rng.permutation(len(tables)):
-                t = tables[i]
-                step, _ = _train_sentence(t.attrs, t.feats_ptr, t.feats, trees[i], gold[i], W,
-                                          U, step)
+            for i in rng.permutation(len(data)):
+                t, heads, gold = data[i]
+                step, _ = _train_sentence(t.attrs, t.feats_ptr, t.feats, heads, gold, W, U,
+                                          step)
         return cls((W - U / step).astype(np.float32))
 
     def labels(self, table, heads: np.ndarray, joint: np.ndarray, own: np.ndarray | None = None

@@ -94,6 +94,15 @@ class LinearParser:
         tables = tables or self.model.label_tables(x, with_sum=False)[0]
         return tree_label_scores(tables, np.asarray(heads, dtype=np.int64))
 
+    def _best_with_joint(self, x: Encoded, decoder: str, combine: str = "sum",
+                         threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """The best tree (heads) and `_joint` of its arcs, the label tables made once for
+        both."""
+        tables = self.model.label_tables(x, with_sum=False)
+        heads, _ = decode(self.model.scores(x, combine=combine, threads=threads, tables=tables),
+                          decoder, self.single_root)
+        return heads, self._joint(x, heads, tables[0])
+
     def fit_labeler(self, labeler: Labeler, dev: list[Sentence]) -> dict:
         """Attach `labeler` with the weight of the model's label scores that gives the best
         dev LAS (the universal part of DEPREL, as `arborparse.eval.evaluate` counts it) on
@@ -105,8 +114,7 @@ class LinearParser:
         self.labeler, tried = None, []
         for sentence in dev:
             x = Encoded.of(sentence)
-            heads, _ = decode(self.model.scores(x), self.decoder, self.single_root)
-            tried.append((x.table, heads, self._joint(x, heads)))
+            tried.append((x.table, *self._best_with_joint(x, self.decoder)))
         universal = np.array([label.split(":")[0] for label in self.model.labels])
         gold = [(s.heads, np.array([d.split(":")[0] for d in s.deprels])) for s in dev]
         words = max(sum(len(s) for s in dev), 1)
@@ -287,14 +295,12 @@ class LinearParser:
         x = Encoded.of(sentence)
         if not (marginals or k or decode_as == "mbr"):
             combine = "max" if decode_as == "max-z" else "sum"
-            # the label tables made once, for the scores and then the labeler
-            tables = None if self.labeler is None else \
-                self.model.label_tables(x, with_sum=False)
-            heads, labels = decode(self.model.scores(x, combine=combine, threads=threads,
-                                                     tables=tables),
-                                   decoder, self.single_root)
-            if self.labeler is not None:
-                labels = self.labeler.labels(x.table, heads, self._joint(x, heads, tables[0]))
+            if self.labeler is None:
+                heads, labels = decode(self.model.scores(x, combine=combine, threads=threads),
+                                       decoder, self.single_root)
+            else:
+                heads, joint = self._best_with_joint(x, decoder, combine, threads)
+                labels = self.labeler.labels(x.table, heads, joint)
             return sentence.with_tree(heads, [self.model.labels[i] for i in labels[1:]])
         # one scoring serves the tree, MBR, the marginals and the k best; one
         # inside-outside (or Matrix-Tree elimination) serves MBR and the marginals
@@ -306,19 +312,18 @@ class LinearParser:
         else:
             heads, labels = decode(self.model.scores(x, combine="max", threads=threads)
                                    if decode_as == "max-z" else s, decoder, self.single_root)
-        m = np.arange(1, len(heads))
-        label_prob = s.label_probabilities(heads)
-        if self.labeler is not None:
-            joint = self._joint(x, heads)
+        joint = None if self.labeler is None else self._joint(x, heads)
+        if joint is not None:
             labels = self.labeler.labels(x.table, heads, joint)
-            label_prob = np.exp(joint[m, labels[1:]] / self.temperature
-                                - s.label_sum[heads[1:], m])
         parsed = sentence.with_tree(heads, [self.model.labels[i] for i in labels[1:]])
         if k:
             parsed = parsed.with_analysis(kbest=self._kbest(s, k, projective))
         if not marginals:
             return parsed
+        m = np.arange(1, len(heads))
         head_prob = mu[heads[1:], m]
+        label_prob = s.label_probabilities(heads) if joint is None else \
+            np.exp(joint[m, labels[1:]] / self.temperature - s.label_sum[heads[1:], m])
         return parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}" for h, lp in
                                  zip(head_prob, label_prob)]) \
             .with_analysis(heads=mu)

@@ -10,8 +10,6 @@ import sys
 
 from tqdm import tqdm
 
-import numpy as np
-
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
 from arborparse.linear import eg, loglinear
@@ -19,7 +17,6 @@ from arborparse.linear.common import ChooseC
 from arborparse.linear.labeler import Labeler
 from arborparse.linear.online import OnlineTrainer
 from arborparse.linear.options import DISTRIBUTED, LATENT, ONLINE, LinearOptions
-from arborparse.linear.tokens import encode
 from arborparse.training import interrupt_says, save_parser
 
 
@@ -70,11 +67,7 @@ class Relabeling:
                                                            "the best, without it"
                                                            if path is not None else ""),
                             epoch, path):
-            index = {label: i for i, label in enumerate(parser.model.labels)}
-            gold = [np.array([-1] + [index[d] for d in s.deprels], dtype=np.int64)
-                    for s in train]
-            labeler = Labeler.fit([encode(s) for s in train], [s.heads for s in train], gold,
-                                  len(index), seed=self.seed)
+            labeler = Labeler.fit(train, parser.model.labels, seed=self.seed)
             scores = parser.fit_labeler(labeler, dev)
             # the record the trainer saved; a resumed run that found no better epoch saved
             # none: its best epoch's, from the history

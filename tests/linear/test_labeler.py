@@ -71,10 +71,7 @@ def test_the_labeler_learns_labels_that_only_the_tree_tells(label):
     rng = np.random.default_rng(0)
     train, test = sentences(rng, 300, label), sentences(rng, 100, label)
     names = sorted({d for s in train for d in s.deprels})
-    index = {d: i for i, d in enumerate(names)}
-    labeler = Labeler.fit([encode(s) for s in train], [s.heads for s in train],
-                          [np.array([-1] + [index[d] for d in s.deprels]) for s in train],
-                          len(names)).with_weight(0.0)
+    labeler = Labeler.fit(train, names).with_weight(0.0)
     for s in test:
         found = labeler.labels(encode(s), s.heads, np.zeros((len(s.heads), len(names))))
         assert [names[i] for i in found[1:]] == s.deprels
@@ -87,10 +84,7 @@ def english(ud):
     train, dev = sentences[:400], sentences[400:600]
     parser = OnlineTrainer("perceptron", epochs=2, hash_bits=18, progress=False).fit(
         train).parser_
-    index = {d: i for i, d in enumerate(parser.model.labels)}
-    labeler = Labeler.fit([encode(s) for s in train], [s.heads for s in train],
-                          [np.array([-1] + [index[d] for d in s.deprels]) for s in train],
-                          len(index), bits=14)
+    labeler = Labeler.fit(train, parser.model.labels, bits=14)
     return parser, labeler, dev
 
 
