@@ -14,6 +14,9 @@ loaded); CPU seconds are the process's, the figure to compare on a shared machin
   word's head and label probabilities and the head marginals of every arc;
 - map-threads, mbr-marginals-threads: the same with ``threads=N`` (`--threads`: the arcs
   and labels scored in N threads; compare wall seconds with the one-thread task's);
+- map-every-arc, mbr-marginals-every-arc: map and mbr-marginals with the parser's reach
+  taken away (every arc scored, as models trained before the reach parse; compare with
+  map and mbr-marginals: what leaving the arcs out of reach saves);
 - the references, measured in the same run: the same compiled scorer walking every word
   between head and modifier for the in-between POS features (what `score_arcs` did before
   counting them per tag), and LAPACK's LU factorization and inverse of an n x n matrix
@@ -42,7 +45,7 @@ from numba import njit  # noqa: E402
 from arborparse.linear.templates import arc_features, index  # noqa: E402
 
 TASKS = ("score-walk", "score", "map", "mbr-marginals", "map-threads", "mbr-marginals-threads",
-         "lapack-lu-inverse")
+         "map-every-arc", "mbr-marginals-every-arc", "lapack-lu-inverse")
 
 
 @njit(cache=True)
@@ -80,6 +83,8 @@ def one(model_path, n, task, threads):
 
     parser = arborparse.load(model_path).parser  # the model file may hold a pipeline
     model = parser.model
+    if task.endswith("-every-arc"):
+        parser.reach, task = None, task.removesuffix("-every-arc")
 
     def run(sentence):
         x = Encoded.of(sentence)
@@ -136,8 +141,12 @@ def main():
             ratio = ""
             walk, lapack = rows.get((n, "score-walk")), rows.get((n, "lapack-lu-inverse"))
             alone = rows.get((n, task.removesuffix("-threads")))
+            every = rows.get((n, task + "-every-arc"))
             if task == "score" and walk:
                 ratio = f"{walk['cpu_seconds'] / r['cpu_seconds']:.1f}x faster than walking"
+            elif task in ("map", "mbr-marginals") and every:
+                ratio = f"{every['cpu_seconds'] / r['cpu_seconds']:.1f}x faster than every " \
+                        "arc"
             elif task in ("map", "mbr-marginals") and lapack:
                 ratio = f"{r['cpu_seconds'] / lapack['cpu_seconds']:.0f}x LAPACK's LU inverse"
             elif task.endswith("-threads") and alone:

@@ -46,6 +46,19 @@ def gold_data(train: list[Sentence], single_root: bool, projective: bool = False
     return labels, encoded, heads, ids
 
 
+def reach(train: list[Sentence]) -> tuple[int, int]:
+    """The parser's reach (`LinearParser`): the longest arcs of the training trees whose head
+    comes before its word and after it, in words (arcs from the root not counted; at
+    least 1 each way, so that a tree of arcs between neighbours is always within reach)."""
+    before = after = 1
+    for s in train:
+        m = np.arange(1, len(s.heads))
+        offset = (m - s.heads[1:])[s.heads[1:] > 0]
+        before = max(before, int(offset.max(initial=0)))
+        after = max(after, int(-offset.min(initial=0)))
+    return before, after
+
+
 def loop(trainer, dev: list[Sentence] | None, save_best=None, calibrate: bool = False,
          **settings) -> Loop:
     """The epoch loop (`arborparse.training.Loop`) of a linear trainer. With `calibrate`

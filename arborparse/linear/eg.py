@@ -40,7 +40,7 @@ import numpy as np
 from arborparse import trees
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
-from arborparse.linear.common import check_decoders, gold_data, loop
+from arborparse.linear.common import check_decoders, gold_data, loop, reach
 from arborparse.linear.model import LinearModel, distribution
 from arborparse.linear.options import LinearOptions
 from arborparse.linear.parser import LinearParser
@@ -143,6 +143,7 @@ class EGTrainer:
         """Train on `train`, select the best pass on `dev`; return self.
         `save_best`: a path where the best parser is saved as soon as it is best."""
         labels, encoded, heads, ids = gold_data(train, self.single_root, self.projective)
+        self.reach_ = reach(train)
         model = LinearModel.hashing(self.hash_bits, labels, order=self.order,
                                     second_order=self.second_order)
         w = model.weights
@@ -205,7 +206,7 @@ class EGTrainer:
             previous = obj
             kept = w if u is None else w - u / steps  # the mean of w over the pass
             parser = LinearParser(model.like(kept.astype(np.float32)), self.decoder,
-                                  self.single_root)
+                                  self.single_root, reach=self.reach_)
             log.end(epoch, record,
                     f"{record['seconds']:.1f}s  dual objective {obj:.2f}  eta {eta:.3g}", parser)
         return self

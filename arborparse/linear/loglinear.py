@@ -30,7 +30,7 @@ from scipy.optimize import minimize
 
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
-from arborparse.linear.common import check_decoders, gold_data, loop
+from arborparse.linear.common import check_decoders, gold_data, loop, reach
 from arborparse.linear.model import Encoded, LinearModel, distribution
 from arborparse.linear.options import LinearOptions
 from arborparse.linear.parser import LinearParser
@@ -189,9 +189,11 @@ class LogLinearTrainer:
             w0 = self.init_noise * np.random.default_rng([self.seed, 1]).standard_normal(
                 w0.shape[0])
 
+        self.reach_ = reach(train)
+
         def parser(weights):
             return LinearParser(model.like(weights.astype(np.float32)), self.decoder,
-                                self.single_root)
+                                self.single_root, reach=self.reach_)
 
         if self.optimizer == "lbfgs":
             if self.resume:

@@ -27,7 +27,7 @@ import scipy.sparse as sp
 
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
-from arborparse.linear.common import check_decoders, gold_data, loop
+from arborparse.linear.common import check_decoders, gold_data, loop, reach
 from arborparse.linear.hildreth import hildreth
 from arborparse.linear.model import LinearModel, Scores, decode, gold_feature_keys
 from arborparse.linear.options import ONLINE as TRAINERS
@@ -241,6 +241,7 @@ class OnlineTrainer:
         ``checkpoint``, the weights are written there after every epoch, and ``resume``
         continues from them."""
         labels, encoded, gold_heads, gold_labels = gold_data(train, self.single_root)
+        self.reach_ = reach(train)
         model = self._model(encoded, gold_heads, labels)
         w = model.weights
         u = np.zeros_like(w)
@@ -277,7 +278,7 @@ class OnlineTrainer:
     def _parser(self, model, weights, temperature: float = 1.0) -> LinearParser:
         # float32, as saved: the parser evaluated on dev is exactly the one in the file
         return LinearParser(model.like(weights.astype(np.float32)), self.decoder,
-                            self.single_root, temperature)
+                            self.single_root, temperature, reach=self.reach_)
 
     def end_epoch(self, log: Loop, epoch: int, model, average: np.ndarray,
                   sentences: int, elapsed: float, errors: int, more: dict | None = None,

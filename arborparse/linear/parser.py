@@ -41,12 +41,19 @@ class LinearParser:
     labeler : the second-stage labeler (`arborparse.linear.labeler`) that labels the
         decided tree again (MAP, MBR and max-z trees; k-best trees keep the model's
         labels), or None; `fit_labeler` attaches one
+    reach : (before, after), the longest arcs of the training trees whose head comes before
+        its word and after it (`arborparse.linear.common.reach`): parsing leaves longer
+        arcs out (not scored; -inf), every tree and distribution is over the trees
+        within reach, so a sentence longer than any the training data had costs
+        O(n · reach) arc scores, not O(n²); arcs from the root are never left out. None
+        (files written before it): none left out
     """
 
     kind = KIND
 
     def __init__(self, model: LinearModel, decoder: str = "mst", single_root: bool = True,
-                 temperature: float = 1.0, labeler: Labeler | None = None):
+                 temperature: float = 1.0, labeler: Labeler | None = None,
+                 reach: tuple[int, int] | None = None):
         if decoder not in DECODERS:
             raise ArborparseError(f"unknown decoder {decoder!r}; choose one of {DECODERS}")
         self.model = model
@@ -54,6 +61,7 @@ class LinearParser:
         self.single_root = single_root
         self.temperature = temperature
         self.labeler = labeler
+        self.reach = reach
 
     @classmethod
     def load(cls, path) -> LinearParser:
@@ -72,6 +80,8 @@ class LinearParser:
             entries, more = self.labeler.parts()
             header["labeler"] = entries
             arrays.update(more)
+        if self.reach is not None:
+            header["reach"] = list(self.reach)
         return header, arrays
 
     @classmethod
@@ -84,8 +94,25 @@ class LinearParser:
             except (KeyError, TypeError, ValueError) as e:
                 raise files.ModelFileError(f"{path}: the model file's labeler is invalid "
                                            f"({e})") from e
+        reach = header.get("reach")  # files written before it have none
+        if reach is not None and not (isinstance(reach, list) and len(reach) == 2 and all(
+                isinstance(r, int) and not isinstance(r, bool) and r >= 1 for r in reach)):
+            raise files.ModelFileError(f"{path}: the model file's header is invalid ('reach' "
+                                       f"must be two whole numbers >= 1, is {reach!r})")
         return cls(model, header["decoder"], header["single_root"], header["temperature"],
-                   labeler)
+                   labeler, None if reach is None else tuple(reach))
+
+    def _out_of_reach(self, x: Encoded) -> np.ndarray | None:
+        """The arcs of x that parsing leaves out, (n+1, n+1) booleans (`reach`), or None
+        where it leaves none out."""
+        n = len(x.table)
+        if self.reach is None or n - 1 <= min(self.reach):
+            return None
+        before, after = self.reach
+        offset = np.arange(n + 1)[None, :] - np.arange(n + 1)[:, None]  # m - h
+        cut = (offset > before) | (offset < -after)
+        cut[0] = False
+        return cut if cut.any() else None
 
     def _joint(self, x: Encoded, heads: np.ndarray, tables: tuple | None = None
                ) -> np.ndarray:
@@ -99,7 +126,8 @@ class LinearParser:
         """The best tree (heads) and `_joint` of its arcs, the label tables made once for
         both."""
         tables = self.model.label_tables(x, with_sum=False)
-        heads, _ = decode(self.model.scores(x, combine=combine, threads=threads, tables=tables),
+        heads, _ = decode(self.model.scores(x, combine=combine, threads=threads, tables=tables,
+                                            known=self._out_of_reach(x)),
                           decoder, self.single_root)
         return heads, self._joint(x, heads, tables[0])
 
@@ -131,7 +159,14 @@ class LinearParser:
 
     def _scores(self, x: Encoded) -> np.ndarray:
         """s(h, m, l) / T: the arc scores of the tree distribution."""
-        return self.model.labeled_scores(x, scale=1.0 / self.temperature)
+        return self._within_reach(x, self.model.labeled_scores(x, scale=1.0 / self.temperature))
+
+    def _within_reach(self, x: Encoded, S: np.ndarray) -> np.ndarray:
+        """`labeled_scores` S of x with the arcs out of reach at -inf."""
+        cut = self._out_of_reach(x)
+        if cut is not None:
+            S[cut] = -np.inf
+        return S
 
     def _projective(self, decoder: str | None = None) -> bool:
         """Whether the tree distribution is over projective trees (always at order 2)."""
@@ -147,7 +182,8 @@ class LinearParser:
     def calibrate(self, dev: Iterable[Sentence], limit: int = 1000) -> float:
         """Fit the temperature to development data and return it: the T maximizing the
         log-likelihood Σ log P(gold tree | sentence) of the first `limit` usable sentences
-        (a tree in the decoder's class, every label known to the model), so that the
+        (a tree in the decoder's class and within reach, every label known to the model),
+        so that the
         marginals of a model not trained as a distribution (perceptron, MIRA, EG) are
         probabilities that mean what they say. T = 1 when no sentence is usable."""
         from scipy.optimize import minimize_scalar
@@ -163,9 +199,12 @@ class LinearParser:
                     (self.single_root and (heads == 0).sum() != 1) or \
                     any(label not in index for label in sentence.deprels):
                 continue
-            x = Encoded.of(sentence)
-            S, (sib, grand) = self.model.labeled_scores(x), self.model.part_scores(x)
-            m = np.arange(1, len(heads))
+            x, m = Encoded.of(sentence), np.arange(1, len(heads))
+            cut = self._out_of_reach(x)
+            if cut is not None and cut[heads[1:], m].any():
+                continue
+            S = self._within_reach(x, self.model.labeled_scores(x))
+            sib, grand = self.model.part_scores(x)
             labels = [index[label] for label in sentence.deprels]
             gold = float(S[heads[1:], m, labels].sum()) + float(
                 self.model.weights[self.model.tree_part_features(x, heads)].sum())
@@ -274,6 +313,9 @@ class LinearParser:
         """The scores s(h, m, l) / T of the tree distribution, reduced over labels (best
         label, its score, the log-sum-exp): O(n²) memory, not O(n² L); `known`, `tables`
         (at 1 / T) and `between` as `LinearModel.scores` takes them (a window's)."""
+        cut = self._out_of_reach(x)
+        if cut is not None:
+            known = cut if known is None else known | cut
         return self.model.scores(x, scale=1.0 / self.temperature, with_sum=True,
                                  threads=threads, known=known, tables=tables,
                                  between=between)
@@ -296,7 +338,8 @@ class LinearParser:
         if not (marginals or k or decode_as == "mbr"):
             combine = "max" if decode_as == "max-z" else "sum"
             if self.labeler is None:
-                heads, labels = decode(self.model.scores(x, combine=combine, threads=threads),
+                heads, labels = decode(self.model.scores(x, combine=combine, threads=threads,
+                                                         known=self._out_of_reach(x)),
                                        decoder, self.single_root)
             else:
                 heads, joint = self._best_with_joint(x, decoder, combine, threads)
@@ -310,7 +353,8 @@ class LinearParser:
             heads = trees.mbr(s.folded, projective, self.single_root, mu)
             labels = arc_labels(s.label, heads)
         else:
-            heads, labels = decode(self.model.scores(x, combine="max", threads=threads)
+            heads, labels = decode(self.model.scores(x, combine="max", threads=threads,
+                                                     known=self._out_of_reach(x))
                                    if decode_as == "max-z" else s, decoder, self.single_root)
         joint = None if self.labeler is None else self._joint(x, heads)
         if joint is not None:
