@@ -46,14 +46,20 @@ def gold_data(train: list[Sentence], single_root: bool, projective: bool = False
     return labels, encoded, heads, ids
 
 
-def reach(train: list[Sentence]) -> tuple[int, int]:
+def reach(train: list[Sentence], single_root: bool = True, projective: bool = False
+          ) -> tuple[int, int]:
     """The parser's reach (`LinearParser`): the longest arcs of the training trees whose head
     comes before its word and after it, in words (arcs from the root not counted; at
-    least 1 each way, so that a tree of arcs between neighbours is always within reach)."""
+    least 1 each way, so that a tree of arcs between neighbours is always within reach).
+    With `projective`, the trees trained toward (`gold_data`'s projective trees) count
+    too."""
+    trees = [s.heads for s in train]
+    if projective:
+        trees += [projectivize(s, single_root).heads for s in train]
     before = after = 1
-    for s in train:
-        m = np.arange(1, len(s.heads))
-        offset = (m - s.heads[1:])[s.heads[1:] > 0]
+    for heads in trees:
+        m = np.arange(1, len(heads))
+        offset = (m - heads[1:])[heads[1:] > 0]
         before = max(before, int(offset.max(initial=0)))
         after = max(after, int(-offset.min(initial=0)))
     return before, after

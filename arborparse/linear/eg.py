@@ -143,7 +143,7 @@ class EGTrainer:
         """Train on `train`, select the best pass on `dev`; return self.
         `save_best`: a path where the best parser is saved as soon as it is best."""
         labels, encoded, heads, ids = gold_data(train, self.single_root, self.projective)
-        self.reach_ = reach(train)
+        self.reach_ = reach(train, self.single_root, self.projective)
         model = LinearModel.hashing(self.hash_bits, labels, order=self.order,
                                     second_order=self.second_order)
         w = model.weights

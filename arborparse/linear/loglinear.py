@@ -189,7 +189,7 @@ class LogLinearTrainer:
             w0 = self.init_noise * np.random.default_rng([self.seed, 1]).standard_normal(
                 w0.shape[0])
 
-        self.reach_ = reach(train)
+        self.reach_ = reach(train, self.single_root, self.projective)
 
         def parser(weights):
             return LinearParser(model.like(weights.astype(np.float32)), self.decoder,

@@ -44,9 +44,9 @@ class LinearParser:
     reach : (before, after), the longest arcs of the training trees whose head comes before
         its word and after it (`arborparse.linear.common.reach`): parsing leaves longer
         arcs out (not scored; -inf), every tree and distribution is over the trees
-        within reach, so a sentence longer than any the training data had costs
-        O(n · reach) arc scores, not O(n²); arcs from the root are never left out. None
-        (files written before it): none left out
+        within reach, so a sentence of n words costs O(n · reach) arc and label scores,
+        not O(n²), once n is past the shorter reach; arcs from the root are never left
+        out. None (files written before it): none left out
     """
 
     kind = KIND
@@ -62,6 +62,19 @@ class LinearParser:
         self.temperature = temperature
         self.labeler = labeler
         self.reach = reach
+
+    @property
+    def reach(self) -> tuple[int, int] | None:
+        return self._reach
+
+    @reach.setter
+    def reach(self, reach) -> None:
+        if reach is not None and not (isinstance(reach, (tuple, list)) and len(reach) == 2 and all(
+                isinstance(r, (int, np.integer)) and not isinstance(r, bool) and r >= 1
+                for r in reach)):
+            raise ValueError(f"the reach must be two whole numbers >= 1 (or None), not "
+                             f"{reach!r}")
+        self._reach = None if reach is None else (int(reach[0]), int(reach[1]))
 
     @classmethod
     def load(cls, path) -> LinearParser:
@@ -95,12 +108,12 @@ class LinearParser:
                 raise files.ModelFileError(f"{path}: the model file's labeler is invalid "
                                            f"({e})") from e
         reach = header.get("reach")  # files written before it have none
-        if reach is not None and not (isinstance(reach, list) and len(reach) == 2 and all(
-                isinstance(r, int) and not isinstance(r, bool) and r >= 1 for r in reach)):
-            raise files.ModelFileError(f"{path}: the model file's header is invalid ('reach' "
-                                       f"must be two whole numbers >= 1, is {reach!r})")
-        return cls(model, header["decoder"], header["single_root"], header["temperature"],
-                   labeler, None if reach is None else tuple(reach))
+        try:
+            return cls(model, header["decoder"], header["single_root"],
+                       header["temperature"], labeler, reach)
+        except ValueError as e:
+            raise files.ModelFileError(f"{path}: the model file's header is invalid ('reach': "
+                                       f"{e})") from e
 
     def _out_of_reach(self, x: Encoded) -> np.ndarray | None:
         """The arcs of x that parsing leaves out, (n+1, n+1) booleans (`reach`), or None
@@ -111,7 +124,7 @@ class LinearParser:
         before, after = self.reach
         offset = np.arange(n + 1)[None, :] - np.arange(n + 1)[:, None]  # m - h
         cut = (offset > before) | (offset < -after)
-        cut[0] = False
+        cut[0] = cut[:, 0] = False
         return cut if cut.any() else None
 
     def _joint(self, x: Encoded, heads: np.ndarray, tables: tuple | None = None

@@ -3,6 +3,7 @@ left out of parsing, and every tree and distribution is then over the trees with
 (checked against enumeration); where nothing is out of reach nothing changes."""
 
 import io
+import re
 
 import numpy as np
 import pytest
@@ -52,18 +53,20 @@ def fitted():
     return data, LinearParser(trained.parser_.model)  # no reach: every arc scored
 
 
+@pytest.mark.parametrize("single_root", [True, False], ids=["one root", "roots"])
 @pytest.mark.parametrize("decoder", ["mst", "eisner"])
 @pytest.mark.parametrize("cut", [(1, 1), (1, 3), (3, 1), (2, 2)])
-def test_trees_and_distribution_are_those_within_reach(fitted, decoder, cut):
+def test_trees_and_distribution_are_those_within_reach(fitted, decoder, cut, single_root):
     """Best tree, MBR tree, k best trees with their probabilities, head and labeled
     marginals: enumeration's over the trees within reach (the model's own scores)."""
     data, trained = fitted
-    parser = LinearParser(trained.model, decoder, temperature=3.0, reach=cut)
+    parser = LinearParser(trained.model, decoder, single_root, temperature=3.0, reach=cut)
     sentence = max(data, key=len)
     n = len(sentence)
     S = trained._scores(Encoded.of(sentence)) / 3.0
-    kept = within(all_trees(n, decoder == "eisner", True), *cut)
-    assert 0 < len(kept) < len(all_trees(n, decoder == "eisner", True))
+    every = all_trees(n, decoder == "eisner", single_root)
+    kept = within(every, *cut)
+    assert 0 < len(kept) < len(every)
     m = np.arange(1, n + 1)
     best, folded = S.max(axis=2), logsumexp(S, axis=2)
     log_z = logsumexp(folded[kept[:, 1:], m].sum(axis=1))
@@ -118,7 +121,7 @@ def test_a_long_sentence_is_parsed_within_reach_in_any_number_of_threads(english
     parser, sentence = english
     before, after = 12, 7
     n = len(sentence)
-    assert n > 150 and reach([sentence]) > (before, after)  # the gold tree is out of reach
+    assert n > 150 and reach([sentence])[0] > before  # the gold tree is out of reach
     short = LinearParser(parser.model, temperature=0.5, reach=(before, after))
     offset = np.arange(n + 1)[None, :] - np.arange(n + 1)[:, None]
     out = (offset > before) | (offset < -after)
@@ -134,31 +137,99 @@ def test_a_long_sentence_is_parsed_within_reach_in_any_number_of_threads(english
     assert (mu[:, 1:][out[:, 1:]] == 0).all() and np.allclose(mu[:, 1:].sum(axis=0), 1)
 
 
-def first_words(sentence, n):
-    """The first n words of `sentence` as a sentence of their own (a chain)."""
+def words(n):
+    """A sentence of n words "w" (tag X) on a chain."""
+    return conllu(list(range(n)))[0]
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(1, 40))
+def test_the_arcs_out_of_reach_are_those_longer_than_it(n, before, after):
+    """Head h >= 1 before word m by more than `before`, or after it by more than
+    `after`; none where no arc is (then parsing is as without a reach)."""
+    parser = LinearParser(None, reach=(before, after))
+    out = np.zeros((n + 1, n + 1), dtype=bool)
+    for h in range(1, n + 1):
+        for m in range(1, n + 1):
+            out[h, m] = m - h > before or h - m > after
+    found = parser._out_of_reach(Encoded.of(words(n)))
+    if out.any():
+        assert (found == out).all()
+    else:
+        assert found is None
+
+
+@settings(deadline=None, max_examples=10)
+@given(st.integers(1, 12), st.integers(1, 12))
+def test_a_sentence_with_nothing_out_of_reach_parses_as_without_one(english, before, after):
+    parser, sentence = english
+    first = first_words(sentence, min(before, after) + 1)
+    assert LinearParser(parser.model, reach=(before, after)).parse_one(
+        first, marginals=True).to_text() == parser.parse_one(first, marginals=True).to_text()
+
+
+def first_words(sentence, n, start=0):
+    """Words start..start+n-1 of `sentence` as a sentence of their own (a chain)."""
     return read_conllu(io.StringIO("".join(
         "\t".join([str(i), *sentence.rows[r][1:6], str(i - 1), "dep", "_", "_"]) + "\n"
-        for i, r in enumerate(sentence.word_rows[:n], 1)) + "\n"))[0]
+        for i, r in enumerate(sentence.word_rows[start:start + n], 1)) + "\n"))[0]
 
 
-@settings(deadline=None, max_examples=20)
-@given(st.integers(1, 30), st.integers(1, 30))
-def test_nothing_changes_where_nothing_is_out_of_reach(english, before, after):
+def test_windows_are_parsed_within_reach_as_cut_out(english):
+    """`window_marginals` (the syntax view's windows, sharing arcs) with windows longer
+    than the reach: each window's marginals as if it were cut out and parsed."""
     parser, sentence = english
-    first = first_words(sentence, min(before, after) + 1)  # no arc of it is out of reach
-    cut = LinearParser(parser.model, reach=(before, after))
-    assert cut._out_of_reach(Encoded.of(first)) is None
-    assert cut.parse_one(first, marginals=True).to_text() == \
-        parser.parse_one(first, marginals=True).to_text()
+    short = LinearParser(parser.model, temperature=0.5, reach=(6, 4))
+    spans = [(0, 30), (10, 40), (20, 50), (30, 45)]
+    for (a, b), mu in zip(spans, short.window_marginals(sentence, spans, single_root=False)):
+        alone = short.head_marginals(first_words(sentence, b - a, a), single_root=False)
+        assert np.allclose(mu, alone, atol=1e-9)
 
 
-def test_trainers_give_their_parser_the_reach_of_the_training_trees(tmp_path):
+def test_calibration_leaves_out_the_dev_trees_out_of_reach(fitted):
+    data, trained = fitted
+    sentence = max(data, key=len)  # its words and labels on other trees
+    n = len(sentence)
+    assert n > 4
+    near = [sentence.with_tree(np.arange(-1, n), sentence.deprels)]  # heads one word before
+    far = [sentence.with_tree(np.array([-1, 0] + [1] * (n - 1)), sentence.deprels)]
+    parser = LinearParser(trained.model, reach=(3, 3))
+    assert parser.calibrate(far) == 1.0  # no usable sentence
+    assert parser.calibrate(far + near) == parser.calibrate(near) != 1.0
+    assert LinearParser(trained.model).calibrate(far + near) != parser.calibrate(near)
+
+
+def test_max_z_trees_are_the_best_within_reach():
+    from arborparse.linear.loglinear import LogLinearTrainer as Trainer
+
     data = separable(1)
-    expected = reach(data)
+    model = Trainer(clusters=2, init_noise=0.01, epochs=2, hash_bits=12,
+                    progress=False).fit(data).parser_.model
+    sentence = max(data, key=len)
+    n, m = len(sentence), np.arange(1, len(sentence) + 1)
+    best = LinearParser(model).model.scores(Encoded.of(sentence), combine="max").total
+    for cut in ((1, 1), (2, 1), (1, 2)):
+        kept = within(all_trees(n, False, True), *cut)
+        assert list(LinearParser(model, reach=cut).parse_one(
+            sentence, decode_as="max-z").heads) == \
+            list(kept[np.argmax(best[kept[:, 1:], m].sum(axis=1))])
+
+
+def test_trainers_give_their_parser_the_reach_of_the_training_trees():
+    data = separable(1)
+    before, after = reach(data)
+    dev = conllu([0] + [1] * (before + 2), [after + 3] * (after + 2) + [0])  # longer arcs
+    assert reach(dev) == (before + 2, after + 2)
     for trainer in (OnlineTrainer("perceptron", epochs=1, hash_bits=12, progress=False),
                     LogLinearTrainer(epochs=1, hash_bits=12, progress=False),
                     EGTrainer(epochs=1, hash_bits=12, progress=False)):
-        assert trainer.fit(data, data).parser_.reach == expected
+        assert trainer.fit(data, dev).parser_.reach == (before, after)
+
+
+def test_the_reach_counts_the_projective_trees_trained_toward():
+    crossing = conllu([0, 1, 1, 3, 2])  # 1 -> 3 crosses 2 -> 5
+    assert reach(crossing) == (3, 1)
+    assert reach(crossing, projective=True) == (3, 2)  # its projective tree: a head after
 
 
 def test_the_reach_is_saved_and_checked(fitted, tmp_path):
@@ -173,5 +244,9 @@ def test_the_reach_is_saved_and_checked(fitted, tmp_path):
     header, arrays = LinearParser(parser.model, reach=(4, 9)).parts()
     for bad in ([4], [0, 3], [2.5, 3], "far", [True, 2]):
         model_files.save(path, "linear", 2, {**header, "reach": bad}, arrays, force=True)
-        with pytest.raises(ModelFileError, match=f"{path}: .*'reach'"):
+        with pytest.raises(ModelFileError, match=re.escape(f"{path}: ") + ".*'reach'"):
             LinearParser.load(path)
+    for bad in ((0, 3), (1,), (1.0, 2), 3):
+        with pytest.raises(ValueError, match="reach must be two whole numbers"):
+            LinearParser(parser.model, reach=bad)
+    assert LinearParser(parser.model, reach=tuple(np.array([3, 4]))).reach == (3, 4)
