@@ -396,15 +396,22 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, components, fol
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def info_cmd(model, as_json):
     """What the model file MODEL says of itself: version, date, family, components,
-    options, the data it was trained on, language, dev scores, training time, warnings."""
+    options, the data it was trained on, language, dev scores, training time, warnings,
+    and a linear parser's reach (the longest arcs it scores)."""
     from arborparse.pipeline import info
 
     found = info(model)
     if as_json:
         click.echo(json.dumps(found, indent=1))
         return
+    linear = found["family"] == "linear" and "parser" in (found["components"] or [])
     for key, value in found.items():
-        if key in ("scores", "chosen_on_dev") and value is not None:
+        if key == "reach":
+            if linear:
+                click.echo(f"{key:<20}" + ("none (every arc scored)" if value is None else
+                                           f"{value[0]} words before its word, {value[1]} "
+                                           "after (longer arcs not scored)"))
+        elif key in ("scores", "chosen_on_dev") and value is not None:
             shown = "  ".join(f"{k} {v:.2f}" if key == "scores" else
                               f"{k} {'none' if v is None else format(v, 'g')}"
                               for k, v in value.items()) or \
@@ -423,7 +430,8 @@ def info_cmd(model, as_json):
         elif value is not None:
             shown = (", ".join(value) or "none") if isinstance(value, list) else value
             click.echo(f"{key:<20}{shown}")
-    lacking = [key for key, value in found.items() if value is None]
+    lacking = [key for key, value in found.items()
+               if value is None and (key != "reach" or linear)]
     if lacking:
         click.echo(f"this file lacks: {', '.join(lacking)} (written by an earlier version, "
                    "or not by arborparse train)")

@@ -59,7 +59,7 @@ CHUNK = 256  # sentences tagged at once in a stream
 # what a model file says of itself (`Pipeline.info`, ``arborparse info``)
 INFO = ("arborparse_version", "created", "family", "components", "options",
         "defaults_by_size", "data", "language", "scores", "chosen_on_dev",
-        "training_seconds", "warnings")
+        "training_seconds", "warnings", "reach")
 
 
 def _class(home):
@@ -106,7 +106,9 @@ def info(path) -> dict:
     """What the model file at `path` says of itself (`INFO`'s keys, None where a file
     written by an earlier version lacks one), from its header alone."""
     stored, components, family = _header_parts(path)
-    return describe(stored, family, [c for c in COMPONENTS if c in components])
+    parser = (components.get("parser") or {}).get("header") or {}
+    return describe(stored, family, [c for c in COMPONENTS if c in components],
+                    parser.get("reach"))
 
 
 class Offer(NamedTuple):
@@ -131,10 +133,13 @@ def offer(path) -> Offer:
                  | tags)
 
 
-def describe(stored: dict, family: str | None, components: list[str]) -> dict:
-    """`INFO`'s keys in order: what `stored` holds, the family and components as found."""
+def describe(stored: dict, family: str | None, components: list[str], reach=None) -> dict:
+    """`INFO`'s keys in order: what `stored` holds, the family and components as found, and
+    the linear parser's reach (`LinearParser.reach` as a list; None: none, or another
+    family)."""
     found = {key: stored.get(key) for key in INFO}
-    found.update(family=family or stored.get("family"), components=components)
+    found.update(family=family or stored.get("family"), components=components,
+                 reach=None if reach is None else list(reach))
     return found
 
 
@@ -178,7 +183,7 @@ class Pipeline:
         """What the model says of itself: `INFO`'s keys (None where unknown: a model file
         of an earlier version, or a pipeline put together by hand)."""
         family = registry.canonical(self.parser.kind) if self.parser is not None else None
-        return describe(self._info, family, self.components)
+        return describe(self._info, family, self.components, getattr(self.parser, "reach", None))
 
     def _annotate(self, sentences, retag: bool):
         """The sentences with tags and lemmas predicted where they are needed."""

@@ -14,6 +14,7 @@ import arborparse
 from arborparse import registry
 from arborparse.cli import cli
 from arborparse.errors import ArborparseError
+from arborparse.linear.common import reach
 from arborparse.pipeline import INFO, info
 from arborparse.training import Loop, TrainingInterrupted
 
@@ -89,6 +90,8 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     weight = found["chosen_on_dev"]["labeler"]
     assert (weight is None) == (arborparse.load(path).parser.labeler is None)
     assert found["training_seconds"] > 0 and found["warnings"] == []
+    before, after = found["reach"]  # the longest arcs of the training trees
+    assert (before, after) == reach(separable(3))
     assert arborparse.load(path).info == found
     r = CliRunner().invoke(cli, ["info", str(path), "--json"])
     assert r.exit_code == 0 and list(json.loads(r.output)) == list(INFO)
@@ -98,6 +101,7 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     shown = "none" if weight is None else f"{weight:g}"
     assert f"chosen_on_dev       epoch {found['chosen_on_dev']['epoch']}  labeler {shown}\n" \
         in r.output
+    assert f"reach               {before} words before its word, {after} after" in r.output
 
 
 def test_the_jackknifes_folds_follow_the_training_size_and_yield_to_the_users(monkeypatch):
@@ -153,8 +157,13 @@ def test_info_of_files_of_the_first_version(name):
     assert found["components"] == ["parser"] and found["options"] is None
     r = CliRunner().invoke(cli, ["info", str(MODELS / f"{name}.npz")])
     assert r.exit_code == 0
-    assert "this file lacks: arborparse_version, created, options, defaults_by_size, data, " \
-           "language, scores, chosen_on_dev, training_seconds, warnings" in r.output
+    lacks = "this file lacks: arborparse_version, created, options, defaults_by_size, data, " \
+            "language, scores, chosen_on_dev, training_seconds, warnings"
+    if name.startswith("isbn"):  # no reach: a linear parser's
+        assert f"{lacks} (" in r.output and "reach" not in r.output
+    else:
+        assert f"{lacks}, reach (" in r.output and "reach               none (every arc" \
+            in r.output
     r = CliRunner().invoke(cli, ["info", str(MODELS / "missing.npz")])
     assert r.exit_code == 1 and "no such model file" in r.output
 
@@ -460,6 +469,7 @@ def test_a_front_end_alone_says_its_family_and_no_folds(tmp_path):
     assert "folds" not in found["options"]
     r = CliRunner().invoke(cli, ["info", str(path)])
     assert "lacks" not in r.output and "none (no dev data)" in r.output
+    assert "reach" not in r.output  # a linear parser's
 
 
 def test_one_training_sentence_behind_a_tagger_is_refused_before_any_training(monkeypatch):

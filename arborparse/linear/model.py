@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from arborparse import trees
+from arborparse.errors import ArborparseError
 from arborparse.io import model_files as files
 from arborparse.io.conllu import Sentence
 from arborparse.linear.options import DECODERS, SECOND_ORDER
@@ -66,6 +67,21 @@ OLD_KINDS = ("first-order",)  # the kind's name in files of arborparse 0.1
 VERSION = 2
 COMBINES = ("sum", "max")
 THREADED_WORDS = 64  # sentences of this many words or more are scored in `threads` threads
+# what an order-2 parse takes per (n+1)³, in bytes (its parts' entries, scores and charts;
+# measured: 463 MB at 300 words with siblings, 1,695 MB with grandparents too)
+PART_BYTES = {"siblings": 18, "siblings+grandparents": 64}
+
+
+def available_memory() -> int | None:
+    """The bytes of memory free for the taking (Linux's MemAvailable), None where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _threaded(x: Encoded, threads: int) -> bool:
@@ -300,13 +316,28 @@ class LinearModel:
         sib, grand, keys = part_entries(attrs, self.grandparents)
         return (sib, grand, *entry_indices(attrs, keys, size))
 
+    def check_parts_fit(self, words: int, where: str = "") -> None:
+        """Refuse (`ArborparseError`, after `where`) a sentence of `words` words whose
+        order-2 parts would not fit in the memory free: they take O(n³) (`PART_BYTES`), the
+        reach or not."""
+        need = PART_BYTES[self.second_order] * (words + 1) ** 3 if self.order == 2 else 0
+        free = available_memory() if need > 2 ** 28 else None
+        if free is not None and need > free:
+            raise ArborparseError(
+                f"{where}a sentence of {words} words is too long for this order-2 model: its "
+                f"parts would take about {need / 2 ** 30:.1f} GiB (they grow as n³), more than "
+                f"the {free / 2 ** 30:.1f} GiB free; split it, or parse it with an order-1 "
+                "model (arborparse train --order 1)")
+
     def part_scores(self, x: Encoded, weights: np.ndarray | None = None,
                     scale: float = 1.0) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The part scores scale × w · f: sib[h, m, s] and grand[g, h, m], each (n+1, n+1,
         n+1) (None where the model has no such parts; 0 where (h, m, s) or (g, h, m) is no
-        part of any tree)."""
+        part of any tree). A sentence whose parts would not fit in memory is refused
+        (`check_parts_fit`)."""
         if self.order == 1:
             return None, None
+        self.check_parts_fit(len(x.table))
         w = self.weights if weights is None else weights
         sib, grand, indices, ptr = self._entries(x, w.shape[0])
         values = scale * entry_values(w, indices, ptr)

@@ -69,11 +69,13 @@ class LinearParser:
 
     @reach.setter
     def reach(self, reach) -> None:
+        if isinstance(reach, np.ndarray):
+            reach = reach.tolist()
         if reach is not None and not (isinstance(reach, (tuple, list)) and len(reach) == 2 and all(
                 isinstance(r, (int, np.integer)) and not isinstance(r, bool) and r >= 1
                 for r in reach)):
-            raise ValueError(f"the reach must be two whole numbers >= 1 (or None), not "
-                             f"{reach!r}")
+            raise ArborparseError(f"the reach must be two whole numbers >= 1 (or None), not "
+                                  f"{reach!r}")
         self._reach = None if reach is None else (int(reach[0]), int(reach[1]))
 
     @classmethod
@@ -108,12 +110,14 @@ class LinearParser:
                 raise files.ModelFileError(f"{path}: the model file's labeler is invalid "
                                            f"({e})") from e
         reach = header.get("reach")  # files written before it have none
+        parser = cls(model, header["decoder"], header["single_root"], header["temperature"],
+                     labeler)
         try:
-            return cls(model, header["decoder"], header["single_root"],
-                       header["temperature"], labeler, reach)
-        except ValueError as e:
+            parser.reach = reach
+        except ArborparseError as e:
             raise files.ModelFileError(f"{path}: the model file's header is invalid ('reach': "
                                        f"{e})") from e
+        return parser
 
     def _out_of_reach(self, x: Encoded) -> np.ndarray | None:
         """The arcs of x that parsing leaves out, (n+1, n+1) booleans (`reach`), or None
@@ -347,6 +351,7 @@ class LinearParser:
                    marginals: bool, k: int | None, threads: int) -> Sentence:
         decoder = decoder or self.decoder
         projective = self._projective(decoder)
+        self.model.check_parts_fit(len(sentence), f"{sentence.path}:{sentence.line}: ")
         x = Encoded.of(sentence)
         if not (marginals or k or decode_as == "mbr"):
             combine = "max" if decode_as == "max-z" else "sum"

@@ -89,7 +89,9 @@ def kbest(S, k: int, projective: bool = False, single_root: bool = True):
     Lawler's partitioning: after taking the best tree of a subproblem, its remaining
     trees split into n disjoint subproblems (keep the arcs of words 1..i-1, forbid the
     arc of word i), each solved by the exact decoder with arcs forced or forbidden through
-    -inf scores. O(k n) decoder calls: O(k n³) non-projective, O(k n⁴) projective.
+    -inf scores. O(k n) decoder calls: O(k n³) non-projective, O(k n⁴) projective. A
+    waiting subproblem is kept as its constraints (each word's forced head, the arcs
+    forbidden), O(n + k), not as its n x n scores: O(k n²) memory in all, not O(k n³).
     Fewer than k trees are returned when fewer exist.
 
     Parameters
@@ -106,19 +108,27 @@ def kbest(S, k: int, projective: bool = False, single_root: bool = True):
     if heads is None:
         return found
     counter = 0
-    queue = [(-tree_score(S, heads), counter, heads, S)]
+    queue = [(-tree_score(S, heads), counter, heads, np.full(N, -1), ())]
     while queue and len(found) < k:
-        neg, _, heads, sub = heapq.heappop(queue)
+        neg, _, heads, fixed, forbidden = heapq.heappop(queue)
         found.append((-neg, heads))
         if len(found) == k:
             break
-        forced = sub.copy()
+        forced = S.copy()  # the subproblem's scores, rebuilt from its constraints
+        for m in np.flatnonzero(fixed >= 0):
+            force_arc(forced, fixed[m], m)
+        for h, m in forbidden:
+            forced[h, m] = -np.inf
+        fixed = fixed.copy()
         for m in range(1, N):
-            child = forced.copy()
-            child[heads[m], m] = -np.inf
-            alt = best_tree(child, projective, single_root)
-            if alt is not None:
-                counter += 1
-                heapq.heappush(queue, (-tree_score(S, alt), counter, alt, child))
-            force_arc(forced, heads[m], m)
+            if fixed[m] < 0:  # a forced arc, forbidden, leaves no tree
+                child = forced.copy()
+                child[heads[m], m] = -np.inf
+                alt = best_tree(child, projective, single_root)
+                if alt is not None:
+                    counter += 1
+                    heapq.heappush(queue, (-tree_score(S, alt), counter, alt, fixed.copy(),
+                                           (*forbidden, (heads[m], m))))
+                force_arc(forced, heads[m], m)
+                fixed[m] = heads[m]
     return found

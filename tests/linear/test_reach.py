@@ -13,6 +13,7 @@ from oracles import all_trees
 from scipy.special import logsumexp
 from treebanks import separable
 
+from arborparse.errors import ArborparseError
 from arborparse.io import read_conllu
 from arborparse.io.model_files import ModelFileError
 from arborparse.linear.common import reach
@@ -246,7 +247,8 @@ def test_the_reach_is_saved_and_checked(fitted, tmp_path):
         model_files.save(path, "linear", 2, {**header, "reach": bad}, arrays, force=True)
         with pytest.raises(ModelFileError, match=re.escape(f"{path}: ") + ".*'reach'"):
             LinearParser.load(path)
-    for bad in ((0, 3), (1,), (1.0, 2), 3):
-        with pytest.raises(ValueError, match="reach must be two whole numbers"):
+    for bad in ((0, 3), (1,), (1.0, 2), 3, np.array([2.5, 3])):
+        with pytest.raises(ArborparseError, match="reach must be two whole numbers"):
             LinearParser(parser.model, reach=bad)
-    assert LinearParser(parser.model, reach=tuple(np.array([3, 4]))).reach == (3, 4)
+    for given in (tuple(np.array([3, 4])), np.array([3, 4]), [3, 4]):
+        assert LinearParser(parser.model, reach=given).reach == (3, 4)

@@ -180,6 +180,41 @@ def test_model_file_keeps_the_order(tmp_path):
     assert LinearParser.from_parts(header, arrays, "old.npz").model.order == 1
 
 
+@pytest.mark.parametrize("parts, per_cube", [("siblings", 18), ("siblings+grandparents", 64)])
+def test_a_sentence_whose_parts_would_not_fit_in_memory_is_refused(monkeypatch, tmp_path,
+                                                                   parts, per_cube):
+    """An order-2 model's parts take O(n³) memory: a sentence whose parts would take more
+    than the memory free is refused in one line naming it (file, line, words), before any
+    is made; the command line exits with 1 and writes nothing."""
+    from click.testing import CliRunner
+
+    import arborparse.linear.model
+    from arborparse.cli import cli
+
+    data = separable(1)
+    parser = fit(data, epochs=1, order=2, second_order=parts).parser_
+    words = 300
+    text = "".join(f"{i}\tw\tw\tX\tX\t_\t{i - 1}\tdep\t_\t_\n" for i in range(1, words + 1))
+    (tmp_path / "long.conllu").write_text("# text = long\n" + text + "\n")
+    long = read_conllu(tmp_path / "long.conllu")[0]
+    need = per_cube * (words + 1) ** 3
+    monkeypatch.setattr(arborparse.linear.model, "available_memory", lambda: need - 1)
+    message = (f"{tmp_path / 'long.conllu'}:1: a sentence of {words} words is too long for "
+               f"this order-2 model: its parts would take about {need / 2 ** 30:.1f} GiB")
+    with pytest.raises(ArborparseError, match=message):
+        parser.parse([long])
+    with pytest.raises(ArborparseError, match=f"^a sentence of {words} words"):
+        parser.head_marginals(long)
+    parser.save(tmp_path / "m.npz")
+    out = tmp_path / "out.conllu"
+    r = CliRunner().invoke(cli, ["parse", "--model", str(tmp_path / "m.npz"),
+                                 str(tmp_path / "long.conllu"), "-o", str(out)])
+    assert r.exit_code == 1 and message in r.output and len(r.output.splitlines()) == 1
+    assert not out.exists()
+    monkeypatch.setattr(arborparse.linear.model, "available_memory", lambda: need)
+    assert parser.model.check_parts_fit(words) is None  # fits: parsed as ever
+
+
 def test_info_shows_the_order(tmp_path):
     import arborparse
     from arborparse.pipeline import info

@@ -58,6 +58,22 @@ def test_kbest_lists(n, projective, single_root):
         assert any((h == t).all() for t in all_t)
 
 
+def test_kbest_keeps_its_waiting_subproblems_as_constraints_not_scores():
+    """The subproblems waiting in the queue (n for each tree taken) hold their constraints,
+    not their n x n scores: O(k n²) memory in all, not O(k n³) (numpy's allocations, as
+    tracemalloc counts them: a few score matrices at once, not n of them)."""
+    import tracemalloc
+
+    n, k = 150, 3
+    S = random_scores(n, np.random.default_rng(0))
+    trees.kbest(S[:4, :4], 2)  # compile first
+    tracemalloc.start()
+    found = trees.kbest(S, k)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(found) == k and peak < 30 * S.nbytes  # the queue alone held 2n of them
+
+
 @pytest.mark.parametrize("projective,single_root", CLASSES)
 def test_mbr_maximizes_expected_correct_heads(projective, single_root):
     rng = np.random.default_rng(7)
