@@ -12,7 +12,7 @@ from arborparse.linear.cluster import (MixingTrainer, ShardedLogLinearTrainer,
                                              _shard_pass, shard_ranges)
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
-from arborparse.linear.common import gold_data
+from arborparse.linear.common import gold_data, reach
 from arborparse.linear.loglinear import LogLinearTrainer
 from arborparse.linear.model import LinearModel
 from arborparse.linear.online import OnlineTrainer
@@ -54,6 +54,7 @@ def test_mixing_separates_a_separable_treebank_from_shards(client, kind):
         assert fitted.history_[-1]["train_errors"] == 0
         assert evaluate(data, fitted.parser_.parse(data))["LAS"] >= 95
         assert [h["shards"] for h in fitted.history_] == [shards] * 4
+        assert fitted.parser_.reach == reach(data)  # the training trees' longest arcs
 
 
 def test_too_many_shards_are_refused(client):
@@ -78,6 +79,7 @@ def test_the_sharded_log_linear_objective_is_the_serial_one(client):
     a = LogLinearTrainer("lbfgs", **settings).fit(data).parser_
     b = ShardedLogLinearTrainer(3, client, **settings).fit(data).parser_
     assert np.allclose(a.model.weights, b.model.weights, rtol=1e-5, atol=1e-6)
+    assert a.reach == b.reach == reach(data)
     assert [s.to_text() for s in a.parse(data)] == [s.to_text() for s in b.parse(data)]
 
 
