@@ -408,9 +408,11 @@ def info_cmd(model, as_json):
     for key, value in found.items():
         if key == "reach":
             if linear:
-                click.echo(f"{key:<20}" + ("none (every arc scored)" if value is None else
-                                           f"{value[0]} words before its word, {value[1]} "
-                                           "after (longer arcs not scored)"))
+                click.echo(f"{key:<20}" + (
+                    "none (every arc scored)" if value is None else
+                    f"{value[0]} words before its word, {value[1]} after (longer arcs not "
+                    "scored)" if isinstance(value, list) and len(value) == 2 else
+                    f"{value!r} (invalid: the model file will not load)"))
         elif key in ("scores", "chosen_on_dev") and value is not None:
             shown = "  ".join(f"{k} {v:.2f}" if key == "scores" else
                               f"{k} {'none' if v is None else format(v, 'g')}"

@@ -139,7 +139,7 @@ def describe(stored: dict, family: str | None, components: list[str], reach=None
     family)."""
     found = {key: stored.get(key) for key in INFO}
     found.update(family=family or stored.get("family"), components=components,
-                 reach=None if reach is None else list(reach))
+                 reach=list(reach) if isinstance(reach, tuple) else reach)
     return found
 
 

@@ -67,9 +67,10 @@ OLD_KINDS = ("first-order",)  # the kind's name in files of arborparse 0.1
 VERSION = 2
 COMBINES = ("sum", "max")
 THREADED_WORDS = 64  # sentences of this many words or more are scored in `threads` threads
-# what an order-2 parse takes per (n+1)³, in bytes (its parts' entries, scores and charts;
-# measured: 463 MB at 300 words with siblings, 1,695 MB with grandparents too)
-PART_BYTES = {"siblings": 18, "siblings+grandparents": 64}
+# what an order-2 parse takes per (n+1)³, in bytes (its parts' entries, scores and charts),
+# for the best tree and with the marginals (measured: with siblings, 463 MB at 300 words
+# either way; with grandparents too, 517 and 1,076 MB at 200 words)
+PART_BYTES = {"siblings": (18, 18), "siblings+grandparents": (64, 136)}
 
 
 def available_memory() -> int | None:
@@ -316,11 +317,12 @@ class LinearModel:
         sib, grand, keys = part_entries(attrs, self.grandparents)
         return (sib, grand, *entry_indices(attrs, keys, size))
 
-    def check_parts_fit(self, words: int, where: str = "") -> None:
+    def check_parts_fit(self, words: int, where: str = "", marginals: bool = False) -> None:
         """Refuse (`ArborparseError`, after `where`) a sentence of `words` words whose
-        order-2 parts would not fit in the memory free: they take O(n³) (`PART_BYTES`), the
-        reach or not."""
-        need = PART_BYTES[self.second_order] * (words + 1) ** 3 if self.order == 2 else 0
+        order-2 parts would not fit in the memory free: they take O(n³) (`PART_BYTES`, for
+        the best tree or, with `marginals`, for its marginals too), the reach or not."""
+        need = PART_BYTES[self.second_order][marginals] * (words + 1) ** 3 \
+            if self.order == 2 else 0
         free = available_memory() if need > 2 ** 28 else None
         if free is not None and need > free:
             raise ArborparseError(

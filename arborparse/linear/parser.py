@@ -220,6 +220,7 @@ class LinearParser:
             cut = self._out_of_reach(x)
             if cut is not None and cut[heads[1:], m].any():
                 continue
+            self.model.check_parts_fit(len(sentence), marginals=True)
             S = self._within_reach(x, self.model.labeled_scores(x))
             sib, grand = self.model.part_scores(x)
             labels = [index[label] for label in sentence.deprels]
@@ -255,6 +256,7 @@ class LinearParser:
         scores / T), over the trees of the decoder's class: an array (n+1, n+1, L) whose
         columns m >= 1 sum to 1."""
         x = Encoded.of(sentence)
+        self.model.check_parts_fit(len(sentence), marginals=True)
         parts = self.model.part_scores(x, scale=1.0 / self.temperature)
         return distribution(self._scores(x), *parts, self._projective(decoder),
                             self.single_root)[1]
@@ -330,6 +332,7 @@ class LinearParser:
         """The scores s(h, m, l) / T of the tree distribution, reduced over labels (best
         label, its score, the log-sum-exp): O(n²) memory, not O(n² L); `known`, `tables`
         (at 1 / T) and `between` as `LinearModel.scores` takes them (a window's)."""
+        self.model.check_parts_fit(len(x.table), marginals=True)  # what follows needs them
         cut = self._out_of_reach(x)
         if cut is not None:
             known = cut if known is None else known | cut
@@ -351,7 +354,8 @@ class LinearParser:
                    marginals: bool, k: int | None, threads: int) -> Sentence:
         decoder = decoder or self.decoder
         projective = self._projective(decoder)
-        self.model.check_parts_fit(len(sentence), f"{sentence.path}:{sentence.line}: ")
+        self.model.check_parts_fit(len(sentence), f"{sentence.path}:{sentence.line}: ",
+                                   marginals or decode_as == "mbr")
         x = Encoded.of(sentence)
         if not (marginals or k or decode_as == "mbr"):
             combine = "max" if decode_as == "max-z" else "sum"

@@ -180,12 +180,14 @@ def test_model_file_keeps_the_order(tmp_path):
     assert LinearParser.from_parts(header, arrays, "old.npz").model.order == 1
 
 
-@pytest.mark.parametrize("parts, per_cube", [("siblings", 18), ("siblings+grandparents", 64)])
+@pytest.mark.parametrize("parts, per_cube", [("siblings", (18, 18)),
+                                             ("siblings+grandparents", (64, 136))])
 def test_a_sentence_whose_parts_would_not_fit_in_memory_is_refused(monkeypatch, tmp_path,
                                                                    parts, per_cube):
-    """An order-2 model's parts take O(n³) memory: a sentence whose parts would take more
-    than the memory free is refused in one line naming it (file, line, words), before any
-    is made; the command line exits with 1 and writes nothing."""
+    """An order-2 model's parts take O(n³) memory (more with their marginals): a sentence
+    whose parts would take more than the memory free is refused in one line naming it
+    (file, line, words), before any is made; the command line exits with 1 and writes
+    nothing."""
     from click.testing import CliRunner
 
     import arborparse.linear.model
@@ -197,7 +199,7 @@ def test_a_sentence_whose_parts_would_not_fit_in_memory_is_refused(monkeypatch, 
     text = "".join(f"{i}\tw\tw\tX\tX\t_\t{i - 1}\tdep\t_\t_\n" for i in range(1, words + 1))
     (tmp_path / "long.conllu").write_text("# text = long\n" + text + "\n")
     long = read_conllu(tmp_path / "long.conllu")[0]
-    need = per_cube * (words + 1) ** 3
+    need, with_marginals = (c * (words + 1) ** 3 for c in per_cube)
     monkeypatch.setattr(arborparse.linear.model, "available_memory", lambda: need - 1)
     message = (f"{tmp_path / 'long.conllu'}:1: a sentence of {words} words is too long for "
                f"this order-2 model: its parts would take about {need / 2 ** 30:.1f} GiB")
@@ -212,7 +214,10 @@ def test_a_sentence_whose_parts_would_not_fit_in_memory_is_refused(monkeypatch, 
     assert r.exit_code == 1 and message in r.output and len(r.output.splitlines()) == 1
     assert not out.exists()
     monkeypatch.setattr(arborparse.linear.model, "available_memory", lambda: need)
-    assert parser.model.check_parts_fit(words) is None  # fits: parsed as ever
+    assert parser.model.check_parts_fit(words) is None  # the best tree fits: parsed as ever
+    if with_marginals > need:  # its marginals do not
+        with pytest.raises(ArborparseError, match=f"about {with_marginals / 2 ** 30:.1f} GiB"):
+            parser.parse([long], decode_as="mbr")
 
 
 def test_info_shows_the_order(tmp_path):
