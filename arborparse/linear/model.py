@@ -282,7 +282,7 @@ class LinearModel:
             _in_threads(lambda lo, hi: label_rows(tables, scale, lo, hi, label, label_score,
                                                   label_sum, skip, exps), N, threads)
         return Scores(self._arc_scores(x, w, combine, scale, threads, known, between), label,
-                      label_score, label_sum, *self.part_scores(x, w, scale))
+                      label_score, label_sum, *self.part_scores(x, w, scale, with_sum))
 
     def label_tables(self, x: Encoded, scale: float = 1.0, with_sum: bool = True,
                      weights: np.ndarray | None = None) -> tuple:
@@ -331,15 +331,15 @@ class LinearModel:
                 f"the {free / 2 ** 30:.1f} GiB free; split it, or parse it with an order-1 "
                 "model (arborparse train --order 1)")
 
-    def part_scores(self, x: Encoded, weights: np.ndarray | None = None,
-                    scale: float = 1.0) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def part_scores(self, x: Encoded, weights: np.ndarray | None = None, scale: float = 1.0,
+                    marginals: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The part scores scale × w · f: sib[h, m, s] and grand[g, h, m], each (n+1, n+1,
         n+1) (None where the model has no such parts; 0 where (h, m, s) or (g, h, m) is no
-        part of any tree). A sentence whose parts would not fit in memory is refused
-        (`check_parts_fit`)."""
+        part of any tree). A sentence whose parts would not fit in memory (with their
+        `marginals` to come, if said) is refused (`check_parts_fit`)."""
         if self.order == 1:
             return None, None
-        self.check_parts_fit(len(x.table))
+        self.check_parts_fit(len(x.table), marginals=marginals)
         w = self.weights if weights is None else weights
         sib, grand, indices, ptr = self._entries(x, w.shape[0])
         values = scale * entry_values(w, indices, ptr)

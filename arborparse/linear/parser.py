@@ -176,11 +176,12 @@ class LinearParser:
 
     def _scores(self, x: Encoded) -> np.ndarray:
         """s(h, m, l) / T: the arc scores of the tree distribution."""
-        return self._within_reach(x, self.model.labeled_scores(x, scale=1.0 / self.temperature))
+        return self._within_reach(self.model.labeled_scores(x, scale=1.0 / self.temperature),
+                                  self._out_of_reach(x))
 
-    def _within_reach(self, x: Encoded, S: np.ndarray) -> np.ndarray:
-        """`labeled_scores` S of x with the arcs out of reach at -inf."""
-        cut = self._out_of_reach(x)
+    @staticmethod
+    def _within_reach(S: np.ndarray, cut: np.ndarray | None) -> np.ndarray:
+        """`labeled_scores` S with the arcs out of reach (`_out_of_reach`) at -inf."""
         if cut is not None:
             S[cut] = -np.inf
         return S
@@ -220,9 +221,8 @@ class LinearParser:
             cut = self._out_of_reach(x)
             if cut is not None and cut[heads[1:], m].any():
                 continue
-            self.model.check_parts_fit(len(sentence), marginals=True)
-            S = self._within_reach(x, self.model.labeled_scores(x))
-            sib, grand = self.model.part_scores(x)
+            S = self._within_reach(self.model.labeled_scores(x), cut)
+            sib, grand = self.model.part_scores(x, marginals=True)
             labels = [index[label] for label in sentence.deprels]
             gold = float(S[heads[1:], m, labels].sum()) + float(
                 self.model.weights[self.model.tree_part_features(x, heads)].sum())
@@ -256,8 +256,7 @@ class LinearParser:
         scores / T), over the trees of the decoder's class: an array (n+1, n+1, L) whose
         columns m >= 1 sum to 1."""
         x = Encoded.of(sentence)
-        self.model.check_parts_fit(len(sentence), marginals=True)
-        parts = self.model.part_scores(x, scale=1.0 / self.temperature)
+        parts = self.model.part_scores(x, scale=1.0 / self.temperature, marginals=True)
         return distribution(self._scores(x), *parts, self._projective(decoder),
                             self.single_root)[1]
 
@@ -332,7 +331,6 @@ class LinearParser:
         """The scores s(h, m, l) / T of the tree distribution, reduced over labels (best
         label, its score, the log-sum-exp): O(n²) memory, not O(n² L); `known`, `tables`
         (at 1 / T) and `between` as `LinearModel.scores` takes them (a window's)."""
-        self.model.check_parts_fit(len(x.table), marginals=True)  # what follows needs them
         cut = self._out_of_reach(x)
         if cut is not None:
             known = cut if known is None else known | cut
