@@ -51,6 +51,9 @@ class NeuralOptions(FamilyOptions):
                            "those are given).", low=1)
     dropout: float = option(0.33, float, "Dropout of the embeddings and the BiLSTM.", low=0,
                             high=0.95)
+    word_dropout: float = option(0.0, float, "In training, each word read as the unknown "
+                                 "word at this rate (its characters still read).", low=0,
+                                 high=0.95)
     embeddings: str | None = option(
         None, FILE, "Word vectors (text format: a word and its numbers per line) to start "
         "the word embeddings from.")
@@ -60,6 +63,8 @@ class NeuralOptions(FamilyOptions):
         "encoder's input; the model file names it. Needs arborparse[transformer].")
     batch_size: int = option(32, int, "Sentences per step.", low=1)
     learning_rate: float = option(0.002, float, "Adam's initial rate.", low=0.0)
+    decay_steps: int = option(5000, int, "Adam's rate falls by a quarter every this many "
+                              "steps.", low=1)
     epochs: int = option(40, int, "At most this many passes over the training data "
                          "(arborparse train's default: 40 from 3,000 training sentences up, "
                          "more for fewer, up to 120).", low=1, may_change=True)

@@ -1,6 +1,6 @@
 """`NeuralTrainer`: the network trained with a tree objective and the tagging heads' cross
-entropy, by Adam (β = 0.9, 0.9; the rate decays by 0.75 every 5,000 steps, as Dozat &
-Manning's), with dropout, gradient clipping, batches of sentences of similar length, early
+entropy, by Adam (β = 0.9, 0.9; the rate decays by 0.75 every `decay_steps`, 5,000 by
+default, as Dozat & Manning's), with dropout and word dropout, gradient clipping, batches of sentences of similar length, early
 stopping on development LAS and the best epoch kept as soon as it is best.
 
 After every epoch a checkpoint (`checkpoint`: weights, Adam's state, the step, the best
@@ -23,6 +23,7 @@ import os
 import sys
 import time
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -36,12 +37,11 @@ from arborparse.neural.network import HEADS, Batch, Network
 from arborparse.neural.objectives import OBJECTIVES, arc_loss, word_mask
 from arborparse.neural.options import PROJECTIVE, NeuralOptions
 from arborparse.neural.parser import NeuralParser
-from arborparse.neural.vocab import Vocabulary
+from arborparse.neural.vocab import ROOT, UNKNOWN, Vocabulary
 from arborparse.training import Loop, keeps_best
 from arborparse.transforms import projectivize
 
 CLIP = 5.0
-DECAY_STEPS = 5000
 SIB_DIM = 50  # the sibling MLPs of crf2o (SuPar: 100; smaller keeps the CPU time near crf's)
 D = NeuralOptions()  # the defaults
 
@@ -137,7 +137,10 @@ class NeuralTrainer:
         development LAS
     batch_size : sentences per step
     learning_rate : Adam's initial rate
+    decay_steps : the rate falls by a quarter every this many steps
     hidden, layers, word_dim, dropout : the network (`Network`)
+    word_dropout : in training, each word's id replaced by the unknown word's at this rate
+        (the characters are read as they are)
     embeddings : a word-vector file (text format) to initialize the word embeddings
     transformer : a pretrained transformer's directory (`transformer`), whose frozen word
         vectors join the encoder's input
@@ -155,16 +158,19 @@ class NeuralTrainer:
                  patience: int = D.patience, batch_size: int = D.batch_size,
                  learning_rate: float = D.learning_rate, hidden: int = D.hidden,
                  layers: int = D.layers, word_dim: int = D.word_dim,
-                 dropout: float = D.dropout, embeddings=D.embeddings,
+                 dropout: float = D.dropout, word_dropout: float = D.word_dropout,
+                 decay_steps: int = D.decay_steps, embeddings=D.embeddings,
                  transformer=D.transformer, decoder: str | None = D.decoder,
                  single_root: bool = not D.multi_root, seed: int = D.seed,
                  progress: bool = True, checkpoint=None, resume: bool = False,
                  threads: int = D.threads):
         if objective not in OBJECTIVES:
             raise ArborparseError(f"objective: one of {', '.join(OBJECTIVES)}")
-        if min(epochs, patience, batch_size, hidden, layers, word_dim) < 1:
-            raise ArborparseError("epochs, patience, batch size, hidden, layers and word "
-                                  "dimension must be >= 1")
+        if min(epochs, patience, batch_size, hidden, layers, word_dim, decay_steps) < 1:
+            raise ArborparseError("epochs, patience, batch size, hidden, layers, word "
+                                  "dimension and decay steps must be >= 1")
+        if not 0 <= word_dropout < 1:
+            raise ArborparseError(f"word dropout: a rate in [0, 1), not {word_dropout}")
         if resume and checkpoint is None:
             raise ArborparseError("resume needs a checkpoint path")
         if objective == "crf2o" and decoder not in (None, "eisner"):
@@ -174,6 +180,7 @@ class NeuralTrainer:
         self.objective, self.epochs, self.patience = objective, epochs, patience
         self.batch_size, self.learning_rate = batch_size, learning_rate
         self.hidden, self.layers, self.word_dim, self.dropout = hidden, layers, word_dim, dropout
+        self.word_dropout, self.decay_steps = word_dropout, decay_steps
         self.embeddings = embeddings
         self.transformer = None
         if transformer is not None:
@@ -197,6 +204,7 @@ class NeuralTrainer:
         return {"objective": self.objective, "batch_size": self.batch_size,
                 "learning_rate": self.learning_rate, "hidden": self.hidden,
                 "layers": self.layers, "word_dim": self.word_dim, "dropout": self.dropout,
+                "word_dropout": self.word_dropout, "decay_steps": self.decay_steps,
                 "decoder": self.decoder, "single_root": self.single_root, "seed": self.seed,
                 "transformer": self.transformer}
 
@@ -227,6 +235,10 @@ class NeuralTrainer:
     def loss(self, net: Network, batch: Batch) -> tuple[torch.Tensor, int]:
         """(the summed loss of the batch, its words)."""
         gold = batch.targets
+        if self.word_dropout and net.training:
+            drop = torch.rand(batch.words.shape, device=batch.words.device) < self.word_dropout
+            batch = replace(batch, words=batch.words.masked_fill(drop & (batch.words > ROOT),
+                                                                 UNKNOWN))
         states = net.encode(batch)
         sib = net.sibling_scores(states) if self.objective == "crf2o" else None
         total = arc_loss(self.objective, net.arc_scores(states), gold["heads"], batch.lengths,
@@ -335,7 +347,7 @@ class NeuralTrainer:
                 batch = Batch.of(vocab, [train[i] for i in group],
                                  [targets[i] for i in group]).to(device)
                 for g in optimizer.param_groups:
-                    g["lr"] = self.learning_rate * 0.75 ** (step / DECAY_STEPS)
+                    g["lr"] = self.learning_rate * 0.75 ** (step / self.decay_steps)
                 optimizer.zero_grad()
                 loss, n = step_loss(net, batch)
                 (loss / n).backward()

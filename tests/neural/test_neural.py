@@ -14,8 +14,10 @@ from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
 from arborparse.io import model_files, read_conllu
 from arborparse.io.model_files import ModelFileError
+from arborparse.neural.network import Batch
 from arborparse.neural.parser import VERSION, NeuralParser
 from arborparse.neural.train import NeuralTrainer
+from arborparse.neural.vocab import ROOT, UNKNOWN, Vocabulary
 from arborparse.options import OptionError
 from arborparse.training import Loop, TrainingInterrupted
 
@@ -154,6 +156,38 @@ def test_resume_continues_bit_for_bit(tmp_path, monkeypatch):
     assert [h["loss"] for h in resumed.history_] == [h["loss"] for h in straight.history_]
     assert resumed.best_epoch_ == straight.best_epoch_
     assert not checkpoint.exists()  # training ended: nothing to resume
+
+
+def test_word_dropout_reads_words_as_unknown_in_training_only(monkeypatch):
+    data = separable(8)
+    trainer = NeuralTrainer(word_dropout=0.5, seed=3, **TINY)
+    vocab = Vocabulary.build(data)
+    net = trainer._network(vocab)
+    batch = Batch.of(vocab, data, [vocab.targets(s) for s in data])
+    read, encode = [], net.encode
+    monkeypatch.setattr(net, "encode", lambda b: (read.append(b.words), encode(b))[1])
+    net.train()
+    trainer.loss(net, batch)
+    net.eval()
+    trainer.loss(net, batch)
+    in_training, parsing = read
+    assert torch.equal(parsing, batch.words)
+    changed = in_training != batch.words
+    assert (in_training[changed] == UNKNOWN).all()
+    words = batch.words > ROOT  # not the root, not padding
+    assert not changed[~words].any()
+    assert 0.3 < changed.sum() / (words & (batch.words != UNKNOWN)).sum() < 0.7
+    with pytest.raises(ArborparseError, match="word dropout"):
+        NeuralTrainer(word_dropout=1.0, **TINY)
+
+
+def test_the_rate_falls_by_a_quarter_every_decay_steps(monkeypatch):
+    rates, step = [], torch.optim.Adam.step
+    monkeypatch.setattr(torch.optim.Adam, "step", lambda self, *a, **k: (
+        rates.append(self.param_groups[0]["lr"]), step(self, *a, **k))[1])
+    NeuralTrainer(epochs=3, decay_steps=2, **TINY).fit(separable(2))
+    assert len(rates) > 3
+    assert rates == pytest.approx([1e-2 * 0.75 ** (k / 2) for k in range(len(rates))])
 
 
 def test_word_vectors_start_the_embeddings(tmp_path):
