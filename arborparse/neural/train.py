@@ -1,7 +1,8 @@
 """`NeuralTrainer`: the network trained with a tree objective and the tagging heads' cross
 entropy, by Adam (β = 0.9, 0.9; the rate decays by 0.75 every `decay_steps`, 5,000 by
-default, as Dozat & Manning's), with dropout and word dropout, gradient clipping, batches of sentences of similar length, early
-stopping on development LAS and the best epoch kept as soon as it is best.
+default, as Dozat & Manning's), with dropout and word dropout, gradient clipping, batches of
+sentences of similar length, early stopping on development LAS and the best epoch kept as
+soon as it is best.
 
 After every epoch a checkpoint (`checkpoint`: weights, Adam's state, the step, the best
 epoch so far and its weights) is written atomically; ``resume=True`` continues from it

@@ -18,6 +18,7 @@ import zlib
 from functools import lru_cache
 
 import numpy as np
+from numba import njit
 
 # read off each word type's own strings
 WORD = ("bias", "form", "lower", "s1", "s2", "s3", "s4", "s5", "s6", "p1", "p2", "p3", "p4",
@@ -58,14 +59,24 @@ def _word_row(form: str) -> tuple[int, ...]:
 
 def mix(template: int, *values: np.ndarray) -> np.ndarray:
     """A 32-bit hash of a template number and the values (uint64 arrays of 32-bit
-    integers), elementwise."""
-    h = np.full(values[0].shape, _hash(template, ""), dtype=np.uint64)
-    for v in values:
-        h = (h ^ v) * np.uint64(0x100000001B3) & _M
-        h ^= h >> np.uint64(15)
-        h = h * np.uint64(0x2C1B3C6D) & _M
-        h ^= h >> np.uint64(12)
-    return h
+    integers, one dimension), elementwise."""
+    return _mixed(np.uint64(_hash(template, "")), np.stack(values))
+
+
+@njit(cache=True)
+def _mixed(start, values):
+    """`mix` of the rows of `values` (one kernel: a paragraph's few words or characters
+    made a NumPy call per step cost more than the hashing)."""
+    out = np.empty(values.shape[1], dtype=np.uint64)
+    for i in range(values.shape[1]):
+        h = start
+        for k in range(values.shape[0]):
+            h = (h ^ values[k, i]) * np.uint64(0x100000001B3) & _M
+            h ^= h >> np.uint64(15)
+            h = h * np.uint64(0x2C1B3C6D) & _M
+            h ^= h >> np.uint64(12)
+        out[i] = h
+    return out
 
 
 def word_features(sentences: list[list[str]], classes: dict[str, str]) -> np.ndarray:
@@ -89,7 +100,11 @@ def word_features(sentences: list[list[str]], classes: dict[str, str]) -> np.nda
 
     def shifted(column: int, k: int) -> np.ndarray:
         """Column `column` of the word k places away (k = -2, -1, 1, 2), or a stand-in."""
-        values = np.roll(own[:, column], -k)
+        values, column = np.empty(len(forms), dtype=np.uint64), own[:, column]
+        if k > 0:
+            values[:-k], values[-k:] = column[k:], AFTER
+        else:
+            values[-k:], values[:-k] = column[:k], BEFORE
         if k < 0:
             values[position < -k] = BEFORE
             values[position == 0] = BEFORE2 if k == -2 else BEFORE

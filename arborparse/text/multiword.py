@@ -28,6 +28,7 @@ from arborparse.text.classifier import Classifier, candidate_arrays, offsets
 from arborparse.text.features import word_features
 
 SIDES = ("prefix", "suffix")
+REMEMBERED = 1 << 16  # `Multiword._candidates` of this many forms kept
 # (side, the token's beginning or ending, the words' pieces), lower case: a suffix rule's
 # pieces are the first word's ending and the other words; a prefix rule's, the words
 # before the last and the last word's beginning
@@ -118,36 +119,46 @@ class Multiword:
 
         classes = [gold(form, words) for tokens in sentences for form, words in tokens]
         forms = [[form for form, _ in tokens] for tokens in sentences]
-        X, bounds, cptr, cand = self._arrays(forms)
+        X, bounds, cptr, cand = self._arrays(
+            forms, [self._candidates(form) for s in forms for form in s])
         self.classifier = Classifier(["", *(r[1] for r in self.rules)], self.bits)
         self.classifier.fit((X, bounds, np.array(classes, dtype=np.int64),
                              np.full(len(classes), -1), cptr, cand), self.epochs, self.seed)
         return self
 
     def _index_rules(self) -> None:
+        self._seen: dict[str, list[int]] = {}
         self._by = {side: defaultdict(list) for side in SIDES}
         for k, (side, affix, _) in enumerate(self.rules):
             self._by[side][affix].append(k + 1)
         self._lengths = {side: sorted({len(a) for a in self._by[side]}) for side in SIDES}
 
     def _candidates(self, form: str) -> list[int]:
-        """0 (no split) and the number of every rule that fits the token."""
-        token = lower(form)
-        return [0] + [k for n in self._lengths["suffix"] if len(token) > n
-                      for k in self._by["suffix"].get(token[-n:], ())] + \
-                     [k for n in self._lengths["prefix"] if len(token) > n
-                      for k in self._by["prefix"].get(token[:n], ())]
+        """0 (no split) and the number of every rule that fits the token (remembered for
+        the last `REMEMBERED` forms seen)."""
+        found = self._seen.get(form)
+        if found is None:
+            token = lower(form)
+            found = [0] + [k for n in self._lengths["suffix"] if len(token) > n
+                           for k in self._by["suffix"].get(token[-n:], ())] + \
+                          [k for n in self._lengths["prefix"] if len(token) > n
+                           for k in self._by["prefix"].get(token[:n], ())]
+            if len(self._seen) >= REMEMBERED:
+                self._seen.clear()
+            self._seen[form] = found
+        return found
 
-    def _arrays(self, sentences: list[list[str]]):
+    def _arrays(self, sentences: list[list[str]], candidates: list[list[int]]):
         return (word_features(sentences, {}), offsets([len(s) for s in sentences]),
-                *candidate_arrays([self._candidates(form) for s in sentences for form in s]))
+                *candidate_arrays(candidates))
 
     def split(self, sentences: list[list[str]]) -> list[list[tuple[str, ...]]]:
         """The words of each token of each sentence (lists of tokens)."""
         forms = [form for s in sentences for form in s]
         chosen = [0] * len(forms)
-        if self.classifier is not None and any(len(self._candidates(f)) > 1 for f in forms):
-            X, bounds, cptr, cand = self._arrays(sentences)
+        candidates = [self._candidates(f) for f in forms] if self.classifier is not None else []
+        if any(len(c) > 1 for c in candidates):
+            X, bounds, cptr, cand = self._arrays(sentences, candidates)
             chosen = self.classifier.predict(X, bounds, np.full(len(forms), -1), cptr,
                                              cand).tolist()
         words = iter([tuple(self.dictionary[form]) if form in self.dictionary else
