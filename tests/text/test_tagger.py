@@ -1,12 +1,13 @@
 import io
 
+import numpy as np
 import pytest
 from treebanks import separable, separable_text
 
 from arborparse.eval import evaluate
 from arborparse.io import read_conllu
 from arborparse.io.conllu import FEATS, UPOS, XPOS
-from arborparse.text.features import TEMPLATES, shape, word_features
+from arborparse.text.features import TEMPLATES, _hash, mix, shape, word_features
 from arborparse.pipeline import Pipeline
 from arborparse.text.tagger import Tagger
 
@@ -28,16 +29,38 @@ def test_shapes():
 
 
 def test_features_are_stable_and_one_row_per_word():
-    sentences = [["The", "dog"], ["A", "dog", "barks", "."]]
+    sentences = [["The", "dog"], ["A", "dog", "barks", "."], ["Hi"], ["Yes", "!"]]
     X = word_features(sentences, {"the": "DET"})
-    assert X.shape == (6, len(TEMPLATES))
+    assert X.shape == (9, len(TEMPLATES))
     assert (X == word_features(sentences, {"the": "DET"})).all()
     # a sentence's features do not depend on the sentences around it
-    assert (word_features(sentences[1:], {"the": "DET"}) == X[2:]).all()
+    for k, start in ((1, 2), (2, 6), (3, 7)):
+        assert (word_features(sentences[k:k + 1], {"the": "DET"}) ==
+                X[start:start + len(sentences[k])]).all()
     # the same word in the same context, the same row; another context, other features
     dog_first, dog_second = X[1], X[3]
     assert (dog_first[:2] == dog_second[:2]).all() and (dog_first != dog_second).any()
     assert word_features([], {}).shape == (0, len(TEMPLATES))
+
+
+def test_mix_is_the_documented_hash():
+    """The hash of a template number and values, per element: the template's CRC, then
+    for each value an FNV-style multiply and two xor-shift rounds, in 32 bits."""
+    def one(template, values):
+        h = _hash(template, "")
+        for v in values:
+            h = (h ^ v) * 0x100000001B3 & 0xFFFFFFFF
+            h ^= h >> 15
+            h = h * 0x2C1B3C6D & 0xFFFFFFFF
+            h ^= h >> 12
+        return h
+
+    rng = np.random.default_rng(0)
+    for count in (1, 2, 4):
+        values = [rng.integers(0, 1 << 32, size=9, dtype=np.uint64) for _ in range(count)]
+        mixed = mix(17, *values)
+        assert mixed.dtype == np.uint64
+        assert mixed.tolist() == [one(17, [int(v[i]) for v in values]) for i in range(9)]
 
 
 def test_a_separable_set_is_tagged_perfectly():
