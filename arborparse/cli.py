@@ -386,9 +386,14 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, components, fol
         table.of(given)
     except ArborparseError as err:
         raise click.UsageError(_flagged(ctx, str(err))) from None
-    arborparse.train(train_path, dev_path, family=model_type, components=components,
-                     progress=not quiet, path=model_path, resume=resume, force=force,
-                     lang=lang, folds=folds, fmt=fmt, **given)
+    try:
+        arborparse.train(train_path, dev_path, family=model_type, components=components,
+                         progress=not quiet, path=model_path, resume=resume, force=force,
+                         lang=lang, folds=folds, fmt=fmt, **given)
+    except TrainingInterrupted:
+        raise
+    except ArborparseError as err:  # its options named as this command's flags
+        raise ArborparseError(_flagged(ctx, str(err))) from None
 
 
 @cli.command("info")
@@ -437,6 +442,16 @@ def info_cmd(model, as_json):
     if lacking:
         click.echo(f"this file lacks: {', '.join(lacking)} (written by an earlier version, "
                    "or not by arborparse train)")
+    checkpoint = f"{model}.checkpoint"
+    if os.path.exists(checkpoint):
+        from arborparse.io import model_files
+
+        try:
+            after = f" after epoch {int(model_files.header(checkpoint)['loop']['epoch'])}"
+        except (ArborparseError, KeyError, TypeError, ValueError):
+            after = ""
+        click.echo(f"unfinished: {checkpoint} holds its interrupted training (stopped{after}); "
+                   "arborparse train with the same options and --resume continues it")
 
 
 def _takers(name: str, models: str = "models") -> str:
@@ -596,9 +611,13 @@ def _parse_on_cluster(input, model_path, output, fmt, scheduler, workers, partit
 
 
 def _flagged(ctx, text: str) -> str:
-    """`text` with the command's parameters that Python spells with an underscore written
-    as their flags (keep_tags -> --keep-tags)."""
-    names = {p.name for p in ctx.command.params if "_" in p.name}
+    """`text` with the command's parameters that Python spells with an underscore, and any
+    named as an option (``neural option dropout=...``), written as their flags (keep_tags
+    -> --keep-tags)."""
+    params = {p.name for p in ctx.command.params}
+    text = re.sub(r"\boption (\w+)\b",
+                  lambda m: f"option {_flag(ctx, m[1])}" if m[1] in params else m[0], text)
+    names = {name for name in params if "_" in name}
     return re.sub(r"\b\w+\b", lambda m: _flag(ctx, m[0]) if m[0] in names else m[0], text)
 
 

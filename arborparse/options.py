@@ -20,6 +20,7 @@ defaults included.
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 import os
 from dataclasses import dataclass
@@ -197,6 +198,8 @@ class Spec:
                 what = "an integer" if kind is int else "a number"
                 raise ArborparseError(f"{where}={value!r}: give {what}" +
                                       (" or 'auto'" if self.auto else ""))
+            if not math.isfinite(value):
+                raise ArborparseError(f"{where}={value!r}: give a finite number")
             low_ok = self.low is None or (value > self.low if isinstance(self.low, float)
                                           else value >= self.low)
             if not low_ok or (self.high is not None and value > self.high):

@@ -274,6 +274,11 @@ def _resumable(path, info: dict, table) -> tuple[dict, float]:
     from arborparse.pipeline import info as info_of
 
     before = info_of(path)
+    if before.get("family") not in (None, info["family"]):
+        raise ArborparseError(f"{path}: the interrupted training is of the "
+                              f"{before['family']} family; resume it as that family (model "
+                              f"type {before['family']}) with the same data, components and "
+                              "options")
     differ = [k for k in ("components", "data") if before.get(k) != info[k]]
     theirs = before.get("options") or {}
     changeable = {s.name for s in table.specs() if s.may_change}

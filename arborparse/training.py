@@ -24,6 +24,7 @@ the checkpoint to resume from).
 from __future__ import annotations
 
 import functools
+import math
 import os
 import signal
 import sys
@@ -56,8 +57,18 @@ class TrainingInterrupted(ArborparseError):
         elif message is None:
             message = f"training interrupted; {path} holds epoch {epoch}, the best so far"
         if checkpoint is not None:
-            message += f"; {checkpoint} holds the last finished epoch: continue with --resume"
+            message += (f"; {checkpoint} holds the last finished epoch: continue with "
+                        "--resume (resume=True)")
         super().__init__(message)
+
+
+class Diverged(ArborparseError):
+    """Training diverged (its loss or scores became infinite or NaN) in `epoch`."""
+
+    def __init__(self, epoch: int, what: str):
+        self.epoch = epoch
+        super().__init__(f"training diverged in epoch {epoch}: {what}; give a smaller "
+                         "learning rate (nothing of this epoch was saved)")
 
 
 @contextmanager
@@ -117,6 +128,14 @@ def keeps_best(fit):
         self.best_epoch_ = None
         try:
             return fit(self, train, dev, save_best)
+        except ValueError as err:
+            from arborparse.trees.scores import NonFiniteScores  # numba: not at start-up
+
+            if not isinstance(err, NonFiniteScores):
+                raise
+            history = getattr(self, "history_", None)
+            raise Diverged(history[-1]["epoch"] + 1 if history else 1,
+                           "its scores became infinite or NaN") from None
         except BaseException as err:
             if is_interrupt(err):
                 path = getattr(save_best, "path", save_best)
@@ -218,6 +237,9 @@ class Loop:
         so far, call `keep` (the trainer keeps what it needs of this epoch) and save the
         parser; append the record to the history, write the checkpoint (`state` gives the
         trainer's (header, arrays)), print one line. True when this epoch is best."""
+        for key, value in record.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise Diverged(epoch, f"its {key.replace('_', ' ')} is {value}")
         best = False
         if self.lead:
             score = epoch
@@ -286,6 +308,11 @@ class Loop:
                                   "ends)")
         header, arrays = model_files.load(self.checkpoint, CHECKPOINT, CHECKPOINT_VERSION)
         theirs = header.get("settings") or {}
+        if set(theirs) != set(self.settings):
+            raise ArborparseError(f"{self.checkpoint}: the checkpoint is of another "
+                                  "trainer's run, or of another version of arborparse (its "
+                                  f"options: {', '.join(sorted(theirs)) or 'none'}); resume "
+                                  "with the family and trainer it was started with")
         differ = sorted(k for k in set(theirs) | set(self.settings)
                         if k not in self.may_change and theirs.get(k) != self.settings.get(k))
         if differ:

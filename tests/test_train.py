@@ -16,7 +16,8 @@ from arborparse.cli import cli
 from arborparse.errors import ArborparseError
 from arborparse.linear.common import reach
 from arborparse.pipeline import INFO, info
-from arborparse.training import Loop, TrainingInterrupted
+from arborparse.neural.train import NeuralTrainer
+from arborparse.training import Diverged, Loop, TrainingInterrupted
 
 MODELS = Path(__file__).parent / "data" / "models"
 # per family: small options, the same through Python and the command line
@@ -286,12 +287,47 @@ def test_wrong_options_are_refused_in_one_line():
         arborparse.train(data, lang=3)
     with pytest.raises(ArborparseError, match="dev: no sentences"):
         arborparse.train(data, [])
+    for family, name in (("neural", "learning_rate"), ("neural", "dropout"),
+                         ("linear", "C")):
+        with pytest.raises(ArborparseError, match=f"{name}=inf: give a finite number"):
+            arborparse.train(data, family=family, **{name: float("inf")})
     assert arborparse.train(data, components="parser", progress=False, epochs=np.int64(1),
                             hash_bits=12).info["options"]["epochs"] == 1
     for r in (CliRunner().invoke(cli, ["train", "--train", "x", "--model", "m", "--beam", "3"]),
               CliRunner().invoke(cli, ["train", "--model-type", "neural", "--train", "x",
                                        "--model", "m", "--trainer", "eg"])):
         assert r.exit_code == 2 and "does not apply to --model-type" in r.output
+    for flags, said in ((["--model-type", "neural", "--dropout", "nan"],
+                         "neural option --dropout=nan: give a finite number"),
+                        (["-C", "inf"], "linear option -C=inf: give a finite number")):
+        r = CliRunner().invoke(cli, ["train", "--train", "x", "--model", "m", *flags])
+        assert r.exit_code == 2 and said in r.output
+
+
+def test_word_vectors_set_the_word_dimension(tmp_path):
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("the 0.1 0.2 0.3\n")
+    with pytest.raises(ArborparseError, match="word_dim: the word vectors of embeddings set "
+                                              "the word dimension; leave word_dim out"):
+        arborparse.train(separable(1), family="neural", embeddings=vectors, word_dim=50)
+    r = CliRunner().invoke(cli, ["train", "--model-type", "neural", "--train", "x", "--model",
+                                 "m", "--embeddings", str(vectors), "--word-dim", "50"])
+    assert r.exit_code == 2 and "leave --word-dim out" in r.output
+
+
+def test_a_diverging_training_stops_without_saving_the_epoch(tmp_path, monkeypatch):
+    data, path = separable(3), tmp_path / "m.npz"
+    with pytest.raises(Diverged, match=r"training diverged in epoch \d+: its scores became "
+                                       "infinite or NaN; give a smaller learning rate"):
+        arborparse.train(data, components="parser", progress=False,
+                         trainer="loglinear-sgd", learning_rate=1e6, hash_bits=12)
+    loss = NeuralTrainer.loss
+    monkeypatch.setattr(NeuralTrainer, "loss", lambda self, net, batch: (
+        lambda total, n: (total * float("nan"), n))(*loss(self, net, batch)))
+    with pytest.raises(Diverged, match="diverged in epoch 1: its loss is nan"):
+        arborparse.train(data, path=path, family="neural", components="parser",
+                         progress=False, **SMALL["neural"][0])
+    assert not path.exists()
 
 
 def test_the_tables_are_the_defaults_of_the_classes():
@@ -345,10 +381,17 @@ def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
                                                   "epoch: continue with --resume"):
         arborparse.train(data, dev, path=path, **options)
     monkeypatch.setattr(Loop, "_save_checkpoint", save)
+    said = CliRunner().invoke(cli, ["info", str(path)]).output
+    assert f"unfinished: {path}.checkpoint holds its interrupted training (stopped after " \
+        "epoch 2); arborparse train with the same options and --resume continues it" in said
     with pytest.raises(ArborparseError, match="holds an interrupted training"):
         arborparse.train(data, dev, path=path, **options)
     with pytest.raises(ArborparseError, match=r"had other seed 0 \(now 1\)"):
         arborparse.train(data, dev, path=path, resume=True, **{**options, "seed": 1})
+    with pytest.raises(ArborparseError, match="the interrupted training is of the linear "
+                                              "family; resume it as that family"):
+        arborparse.train(data, dev, path=path, resume=True, family="neural",
+                         components="parser", progress=False)
     with pytest.raises(ArborparseError, match="the interrupted training had other data"):
         arborparse.train(separable(4), dev, path=path, resume=True, **options)
     with pytest.raises(ArborparseError, match="cannot resume"):

@@ -60,7 +60,7 @@ from arborparse.linear.templates import (
 from arborparse.linear.tokens import TokenTable, encode
 from arborparse.trees import second_order
 from arborparse.trees.decode import best_tree
-from arborparse.trees.scores import arc_labels
+from arborparse.trees.scores import NO_TREE, NonFiniteScores, arc_labels
 
 KIND = "linear"
 OLD_KINDS = ("first-order",)  # the kind's name in files of arborparse 0.1
@@ -500,6 +500,6 @@ def decode(scores: Scores, decoder: str, single_root: bool) -> tuple[np.ndarray,
         best = second_order.eisner if decoder == "eisner" else second_order.approximate
         heads = best(scores.total, scores.sib, scores.grand, single_root)
     if heads is None:
-        raise ValueError("no tree has a finite score")
+        raise NonFiniteScores(NO_TREE)
     return heads, arc_labels(scores.label, heads)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from arborparse.errors import ArborparseError
 from arborparse.options import DIRECTORY, FILE, Capabilities, FamilyOptions, option
 
 OBJECTIVES = ("crf", "crf-projective", "crf2o", "max-margin", "local")
@@ -30,6 +31,16 @@ class NeuralOptions(FamilyOptions):
         if header.get("objective") == "crf2o":
             return replace(cls.parses, kbest=False, decoders=("eisner",))
         return cls.parses
+
+    @classmethod
+    def of(cls, given: dict) -> NeuralOptions:
+        """As every family's, and refusing a word dimension beside word vectors (theirs is
+        the dimension)."""
+        table = super().of(given)
+        if given.get("word_dim") is not None and table.embeddings is not None:
+            raise ArborparseError("word_dim: the word vectors of embeddings set the word "
+                                  "dimension; leave word_dim out")
+        return table
 
     @classmethod
     def by_size(cls, sentences: int, given: dict) -> dict:
@@ -62,7 +73,7 @@ class NeuralOptions(FamilyOptions):
         "safetensors weights, a fast tokenizer), frozen, its word vectors added to the "
         "encoder's input; the model file names it. Needs arborparse[transformer].")
     batch_size: int = option(32, int, "Sentences per step.", low=1)
-    learning_rate: float = option(0.002, float, "Adam's initial rate.", low=0.0)
+    learning_rate: float = option(0.002, float, "Adam's initial rate.", low=0.0, high=1.0)
     decay_steps: int = option(5000, int, "Adam's rate falls by a quarter every this many "
                               "steps.", low=1)
     epochs: int = option(40, int, "At most this many passes over the training data "

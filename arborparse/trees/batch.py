@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from arborparse.trees import matrix_tree, projective
+from arborparse.trees.scores import NonFiniteScores
 from arborparse.trees.decode import _best_trees, kbest
 from arborparse.trees.distribution import sample
 
@@ -281,7 +282,7 @@ def _decode(S, lengths, single_root, projective):
     b = _best_trees(S.detach().double().cpu().numpy(), lengths.cpu().numpy(), projective,
                     single_root, out)
     if b >= 0:
-        raise ValueError(f"sentence {b}: no tree has a finite score")
+        raise NonFiniteScores(f"sentence {b}: no tree has a finite score")
     return torch.from_numpy(out).to(S.device)
 
 

@@ -9,7 +9,8 @@ from numba import njit
 
 from arborparse.trees.arborescence import _mst
 from arborparse.trees.projective import _eisner
-from arborparse.trees.scores import arc_labels, check_scores, force_arc, tree_score
+from arborparse.trees.scores import NO_TREE, NonFiniteScores, arc_labels, check_scores, \
+    force_arc, tree_score
 
 
 @njit(cache=True, nogil=True)
@@ -52,7 +53,7 @@ def _decode(S, projective: bool, single_root: bool):
         S = S.max(axis=2)
     heads = best_tree(S, projective, single_root)
     if heads is None:
-        raise ValueError("no tree has a finite score (too many arcs are -inf)")
+        raise NonFiniteScores(NO_TREE)
     if labels is None:
         return heads
     return heads, arc_labels(labels, heads)

@@ -8,7 +8,8 @@ import numpy as np
 from arborparse.trees import matrix_tree
 from arborparse.trees import projective as projective_dp
 from arborparse.trees.decode import best_tree
-from arborparse.trees.scores import arc_labels, check_scores, fold_labels, force_arc
+from arborparse.trees.scores import NO_TREE, NonFiniteScores, arc_labels, check_scores, \
+    fold_labels, force_arc
 
 
 def _log_partition(S, projective, single_root):
@@ -21,7 +22,7 @@ def _marginals(S, projective, single_root):
     logZ, mu = (projective_dp._marginals if projective else matrix_tree.marginals)(
         S, single_root)
     if not np.isfinite(logZ):
-        raise ValueError("no tree has a finite score (too many arcs are -inf)")
+        raise NonFiniteScores(NO_TREE)
     return logZ, mu
 
 

@@ -6,6 +6,13 @@ import numpy as np
 from numba import njit
 
 NOT_FINITE = "scores must not contain NaN or +inf (-inf forbids an arc)"
+NO_TREE = "no tree has a finite score (too many arcs are -inf)"
+
+
+class NonFiniteScores(ValueError):
+    """Scores with NaN or +inf (`NOT_FINITE`), or under which no tree has a finite score
+    (`NO_TREE`); a trainer whose weights diverged meets it (`arborparse.training.keeps_best`
+    says so)."""
 
 
 def check_scores(S, labeled_ok: bool = True) -> np.ndarray:
@@ -22,7 +29,7 @@ def check_scores(S, labeled_ok: bool = True) -> np.ndarray:
     if S.ndim == 3 and S.shape[2] < 1:
         raise ValueError("labeled scores need at least one label")
     if np.isnan(S).any() or np.isposinf(S).any():
-        raise ValueError(NOT_FINITE)
+        raise NonFiniteScores(NOT_FINITE)
     return S
 
 
@@ -49,7 +56,7 @@ def fold_scaled_labels(S: np.ndarray, scale: float) -> np.ndarray:
             for k in range(L):
                 value = np.float64(S[h, m, k]) * scale
                 if np.isnan(value) or value == np.inf:  # refused as check_scores does
-                    raise ValueError(NOT_FINITE)
+                    raise NonFiniteScores(NOT_FINITE)
                 top = max(top, value)
             if not np.isfinite(top):
                 out[h, m] = top

@@ -35,7 +35,7 @@ from numba import literally, njit
 
 from arborparse.trees.matrix_tree import _lae
 from arborparse.trees.projective import _shifted_weights, _trusted
-from arborparse.trees.scores import check_scores
+from arborparse.trees.scores import NO_TREE, NonFiniteScores, check_scores
 
 NEG_INF = -np.inf
 MAX, PROB, LOG = 0, 1, 2  # semirings
@@ -747,7 +747,7 @@ def _projective_best(S, sib, grand, single_root) -> np.ndarray:
     else:
         heads, best = _grand_best(S, sib, _root_grand(grand), single_root)
     if best == NEG_INF:
-        raise ValueError("no tree has a finite score (too many arcs are -inf)")
+        raise NonFiniteScores(NO_TREE)
     return heads
 
 
@@ -894,7 +894,7 @@ def log_partition_and_marginals(S, sib, grand=None, single_root: bool = True):
         grand = _root_grand(grand)
     logZ, parts = _inside_outside(S, sib, grand, single_root, True)
     if not np.isfinite(logZ):
-        raise ValueError("no tree has a finite score (too many arcs are -inf)")
+        raise NonFiniteScores(NO_TREE)
     return (float(logZ), *parts, None) if grand is None else (float(logZ), *parts)
 
 
