@@ -618,7 +618,9 @@ def _flagged(ctx, text: str) -> str:
     text = re.sub(r"\boption (\w+)\b",
                   lambda m: f"option {_flag(ctx, m[1])}" if m[1] in params else m[0], text)
     names = {name for name in params if "_" in name}
-    return re.sub(r"\b\w+\b", lambda m: _flag(ctx, m[0]) if m[0] in names else m[0], text)
+    # a name inside a path (a folder or file named after an option) stays as it is
+    return re.sub(r"(?<![/\\.\w])\w+(?![/\\.\w])",
+                  lambda m: _flag(ctx, m[0]) if m[0] in names else m[0], text)
 
 
 def _flag(ctx, name: str, value=True) -> str:

@@ -198,7 +198,7 @@ class Spec:
                 what = "an integer" if kind is int else "a number"
                 raise ArborparseError(f"{where}={value!r}: give {what}" +
                                       (" or 'auto'" if self.auto else ""))
-            if not math.isfinite(value):
+            if isinstance(value, float) and not math.isfinite(value):
                 raise ArborparseError(f"{where}={value!r}: give a finite number")
             low_ok = self.low is None or (value > self.low if isinstance(self.low, float)
                                           else value >= self.low)
@@ -222,6 +222,8 @@ class Spec:
             low = None if self.low is None else f">= {self.low}"
         if self.high is None:
             return low or "any"
+        if isinstance(self.low, float):
+            return f"{low} and <= {self.high}"
         return f"{self.low}..{self.high}" if low else f"<= {self.high}"
 
 

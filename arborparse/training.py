@@ -57,8 +57,7 @@ class TrainingInterrupted(ArborparseError):
         elif message is None:
             message = f"training interrupted; {path} holds epoch {epoch}, the best so far"
         if checkpoint is not None:
-            message += (f"; {checkpoint} holds the last finished epoch: continue with "
-                        "--resume (resume=True)")
+            message += f"; {checkpoint} holds the last finished epoch: continue with --resume"
         super().__init__(message)
 
 
@@ -67,8 +66,8 @@ class Diverged(ArborparseError):
 
     def __init__(self, epoch: int, what: str):
         self.epoch = epoch
-        super().__init__(f"training diverged in epoch {epoch}: {what}; give a smaller "
-                         "learning rate (nothing of this epoch was saved)")
+        super().__init__(f"training diverged in epoch {epoch}: {what}; start again with a "
+                         "smaller learning rate (nothing of this epoch was saved)")
 
 
 @contextmanager
@@ -125,17 +124,9 @@ def keeps_best(fit):
 
     @functools.wraps(fit)
     def wrapper(self, train, dev=None, save_best=None):
-        self.best_epoch_ = None
+        self.best_epoch_, self.history_ = None, []
         try:
             return fit(self, train, dev, save_best)
-        except ValueError as err:
-            from arborparse.trees.scores import NonFiniteScores  # numba: not at start-up
-
-            if not isinstance(err, NonFiniteScores):
-                raise
-            history = getattr(self, "history_", None)
-            raise Diverged(history[-1]["epoch"] + 1 if history else 1,
-                           "its scores became infinite or NaN") from None
         except BaseException as err:
             if is_interrupt(err):
                 path = getattr(save_best, "path", save_best)
@@ -143,6 +134,18 @@ def keeps_best(fit):
                 if checkpoint is not None and not os.path.exists(checkpoint):
                     checkpoint = None
                 raise TrainingInterrupted(self.best_epoch_, path, checkpoint) from None
+            if isinstance(err, ValueError):
+                from arborparse.trees.scores import NonFiniteScores  # numba: not at start-up
+
+                if isinstance(err, NonFiniteScores):
+                    history = self.history_
+                    err = Diverged(history[-1]["epoch"] + 1 if history else 1,
+                                   "its scores became infinite or NaN")
+            if isinstance(err, Diverged):  # resuming would diverge again: nothing to resume
+                checkpoint = getattr(self, "checkpoint", None)
+                if checkpoint is not None and os.path.exists(checkpoint):
+                    os.remove(checkpoint)
+                raise err from None
             raise
 
     return wrapper
@@ -308,11 +311,6 @@ class Loop:
                                   "ends)")
         header, arrays = model_files.load(self.checkpoint, CHECKPOINT, CHECKPOINT_VERSION)
         theirs = header.get("settings") or {}
-        if set(theirs) != set(self.settings):
-            raise ArborparseError(f"{self.checkpoint}: the checkpoint is of another "
-                                  "trainer's run, or of another version of arborparse (its "
-                                  f"options: {', '.join(sorted(theirs)) or 'none'}); resume "
-                                  "with the family and trainer it was started with")
         differ = sorted(k for k in set(theirs) | set(self.settings)
                         if k not in self.may_change and theirs.get(k) != self.settings.get(k))
         if differ:

@@ -287,6 +287,8 @@ def test_wrong_options_are_refused_in_one_line():
         arborparse.train(data, lang=3)
     with pytest.raises(ArborparseError, match="dev: no sentences"):
         arborparse.train(data, [])
+    with pytest.raises(ArborparseError, match=r"learning_rate=0.0: must be > 0 and <= 1.0"):
+        arborparse.train(data, family="neural", learning_rate=0.0)
     for family, name in (("neural", "learning_rate"), ("neural", "dropout"),
                          ("linear", "C")):
         with pytest.raises(ArborparseError, match=f"{name}=inf: give a finite number"):
@@ -318,16 +320,32 @@ def test_word_vectors_set_the_word_dimension(tmp_path):
 def test_a_diverging_training_stops_without_saving_the_epoch(tmp_path, monkeypatch):
     data, path = separable(3), tmp_path / "m.npz"
     with pytest.raises(Diverged, match=r"training diverged in epoch \d+: its scores became "
-                                       "infinite or NaN; give a smaller learning rate"):
+                                       "infinite or NaN; start again with a smaller "
+                                       "learning rate"):
         arborparse.train(data, components="parser", progress=False,
                          trainer="loglinear-sgd", learning_rate=1e6, hash_bits=12)
     loss = NeuralTrainer.loss
     monkeypatch.setattr(NeuralTrainer, "loss", lambda self, net, batch: (
-        lambda total, n: (total * float("nan"), n))(*loss(self, net, batch)))
-    with pytest.raises(Diverged, match="diverged in epoch 1: its loss is nan"):
+        lambda total, n: (total * float("nan") if self.history_ else total, n))(
+            *loss(self, net, batch)))
+    with pytest.raises(Diverged, match="diverged in epoch 2: its loss is nan"):
         arborparse.train(data, path=path, family="neural", components="parser",
-                         progress=False, **SMALL["neural"][0])
-    assert not path.exists()
+                         progress=False, **{**SMALL["neural"][0], "epochs": 3})
+    assert path.exists()  # epoch 1, saved when it ended
+    assert not Path(f"{path}.checkpoint").exists()  # resuming would diverge again
+
+
+def test_checkpoints_of_neural_trainings_before_its_later_options_resume():
+    assert "word_dropout" not in NeuralTrainer().settings()  # as they were written
+    assert NeuralTrainer(word_dropout=0.2).settings()["word_dropout"] == 0.2
+
+
+def test_the_train_commands_errors_name_options_as_flags_and_leave_paths_alone(tmp_path):
+    folder = tmp_path / "learning_rate"
+    folder.mkdir()
+    r = CliRunner().invoke(cli, ["train", "--train", "x", "--model", str(folder / "m.npz"),
+                                 "--resume"])
+    assert r.exit_code == 1 and f"{folder}/m.npz.checkpoint" in r.output
 
 
 def test_the_tables_are_the_defaults_of_the_classes():

@@ -201,13 +201,18 @@ class NeuralTrainer:
                    checkpoint=checkpoint, resume=resume, **given)
 
     def settings(self) -> dict:
-        """What a checkpoint must agree on to be resumed."""
+        """What a checkpoint must agree on to be resumed (word dropout and the decay's
+        steps only where not their defaults, so that checkpoints written before them
+        resume)."""
+        later = {"word_dropout": (self.word_dropout, D.word_dropout),
+                 "decay_steps": (self.decay_steps, D.decay_steps)}
         return {"objective": self.objective, "batch_size": self.batch_size,
                 "learning_rate": self.learning_rate, "hidden": self.hidden,
                 "layers": self.layers, "word_dim": self.word_dim, "dropout": self.dropout,
-                "word_dropout": self.word_dropout, "decay_steps": self.decay_steps,
                 "decoder": self.decoder, "single_root": self.single_root, "seed": self.seed,
-                "transformer": self.transformer}
+                "transformer": self.transformer,
+                **{name: value for name, (value, default) in later.items()
+                   if value != default}}
 
     # ------------------------------------------------------------------ the pieces
 

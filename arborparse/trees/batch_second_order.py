@@ -133,8 +133,8 @@ def _each(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor, fn):
     for b, n in enumerate(lengths.tolist()):
         try:
             yield b, n, fn(_sentence(S, b, n), _sentence(sib, b, n))
-        except ValueError as e:
-            raise ValueError(f"sentence {b}: {e}") from None
+        except ValueError as e:  # NonFiniteScores stays one (a diverged training says so)
+            raise type(e)(f"sentence {b}: {e}") from None
 
 
 def _compiled_marginals(S: torch.Tensor, sib: torch.Tensor, lengths: torch.Tensor,

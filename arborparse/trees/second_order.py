@@ -714,7 +714,7 @@ def _check(S, sib, grand):
             raise ValueError(f"{name} scores must have shape {(N, N, N)} for scores of shape "
                              f"{S.shape}, got {X.shape}")
         if not X.max() < np.inf:  # NaN or +inf (the maximum of an array with NaN is NaN)
-            raise ValueError(f"{name} scores must not contain NaN or +inf")
+            raise NonFiniteScores(f"{name} scores must not contain NaN or +inf")
         arrays.append(X)
     return arrays
 

@@ -8,6 +8,7 @@ import torch
 from oracles import all_trees, brute_second_order, second_order_parts
 
 from arborparse.trees import batch_second_order as so
+from arborparse.trees.scores import NonFiniteScores
 
 ROOTS = [True, False]
 
@@ -235,11 +236,11 @@ def test_bad_scores_name_the_sentence_and_log_z_needs_no_marginals():
     bad = sib.clone()
     bad[1, 2, 1, 2] = float("nan")
     for f in (so.log_partition_and_marginals, so.eisner, so.log_partition):
-        with pytest.raises(ValueError, match="sentence 1: sib scores must not contain NaN"):
+        with pytest.raises(NonFiniteScores, match="sentence 1: sib scores must not contain NaN"):
             f(S, bad, lengths)
     S[0, :, 2] = float("-inf")  # word 2 of sentence 0 can have no head
     assert so.log_partition(S, sib, lengths)[0].item() == float("-inf")
-    with pytest.raises(ValueError, match="sentence 0: no tree has a finite score"):
+    with pytest.raises(NonFiniteScores, match="sentence 0: no tree has a finite score"):
         so.marginals(S, sib, lengths)
     S[0, :, 2] = 0.0
     S.requires_grad_(True)
