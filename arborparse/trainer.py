@@ -223,7 +223,12 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     context = dict(dev=bool(dev), progress=progress, checkpoint=checkpoint, resume=resume)
     try:
         if scheduler is None:
-            fitted = registry.trainer(family, table, **context).fit(train, dev, save_best)
+            with interrupt_says("training interrupted while the parser's trainer started "
+                                "(its libraries loading)" + (
+                                    f": {path} and its checkpoint are as they were"
+                                    if resume and path is not None else nothing_yet)):
+                trainer = registry.trainer(family, table, **context)
+            fitted = trainer.fit(train, dev, save_best)
         else:
             from arborparse.distributed import connect
 

@@ -501,14 +501,17 @@ def test_an_interrupt_before_the_first_epoch_says_nothing_was_written(tmp_path, 
     ("jackknife", "arborparse.text.jackknife.jackknife",
      "while tagging the training sentences for the parser \\(jackknifing\\): nothing was "
      "written"),
+    ("trainer's start", "arborparse.registry.trainer",
+     "while the parser's trainer started \\(its libraries loading\\): nothing was written"),
     ("sentence ends", "arborparse.trainer._syntax_ends",
      "while the tokenizer weighed the parser's view of sentence ends, after the parser's "
      "epochs: .*m\\.npz holds epoch 1, the best, without that view")])
 def test_an_interrupt_outside_the_parsers_epochs_says_what_was_written(
         stage, stopped, says, tmp_path, monkeypatch):
-    """Ctrl-C while the front end trains, while the training tags are jackknifed, or while
-    the tokenizer weighs the parser's sentence ends: one line saying what the model file
-    holds, not a bare abort."""
+    """Ctrl-C while the front end trains, while the training tags are jackknifed, while the
+    parser's trainer starts (the neural family's imports take a second), or while the
+    tokenizer weighs the parser's sentence ends: one line saying what the model file holds,
+    not a bare abort."""
     def stop(*args, **kwargs):
         raise KeyboardInterrupt
 
