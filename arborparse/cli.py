@@ -12,6 +12,7 @@ with anything else, unless ``--force``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import queue
 import re
@@ -45,6 +46,17 @@ FORMAT = click.option("--format", "fmt", type=click.Choice(["auto", "conllu", "c
 FORCE = click.option("--force", is_flag=True,
                      help="Replace the output even if it is a model file (or, for a model, a "
                           "file that is not one).")
+
+
+class _FiniteRange(click.FloatRange):
+    """A range of numbers that refuses NaN (which click's ranges let through) and the
+    infinities."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
 
 
 class _Group(click.Group):
@@ -681,7 +693,7 @@ def deprojectivize_cmd(input, output, pseudo, fmt, force):
 @click.option("--sentence", type=click.IntRange(1), default=None,
               help="SVG: which sentence of INPUT (default: the first); an HTML page has "
                    "every sentence.")
-@click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+@click.option("--threshold", type=_FiniteRange(0, 1), default=0.5, show_default=True,
               help="With marginals (parse --marginals): arcs below this probability are "
                    "marked.")
 @FORMAT
@@ -745,7 +757,7 @@ def _limits(command):
 @click.option("--workers", type=click.IntRange(1),
               help="Worker processes parsing, each loading the model once (default: one "
                    f"per core); one more is kept for requests of at most {SHORT} words.")
-@click.option("--timeout", type=click.FloatRange(0, min_open=True), default=TIMEOUT,
+@click.option("--timeout", type=_FiniteRange(0, min_open=True), default=TIMEOUT,
               show_default=True,
               help="Seconds a request may wait and run; after them it is answered 503 and "
                    "its work abandoned.")

@@ -109,3 +109,12 @@ def test_each_family_offers_what_its_table_says_it_parses():
         parser = load(models / f"{name}.npz")  # a parser alone (a file of an earlier version)
         offered = registry.options_table(parser.kind).parses
         assert set(parser.capabilities.parse_options()) <= set(offered.parse_options())
+
+
+def test_numbers_that_are_not_finite_are_refused():
+    """click's ranges let NaN through (every comparison with it is false)."""
+    for args in (["render", "--threshold", "nan", "x.conllu"],
+                 ["serve", "--model", "m.npz", "--timeout", "nan"],
+                 ["serve", "--model", "m.npz", "--timeout", "inf"]):
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 2 and "is not a finite number" in r.output, args

@@ -34,6 +34,14 @@ FORMAT_NAMES = {"conllu": "CoNLL-U", "conllx": "CoNLL-X"}
 _SUFFIX_FORMAT = {".conllu": "conllu", ".conllx": "conllx"}
 
 
+TREE_MISC = ("HeadProb", "LabelProb")  # MISC entries of a tree's arcs (parse --marginals)
+
+
+def misc_without(misc: str, keys) -> str:
+    """A MISC value without its entries of the `keys` (``_`` when none is left)."""
+    return "|".join(e for e in misc.split("|") if e.split("=", 1)[0] not in keys) or "_"
+
+
 @dataclass(eq=False)
 class Sentence:
     """One sentence of a treebank, kept verbatim.
@@ -144,9 +152,10 @@ class Sentence:
                         self.line, self.format, self.offsets, self.analysis)
 
     def with_tree(self, heads, deprels=None) -> Sentence:
-        """A copy whose HEAD (and DEPREL, if given) columns are replaced. The columns that
-        describe the old tree become ``_``: DEPS (CoNLL-U; the enhanced graph) and
-        PHEAD/PDEPREL (CoNLL-X). Nothing else changes.
+        """A copy whose HEAD (and DEPREL, if given) columns are replaced. What describes the
+        old tree goes: DEPS (CoNLL-U; the enhanced graph) and PHEAD/PDEPREL (CoNLL-X) become
+        ``_``, and MISC loses the old arcs' probabilities (`TREE_MISC`). Nothing else
+        changes.
 
         Parameters
         ----------
@@ -168,6 +177,8 @@ class Sentence:
                 rows[r][DEPREL] = deprels[i]
             for column in stale:
                 rows[r][column] = "_"
+            if self.format == "conllu":
+                rows[r][MISC] = misc_without(rows[r][MISC], TREE_MISC)
         new_heads = heads.astype(np.int64, copy=True)
         new_heads[0] = -1
         return self._with_rows(rows, new_heads)

@@ -52,12 +52,12 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from arborparse.errors import ArborparseError
-from arborparse.io.conllu import MISC, iter_conllu
+from arborparse.io.conllu import MISC, TREE_MISC, iter_conllu, misc_without
 from arborparse.io.plain import characters, iter_tokenized, prose_lines
 from arborparse.options import OptionError, check_options
 from arborparse.pipeline import Pipeline, load
@@ -101,8 +101,11 @@ def _settings(request: Request, body: bytes) -> dict:
     if kind == "application/json":
         try:
             data = json.loads(body)
+        except RecursionError:
+            raise Refused(400, "the body is not valid JSON here (nested too deeply)") from None
         except (UnicodeDecodeError, ValueError) as err:
-            raise Refused(400, f"the body is not valid JSON ({err})") from None
+            why = "a number of too many digits" if "digits" in str(err) else err
+            raise Refused(400, f"the body is not valid JSON ({why})") from None
         if not isinstance(data, dict) or not isinstance(data.get("text"), str):
             raise Refused(400, 'the JSON body must be an object with a string "text"')
         if request.query_params:
@@ -131,13 +134,17 @@ def _settings(request: Request, body: bytes) -> dict:
     return settings
 
 
+DIGITS = 4000  # a longer integer is refused as one (Python converts at most 4,300 digits)
+
+
 def _typed(value: str, spec: dict):
     """A query string's `value` as the JSON value it stands for when `spec` (a schema) asks
     for a boolean or an integer and it spells one; else as it is (and refused)."""
     if spec.get("type") == "boolean":
         return {"true": True, "1": True, "yes": True, "false": False, "0": False,
                 "no": False}.get(value.lower(), value)
-    if spec.get("type") == "integer" and value.isascii() and value.lstrip("-").isdigit():
+    if spec.get("type") == "integer" and value.isascii() and value.lstrip("-").isdigit() \
+            and len(value) <= DIGITS:
         return int(value)
     return value
 
@@ -274,12 +281,7 @@ class Service:
 def _without_probabilities(s):
     """The sentence without the best tree's HeadProb and LabelProb (another tree is drawn
     without them)."""
-    misc = ["|".join(e for e in m.split("|") if e.split("=")[0] not in PROBABILITIES) or "_"
-            for m in s.column(MISC)]
-    return s.with_columns({MISC: misc})
-
-
-PROBABILITIES = ("HeadProb", "LabelProb")
+    return s.with_columns({MISC: [misc_without(m, TREE_MISC) for m in s.column(MISC)]})
 
 _service: Service | None = None  # in a worker process: what it parses with
 
@@ -349,11 +351,14 @@ def create_app(model, limits: Limits | None = None, workers: int | None = None,
             return JSONResponse({"error": f"the body has {size} bytes; at most "
                                           f"{service.limits.body_bytes} bytes"}, 413)
         body = b""
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > service.limits.body_bytes:
-                return JSONResponse({"error": f"the body is over "
-                                              f"{service.limits.body_bytes} bytes"}, 413)
+        try:
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > service.limits.body_bytes:
+                    return JSONResponse({"error": f"the body is over "
+                                                  f"{service.limits.body_bytes} bytes"}, 413)
+        except ClientDisconnect:  # gone before its body ended: no one to answer
+            return Response(status_code=400)
         try:
             settings = _settings(request, body)
             service.options(settings)  # refused here, before it waits for a worker

@@ -6,6 +6,7 @@ import pytest
 
 from arborparse.errors import ArborparseError, EncodingError, TreebankFormatError
 from arborparse.io import check_tree, iter_conllu, read_conllu, write_conllu
+from arborparse.io.conllu import MISC
 
 GOOD = """# sent_id = 1
 # text = Don't go.
@@ -80,6 +81,14 @@ def test_with_misc_replaces_its_keys():
     assert t.rows[0][9] == "SpaceAfter=No|HeadProb=0.9000|LabelProb=1.0000"
     assert t.with_misc(["HeadProb=0.8000|LabelProb=0.5000"]).rows[0][9] == \
         "SpaceAfter=No|HeadProb=0.8000|LabelProb=0.5000"
+
+
+def test_a_new_tree_drops_the_old_trees_probabilities():
+    """HeadProb and LabelProb described the old tree's arcs (`parse --marginals`)."""
+    s = read_conllu(io.StringIO("1\tA\ta\tN\tNN\t_\t2\tdet\t_\tSpaceAfter=No|HeadProb=0.5\n"
+                                "2\tB\tb\tN\tNN\t_\t0\troot\t_\tHeadProb=0.9|LabelProb=1\n\n"))[0]
+    t = s.with_tree(np.array([-1, 0, 1]), ["root", "dep"])
+    assert t.column(MISC) == ["SpaceAfter=No", "_"]
 
 
 def test_stream_from_file_objects():

@@ -3,6 +3,7 @@ stopped with it): every input kind and output, the marginals and k-best trees ag
 parser's own, and every bad input refused with a 4xx JSON message while the service keeps
 serving."""
 
+import asyncio
 import json
 import signal
 import socket
@@ -139,6 +140,14 @@ BAD = [
      400, "a JSON body takes its settings as fields, not as query parameters (k)"),
     ("a query parameter twice", dict(content="a dog", params=[("k", "2"), ("k", "3")]), 400,
      "query parameter 'k' given more than once"),
+    ("JSON nested too deeply", dict(content=b"[" * 9_000 + b"]" * 9_000,
+                                    headers={"content-type": "application/json"}), 400,
+     "not valid JSON here (nested too deeply)"),
+    ("k of 5,000 digits in the query", dict(content="a dog", params={"k": "9" * 5000}), 400,
+     "an integer >= 1"),
+    ("k of 5,000 digits in JSON", dict(content=b'{"text": "a dog", "k": ' + b"9" * 5000 + b"}",
+                                       headers={"content-type": "application/json"}), 400,
+     "not valid JSON (a number of too many digits)"),
 ]
 
 
@@ -149,6 +158,26 @@ def test_bad_input_is_refused_and_the_service_goes_on(client, name, request_args
     assert r.status_code == status, r.text
     assert message in r.json()["error"]
     assert client.post("/parse", content=TEXT).status_code == 200
+
+
+def test_a_client_gone_before_its_body_ends_is_no_error(english_pipeline):
+    """No traceback in the log, no 500: nobody is there to answer."""
+    app = create_app(english_pipeline, LIMITS, workers=1)
+    received = iter([{"type": "http.request", "body": b"a d", "more_body": True},
+                     {"type": "http.disconnect"}])
+    sent = []
+
+    async def receive():
+        return next(received)
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/parse", "root_path": "",
+             "query_string": b"", "http_version": "1.1", "scheme": "http",
+             "headers": [(b"content-type", b"text/plain"), (b"content-length", b"100")]}
+    asyncio.run(app(scope, receive, send))
+    assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 400
 
 
 def test_lines_are_sentences_never_split(client):
