@@ -194,8 +194,8 @@ def evaluate_cmd(gold, pred, as_json, fmt):
 @click.argument("b", type=click.Path())
 @click.option("--metric", type=click.Choice(["UAS", "LAS"]), default="UAS", show_default=True,
               help="The score compared, sentence by sentence.")
-@click.option("--samples", type=click.IntRange(100), default=10000, show_default=True,
-              help="Permutations for the paired permutation test.")
+@click.option("--samples", type=click.IntRange(100, 10_000_000), default=10000,
+              show_default=True, help="Permutations for the paired permutation test.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the permutations.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")

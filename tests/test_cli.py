@@ -111,10 +111,13 @@ def test_each_family_offers_what_its_table_says_it_parses():
         assert set(parser.capabilities.parse_options()) <= set(offered.parse_options())
 
 
-def test_numbers_that_are_not_finite_are_refused():
+def test_numbers_that_are_not_finite_or_endless_are_refused():
     """click's ranges let NaN through (every comparison with it is false)."""
     for args in (["render", "--threshold", "nan", "x.conllu"],
                  ["serve", "--model", "m.npz", "--timeout", "nan"],
                  ["serve", "--model", "m.npz", "--timeout", "inf"]):
         r = CliRunner().invoke(cli, args)
         assert r.exit_code == 2 and "is not a finite number" in r.output, args
+    r = CliRunner().invoke(cli, ["compare", "g.conllu", "a.conllu", "b.conllu", "--samples",
+                                 "99999999999999999999"])
+    assert r.exit_code == 2 and "--samples" in r.output  # not a run without end

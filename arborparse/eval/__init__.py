@@ -70,8 +70,8 @@ def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> None:
                 f"{_where(p, where)} has {_word(p, where)!r} (word {where} of a sentence of "
                 f"{len(g)} words in gold, {len(p)} in the system file)")
     if len(gold) != len(pred):
-        raise ArborparseError(f"the gold file has {len(gold)} sentences, "
-                              f"the system file has {len(pred)}")
+        raise ArborparseError(f"the gold file ({gold[0].path}) has {len(gold)} sentences, "
+                              f"the system file ({pred[0].path}) has {len(pred)}")
 
 
 def _where(sentence: Sentence, m: int) -> str:

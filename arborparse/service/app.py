@@ -221,6 +221,10 @@ class Service:
         refused where the model does not take them (422) or over the limits (400)."""
         options = {option: settings[field] for option, field in OPTIONS.items()
                    if settings.get(field)}
+        if settings.get("output") == "conllu" and (settings.get("k") or settings.get("svg")):
+            given = "k" if settings.get("k") else "svg"
+            raise Refused(400, f'{given} comes with output "json" (CoNLL-U holds one tree a '
+                               "sentence and no drawing)")
         try:
             check_options(self.model, options)
         except OptionError as err:
@@ -397,8 +401,10 @@ def create_app(model, limits: Limits | None = None, workers: int | None = None,
                                       f"{err.detail.lower()} (the service answers {served})"},
                             err.status_code, headers=err.headers)
 
-    return Starlette(routes=routes, exception_handlers={HTTPException: not_served},
-                     lifespan=lifespan)
+    app = Starlette(routes=routes, exception_handlers={HTTPException: not_served},
+                    lifespan=lifespan)
+    app.router.redirect_slashes = False  # /parse/ is none of ours: a JSON 404, no redirect
+    return app
 
 
 def describe(model) -> dict:

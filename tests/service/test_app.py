@@ -140,6 +140,11 @@ BAD = [
      400, "a JSON body takes its settings as fields, not as query parameters (k)"),
     ("a query parameter twice", dict(content="a dog", params=[("k", "2"), ("k", "3")]), 400,
      "query parameter 'k' given more than once"),
+    ("k with CoNLL-U output", dict(json={"text": "a dog", "k": 2, "output": "conllu"}), 400,
+     'k comes with output "json"'),
+    ("svg with CoNLL-U output", dict(content="a dog", params={"svg": "true",
+                                                              "output": "conllu"}), 400,
+     'svg comes with output "json"'),
     ("JSON nested too deeply", dict(content=b"[" * 9_000 + b"]" * 9_000,
                                     headers={"content-type": "application/json"}), 400,
      "not valid JSON here (nested too deeply)"),
@@ -199,7 +204,8 @@ def test_query_parameters_are_read_as_the_json_fields(client):
 @pytest.mark.parametrize("method,path,message", [
     ("GET", "/nowhere", "GET /nowhere: not found"),
     ("GET", "/parse", "GET /parse: method not allowed"),
-    ("DELETE", "/model", "DELETE /model: method not allowed")])
+    ("DELETE", "/model", "DELETE /model: method not allowed"),
+    ("POST", "/parse/", "POST /parse/: not found")])
 def test_unknown_paths_and_methods_answer_json(client, method, path, message):
     r = client.request(method, path)
     assert r.status_code == (404 if "found" in message else 405)
