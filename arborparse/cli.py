@@ -459,11 +459,12 @@ def info_cmd(model, as_json):
         from arborparse.io import model_files
 
         try:
-            after = f" after epoch {int(model_files.header(checkpoint)['loop']['epoch'])}"
+            after = f", epoch {int(model_files.header(checkpoint)['loop']['epoch'])}"
         except (ArborparseError, KeyError, TypeError, ValueError):
             after = ""
-        click.echo(f"unfinished: {checkpoint} holds its interrupted training (stopped{after}); "
-                   "arborparse train with the same options and --resume continues it")
+        click.echo(f"unfinished: {checkpoint} holds an unfinished training (its last finished "
+                   f"epoch{after}); unless it is still running, arborparse train with the "
+                   "same options and --resume continues it")
 
 
 def _takers(name: str, models: str = "models") -> str:

@@ -400,8 +400,9 @@ def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
         arborparse.train(data, dev, path=path, **options)
     monkeypatch.setattr(Loop, "_save_checkpoint", save)
     said = CliRunner().invoke(cli, ["info", str(path)]).output
-    assert f"unfinished: {path}.checkpoint holds its interrupted training (stopped after " \
-        "epoch 2); arborparse train with the same options and --resume continues it" in said
+    assert f"unfinished: {path}.checkpoint holds an unfinished training (its last finished " \
+        "epoch, epoch 2); unless it is still running, arborparse train with the same options " \
+        "and --resume continues it" in said
     with pytest.raises(ArborparseError, match="holds an interrupted training"):
         arborparse.train(data, dev, path=path, **options)
     with pytest.raises(ArborparseError, match=r"had other seed 0 \(now 1\)"):
