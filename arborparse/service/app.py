@@ -97,10 +97,13 @@ class Refused(Exception):
 def _settings(request: Request, body: bytes) -> dict:
     """The fields of a request (those of the JSON body, or the query string's and the text
     of a plain body) checked against the schema, defaults filled in."""
-    kind = request.headers.get("content-type", "text/plain").split(";")[0].strip().lower()
+    kind, *parameters = request.headers.get("content-type", "text/plain").split(";")
+    kind = kind.strip().lower()
     if kind == "application/json":
         try:
-            data = json.loads(body)
+            data = json.loads(body, object_pairs_hook=_once)
+        except _Twice as err:
+            raise Refused(400, f"field {err.args[0]!r} given more than once") from None
         except RecursionError:
             raise Refused(400, "the body is not valid JSON here (nested too deeply)") from None
         except (UnicodeDecodeError, ValueError) as err:
@@ -117,10 +120,15 @@ def _settings(request: Request, body: bytes) -> dict:
             raise Refused(400, str(err)) from None
         settings = _checked(data, FIELDS, "field")
     elif kind in ("text/plain", "text/x-conllu", ""):
+        charset = next((p.split("=", 1)[1].strip().strip('"') for p in parameters
+                        if p.strip().lower().startswith("charset=")), "UTF-8")
         try:
-            text = body.decode("utf-8")
+            text = body.decode(charset)
+        except LookupError:
+            raise Refused(415, f"charset {charset!r}: not an encoding this service "
+                               "knows (send UTF-8)") from None
         except UnicodeDecodeError as err:
-            raise Refused(400, f"the body is not UTF-8 (byte {err.start + 1})") from None
+            raise Refused(400, f"the body is not {charset} (byte {err.start + 1})") from None
         names = [name for name, _ in request.query_params.multi_items()]
         if twice := sorted({name for name in names if names.count(name) > 1}):
             raise Refused(400, f"query parameter {twice[0]!r} given more than once")
@@ -135,6 +143,20 @@ def _settings(request: Request, body: bytes) -> dict:
 
 
 DIGITS = 4000  # a longer integer is refused as one (Python converts at most 4,300 digits)
+
+
+class _Twice(ValueError):
+    """A JSON object with a key twice (`_once`)."""
+
+
+def _once(pairs: list) -> dict:
+    """A JSON object's pairs as a dict, refusing a key given twice (json keeps the last)."""
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Twice(key)
+        out[key] = value
+    return out
 
 
 def _typed(value: str, spec: dict):

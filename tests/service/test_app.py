@@ -145,6 +145,15 @@ BAD = [
     ("svg with CoNLL-U output", dict(content="a dog", params={"svg": "true",
                                                               "output": "conllu"}), 400,
      'svg comes with output "json"'),
+    ("a JSON field twice", dict(content=b'{"text": "a dog", "text": "a cat"}',
+                                headers={"content-type": "application/json"}), 400,
+     "field 'text' given more than once"),
+    ("an unknown charset", dict(content=b"a dog",
+                                headers={"content-type": "text/plain; charset=klingon"}), 415,
+     "charset 'klingon': not an encoding this service knows"),
+    ("bytes not of the charset", dict(content=b"a \xff dog",
+                                      headers={"content-type": "text/plain; charset=ascii"}),
+     400, "the body is not ascii (byte 3)"),
     ("JSON nested too deeply", dict(content=b"[" * 9_000 + b"]" * 9_000,
                                     headers={"content-type": "application/json"}), 400,
      "not valid JSON here (nested too deeply)"),
@@ -183,6 +192,14 @@ def test_a_client_gone_before_its_body_ends_is_no_error(english_pipeline):
              "headers": [(b"content-type", b"text/plain"), (b"content-length", b"100")]}
     asyncio.run(app(scope, receive, send))
     assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 400
+
+
+def test_a_plain_body_is_read_in_its_charset(client):
+    r = client.post("/parse", content="Caf\u00e9 au lait.".encode("latin-1"),
+                    headers={"content-type": "text/plain; charset=latin-1"},
+                    params={"output": "json"})
+    assert r.status_code == 200, r.text
+    assert r.json()["sentences"][0]["words"][0]["form"] == "Caf\u00e9"
 
 
 def test_lines_are_sentences_never_split(client):
