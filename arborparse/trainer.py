@@ -285,10 +285,9 @@ def _resumable(path, info: dict, table) -> tuple[dict, float]:
                               f"type {before['family']}) with the same data, components and "
                               "options")
     differ = [k for k in ("components", "data") if before.get(k) != info[k]]
-    theirs = before.get("options") or {}
-    changeable = {s.name for s in table.specs() if s.may_change}
     # an option added after the interrupted run's version had its default there
-    theirs = {**{s.name: s.default for s in table.specs()}, **theirs}
+    theirs = {**{s.name: s.default for s in table.specs()}, **(before.get("options") or {})}
+    changeable = {s.name for s in table.specs() if s.may_change}
     differ += sorted(f"{k} {theirs.get(k)!r} (now {v!r})" for k, v in info["options"].items()
                      if k not in changeable and theirs.get(k) != v)
     if differ:
