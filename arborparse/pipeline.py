@@ -10,9 +10,9 @@ A pipeline with a tokenizer also takes raw text (`parse_text`, `iter_parse_text`
 the sentences that need it before parsing: by default those with a word
 without UPOS (UPOS, XPOS and FEATS are then predicted for the whole sentence, and LEMMA
 where a word has none); with ``retag=True`` every sentence; with ``keep_tags=True`` none
-(the input's tags are trusted). Every other column is kept. Where the tokenizer kept the
+(the input's tags are trusted). Every other column is kept. Where the tokenizer kept a
 parser's view of sentence ends (`arborparse.text.syntax`), raw text is split with this
-pipeline's tagger and parser reading each paragraph (`crossing`).
+pipeline's tagger and that parser reading each paragraph (`crossing`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import NamedTuple
 from arborparse import registry
 from arborparse.errors import ArborparseError
 from arborparse.io import model_files
-from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS
+from arborparse.io.conllu import LEMMA
 from arborparse.io.model_files import ModelFileError, kind_of
 from arborparse.options import Capabilities, OptionError, check_options, tagging
 
@@ -241,33 +241,24 @@ class Pipeline:
         return self.iter_parse(self.tokenizer.iter_tokenize(lines, document, per_line,
                                                             self.crossing()), **options)
 
-    def crossing(self, force: bool = False):
+    def crossing(self, parser=None):
         """The function the tokenizer weighs sentence ends with (`arborparse.text.syntax`:
         words -> the expected arcs over each gap: the paragraph tagged once, each word
-        beside its real neighbours, and its windows given arc marginals by this pipeline's
-        parser), or None where the tokenizer kept no such view (`force`: even then) or the
-        parser gives no marginals."""
+        beside its real neighbours, and its windows given arc marginals by `parser`, by
+        default the window parser the tokenizer's view keeps), or None where there is none
+        (a tokenizer that kept no such view) or no tagger to give that parser its tags."""
         from arborparse.io.plain import words_sentence
         from arborparse.text.syntax import crossing
 
-        wanted = force or getattr(self.tokenizer, "syntax", None) is not None
-        if not wanted or not hasattr(self.parser, "head_marginals"):
+        if parser is None:
+            parser = getattr(getattr(self.tokenizer, "syntax", None), "parser", None)
+        if parser is None or self.tagger is None:
             return None
-
-        def cut(tagged, spans, single_root):  # a parser without `window_marginals`
-            columns = {UPOS: tagged.upos, XPOS: tagged.xpos, FEATS: tagged.feats,
-                       LEMMA: tagged.lemmas}
-            for a, b in spans:
-                window = words_sentence(tagged.forms[a:b], 1).with_columns(
-                    {c: values[a:b] for c, values in columns.items()})
-                yield self.parser.head_marginals(window, single_root=single_root)
-
-        windows = getattr(self.parser, "window_marginals", None) or cut
 
         def view(words):
             tagged = self._annotate([words_sentence(words, 1)], retag=False)[0]
-            return crossing(len(words), lambda spans: windows(tagged, spans,
-                                                              single_root=False))
+            return crossing(len(words), lambda spans: parser.window_marginals(
+                tagged, spans, single_root=False))
         return view
 
     # ------------------------------------------------------------------ documents

@@ -241,12 +241,12 @@ def train(train, dev=None, *, family: str = "linear", components=None,
                 not os.path.exists(checkpoint):
             os.remove(tags)
     if front.tokenizer is not None and raw_dev:
-        with interrupt_says("training interrupted while the tokenizer weighed the parser's "
+        with interrupt_says("training interrupted while the tokenizer weighed a parser's "
                             "view of sentence ends, after the parser's epochs"
                             + (f": {path} holds epoch {fitted.best_epoch_}, the best, "
                                "without that view" if path is not None else ""),
                             fitted.best_epoch_, path):
-            _syntax_ends(front, fitted.parser_, raw_dev, progress)
+            _syntax_ends(front, train, dev, raw_dev, table.seed, progress)
     pipeline = described(front, fitted.parser_, kept.get("record", {}))
     for warning in pipeline.info["warnings"]:
         warnings.warn(warning, stacklevel=2)
@@ -445,14 +445,25 @@ def front_end(parts, train, dev, seed: int, progress: bool,
         if "tokenizer" in parts else None)
 
 
-def _syntax_ends(front: Pipeline, parser, dev: list[Sentence], progress: bool) -> None:
-    """Let the tokenizer weigh the trained parser's view of sentence ends
-    (`arborparse.text.syntax`), kept if the dev sentences come out better."""
-    crossing = Pipeline(front.tagger, front.lemmatizer, parser, front.tokenizer).crossing(
-        force=True)
-    if crossing is not None and front.tokenizer.fit_syntax(dev, crossing) and progress:
+def _syntax_ends(front: Pipeline, train: list[Sentence], dev: list[Sentence],
+                 raw_dev: list[Sentence], seed: int, progress: bool) -> None:
+    """Let the tokenizer weigh a parser's view of sentence ends (`arborparse.text.syntax`):
+    a parser of windows of the paragraphs, trained on the training sentences with the tags
+    the parser trains on (`train`, `dev`: jackknifed, tagged), kept if the dev sentences
+    (`raw_dev`) come out better. Only behind a tagger (that parser reads tags) and a
+    word-level splitter (whose margins it weighs)."""
+    from arborparse.text.syntax import window_parser
+
+    if front.tokenizer.splitter is None or front.tagger is None:
+        return
+    if progress:
+        tqdm.write("sentence ends with a parser's trees: training the parser of windows",
+                   file=sys.stderr)
+    parser = window_parser(train, dev, seed)
+    crossing = Pipeline(front.tagger, front.lemmatizer, None, front.tokenizer).crossing(parser)
+    if front.tokenizer.fit_syntax(raw_dev, crossing, parser) and progress:
         f1 = front.tokenizer.syntax_f1_
-        tqdm.write(f"sentence ends with the parser's trees: dev sentence F1 "
+        tqdm.write(f"sentence ends with a parser's trees: dev sentence F1 "
                    f"{f1['words']:.2f} -> {f1['syntax']:.2f}", file=sys.stderr)
 
 

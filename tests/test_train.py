@@ -505,7 +505,7 @@ def test_an_interrupt_before_the_first_epoch_says_nothing_was_written(tmp_path, 
     ("trainer's start", "arborparse.registry.trainer",
      "while the parser's trainer started \\(its libraries loading\\): nothing was written"),
     ("sentence ends", "arborparse.trainer._syntax_ends",
-     "while the tokenizer weighed the parser's view of sentence ends, after the parser's "
+     "while the tokenizer weighed a parser's view of sentence ends, after the parser's "
      "epochs: .*m\\.npz holds epoch 1, the best, without that view")])
 def test_an_interrupt_outside_the_parsers_epochs_says_what_was_written(
         stage, stopped, says, tmp_path, monkeypatch):

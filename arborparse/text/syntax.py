@@ -1,4 +1,4 @@
-"""`SyntaxEnds`: sentence ends chosen with the parser's trees as well as the words.
+"""`SyntaxEnds`: sentence ends chosen with a parser's trees as well as the words.
 
 Two sentences share no arc. Parsed as one text, a paragraph's words should then have few
 arcs over the gap where a sentence ends, and many inside a sentence. `crossing` measures
@@ -8,25 +8,39 @@ roots), cut from the paragraph tagged as a whole (`arborparse.pipeline.Pipeline.
 and takes, for each gap between two words, the expected number of arcs over it under the
 parser's tree distribution (the arc marginals, `arborparse.trees`), averaged over the
 windows that hold it, each weighted by the gap's distance to the window's nearer edge.
+
+The parser that reads the windows is trained on such windows (`window_parser`): the
+training paragraphs cut every `TRAIN_STRIDE` words into windows of `WINDOW` words, with the
+treebank's arcs inside each window and its other words on the root (each sentence's root,
+and the words whose head lies outside the window), a first-order linear parser of several
+roots. A parser trained on sentences has only seen one root word per sentence and few
+arcs to it; this one learns where a window's trees begin and end (Gothic-PROIEL dev, the
+expected crossing arcs at a gold sentence end, median, against elsewhere: 0.56 against
+1.98, where the pipeline's own parser gave 1.17 against 2.20; dev sentence F1 with two
+halves of the paragraph each fitted on the other, mean 36.12 against 30.38).
+
 `SyntaxEnds` weighs this against the word-level splitter's margin
 (`arborparse.text.sentences.SentenceSplitter.margins`): a logistic regression over
 (margin, crossing, log(crossing + 0.1), 1) fitted on the development paragraphs, its
-threshold chosen there for the sentences' F1. `Tokenizer.fit_syntax` keeps it only where
-the development sentences come out better by `GAIN` points of F1 than with the margin
-alone, fitted and thresholded on the same paragraphs the same way (Gothic-PROIEL: the
-expected crossing arcs at a gold sentence end have median 1.34, elsewhere 2.37; dev
-sentence F1 with the margin alone 28.41, with the crossing and its logarithm too 32.60).
+threshold chosen there for the sentences' F1. `Tokenizer.fit_syntax` keeps it, with its
+window parser, only where the development sentences come out better by `GAIN` points of
+F1 than with the margin alone, fitted and thresholded on the same paragraphs the same way.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from arborparse.io.conllu import DEPREL, FEATS, LEMMA, UPOS, XPOS, Sentence
+from arborparse.io.plain import words_sentence
 from arborparse.text.sentences import sentence_f1
 
 WINDOW, STRIDE = 30, 10  # Gothic-PROIEL dev sentence F1: 30/10 over 20/5, 40/10, 60/15
+TRAIN_STRIDE = 15  # of `window_parser`'s training windows: each word in two
+WINDOW_BITS = 20  # of `window_parser`'s weights (dev sentence F1 as with 23, a file 1/8 the size)
 GAIN = 0.5  # dev sentence F1 over the margin alone, to pay for reading each word 3 times
 MARGIN_ONLY = (0, 3)  # the features of the margin-alone model
 L2 = 1e-3
@@ -60,15 +74,61 @@ def crossing(n: int,
     return np.divide(total, weight, out=np.zeros(n), where=weight > 0)
 
 
-class SyntaxEnds:
-    """Sentence ends from the splitter's margins and the parser's crossing arcs (see the
-    module docstring): `weights` of (margin / scale, crossing, log(crossing + 0.1), 1),
-    `threshold`."""
+def windows(paragraphs: Iterable[list[Sentence]]) -> list[Sentence]:
+    """`window_parser`'s training windows of paragraphs (lists of sentences with trees):
+    every `TRAIN_STRIDE` words (the last window ending with the paragraph), `WINDOW` words
+    as one CoNLL-X sentence (several roots), with their tags and the treebank's arcs among
+    them; a word whose head is the root or outside the window is on the root, as
+    ``root``."""
+    out = []
+    for group in paragraphs:
+        words = [(s.forms[i], *(s.column(c)[i] for c in (UPOS, XPOS, FEATS, LEMMA, DEPREL)))
+                 for s in group for i in range(len(s))]
+        heads, at = [], 0  # 0-based in the paragraph; -1: the root
+        for s in group:
+            heads.extend(int(h) - 1 + at if h > 0 else -1 for h in s.heads[1:])
+            at += len(s)
+        heads, n = np.array(heads), len(words)
+        starts = list(range(0, max(n - WINDOW, 0) + 1, TRAIN_STRIDE))
+        if starts[-1] + WINDOW < n:
+            starts.append(n - WINDOW)
+        for a in starts:
+            cut = words[a:a + WINDOW]
+            inside = (heads[a:a + len(cut)] >= a) & (heads[a:a + len(cut)] < a + len(cut))
+            window = words_sentence([w[0] for w in cut], len(out) + 1).with_columns(
+                {c: [w[k] for w in cut] for k, c in enumerate((UPOS, XPOS, FEATS, LEMMA), 1)})
+            window = dataclasses.replace(window, format="conllx")
+            out.append(window.with_tree(
+                np.concatenate([[0], np.where(inside, heads[a:a + len(cut)] - a + 1, 0)]),
+                [w[5] if keep else "root" for w, keep in zip(cut, inside)]))
+    return out
 
-    def __init__(self, weights=(0.0,) * 4, threshold: float = 0.0, scale: float = 1.0):
+
+def window_parser(train: list[Sentence], dev: list[Sentence], seed: int = 0):
+    """The linear parser of `windows` (first order, several roots, `WINDOW_BITS`), trained
+    on the training sentences' windows with their predicted tags, its epoch and temperature
+    chosen on dev's."""
+    from arborparse import registry
+    from arborparse.text.tokenizer import grouped
+
+    table = registry.options_table("linear").of(
+        {"order": 1, "multi_root": True, "labeler": False, "hash_bits": WINDOW_BITS,
+         "seed": seed})
+    trainer = registry.trainer("linear", table, dev=True, progress=False)
+    return trainer.fit(windows(grouped(train)), windows(grouped(dev))).parser_
+
+
+class SyntaxEnds:
+    """Sentence ends from the splitter's margins and the crossing arcs of `parser` (a
+    `window_parser`; see the module docstring): `weights` of (margin / scale, crossing,
+    log(crossing + 0.1), 1), `threshold`."""
+
+    def __init__(self, weights=(0.0,) * 4, threshold: float = 0.0, scale: float = 1.0,
+                 parser=None):
         self.weights = np.asarray(weights, dtype=float)
         self.threshold = float(threshold)
         self.scale = float(scale)
+        self.parser = parser
 
     def _features(self, margins: np.ndarray, crossings: np.ndarray) -> np.ndarray:
         return np.stack([margins / self.scale, crossings,
@@ -115,14 +175,22 @@ class SyntaxEnds:
         model.threshold = float(best[2])
         return model, best[0]
 
-    def parts(self) -> dict:
-        return {"weights": self.weights.tolist(), "threshold": self.threshold,
-                "scale": self.scale}
+    def parts(self) -> tuple[dict, dict]:
+        header, arrays = self.parser.parts()
+        return ({"weights": self.weights.tolist(), "threshold": self.threshold,
+                 "scale": self.scale, "parser": header},
+                {f"parser.{k}": v for k, v in arrays.items()})
 
     @classmethod
-    def from_parts(cls, header: dict) -> SyntaxEnds:
-        """Raises KeyError, TypeError or ValueError for invalid parts."""
+    def from_parts(cls, header: dict, arrays: dict, path) -> SyntaxEnds:
+        """Raises KeyError, TypeError or ValueError for invalid parts (the parser's own
+        problems, `arborparse.io.model_files.ModelFileError`)."""
+        from arborparse import registry
+
         weights = [float(w) for w in header["weights"]]
         if len(weights) != 4:
             raise ValueError(f"{len(weights)} weights, not 4")
-        return cls(weights, float(header["threshold"]), float(header["scale"]))
+        parser = registry.parser_class("linear").from_parts(
+            header["parser"], {k.removeprefix("parser."): v for k, v in arrays.items()
+                               if k.startswith("parser.")}, path)
+        return cls(weights, float(header["threshold"]), float(header["scale"]), parser)

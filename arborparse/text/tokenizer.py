@@ -14,9 +14,10 @@ ends shifted to make its sentence boundaries best (a text without punctuation, a
 Gothic's, otherwise gets too few). With development data, a second, word-level classifier
 (`arborparse.text.sentences`) is trained to decide where sentences end among the tokens
 the characters give, and kept when it finds the dev sentences better; once a parser is
-trained, `fit_syntax` may add the parser's view of where sentences end
-(`arborparse.text.syntax`), used when the pipeline passes its parser's marginals
-(`crossing=`) to `split`, `tokenize` or `iter_tokenize`. Multiword tokens are
+trained, `fit_syntax` may add a parser's view of where sentences end
+(`arborparse.text.syntax`: a parser of windows of the paragraph, kept with it), used when
+the pipeline passes that parser's marginals (`crossing=`) to `split`, `tokenize` or
+`iter_tokenize`. Multiword tokens are
 split into their words by `arborparse.text.multiword`. Whitespace ends a token, unless at
 least `SPACES_AT` of the training tokens hold a space (Vietnamese writes a word's syllables
 apart: ``Hà Nội``): then a character before a single space may also be inside its token,
@@ -50,7 +51,8 @@ from arborparse.text.rules import WHOLE, kept_invisible, visible, whole_kinds, w
 from arborparse.text.sentences import SentenceSplitter, shift_bias
 from arborparse.text.syntax import GAIN, MARGIN_ONLY, SyntaxEnds
 
-VERSION = 3  # of the tokenizer inside a model file (3: the classes of a feature side by side)
+VERSION = 4  # of the tokenizer inside a model file (4: the view of sentence ends keeps its
+# own parser)
 SPACES_AT = 0.01  # the share of training tokens with a space that lets spaces join tokens
 SPLITTER_BITS = 20  # of the word-level sentence splitter's weights (whatever `bits`: its
 # features are few)
@@ -176,7 +178,7 @@ def _tokens(sentence: Sentence) -> list[tuple[str, bool, tuple[str, ...]]]:
              tuple(forms[m - 1] for m in words)) for r, words in sentence.tokens()]
 
 
-def _grouped(sentences: Iterable[Sentence]) -> Iterator[list[Sentence]]:
+def grouped(sentences: Iterable[Sentence]) -> Iterator[list[Sentence]]:
     """The treebank's sentences by paragraph (``# newpar`` and ``# newdoc`` open one; a
     treebank without them is one paragraph)."""
     group = []
@@ -193,7 +195,7 @@ def paragraphs(sentences: Iterable[Sentence]) -> list[tuple[str, np.ndarray]]:
     """The treebank's text as paragraphs, each with the label of every character
     (whitespace: -1)."""
     out = []
-    for group in _grouped(sentences):
+    for group in grouped(sentences):
         text, labels = [], []
         for s in group:
             tokens = _tokens(s)
@@ -212,7 +214,7 @@ def paragraphs(sentences: Iterable[Sentence]) -> list[tuple[str, np.ndarray]]:
 def token_paragraphs(sentences: Iterable[Sentence]) -> tuple[list[list[str]], list[np.ndarray]]:
     """The treebank's tokens by paragraph, and whether a sentence ends at each."""
     forms, ends = [], []
-    for group in _grouped(sentences):
+    for group in grouped(sentences):
         tokens = [[form for form, _, _ in _tokens(s)] for s in group]
         forms.append([form for t in tokens for form in t])
         ends.append(np.array([k == len(t) - 1 for t in tokens for k in range(len(t))]))
@@ -398,12 +400,13 @@ class Tokenizer(Trained):
         return self.syntax.ends(self.splitter.margins(forms),
                                 self._token_crossing(forms, crossing))
 
-    def fit_syntax(self, dev: list[Sentence], crossing) -> bool:
-        """Fit `SyntaxEnds` on the dev paragraphs' tokens with `crossing` (a trained
-        parser's, `arborparse.text.syntax.crossing`) and keep it if its sentences are
-        better there, by `GAIN` points of F1, than with the word-level splitter's margin
-        alone (fitted the same way); True if kept. A tokenizer without that splitter keeps
-        nothing."""
+    def fit_syntax(self, dev: list[Sentence], crossing, parser) -> bool:
+        """Fit `SyntaxEnds` on the dev paragraphs' tokens with `crossing` (`parser`'s, a
+        `arborparse.text.syntax.window_parser`, through the pipeline's tagger:
+        `arborparse.pipeline.Pipeline.crossing`) and keep it, with `parser`, if its
+        sentences are better there, by `GAIN` points of F1, than with the word-level
+        splitter's margin alone (fitted the same way); True if kept. A tokenizer without
+        that splitter keeps nothing."""
         self.syntax = None
         if self.splitter is None:
             return False
@@ -414,7 +417,7 @@ class Tokenizer(Trained):
         model, both = SyntaxEnds.fit(margins, crossings, ends)
         self.syntax_f1_ = {"words": alone, "syntax": both}  # dev sentences' F1
         if both >= alone + GAIN:
-            self.syntax = model
+            self.syntax, model.parser = model, parser
         return self.syntax is not None
 
     def tokenize(self, text: str, document: str = "", per_line: bool = False,
@@ -454,7 +457,9 @@ class Tokenizer(Trained):
             out[0]["sentences"] = header
             out[1].update({f"sentences.{k}": v for k, v in arrays.items()})
         if self.syntax is not None:
-            out[0]["syntax"] = self.syntax.parts()
+            header, arrays = self.syntax.parts()
+            out[0]["syntax"] = header
+            out[1].update({f"syntax.{k}": v for k, v in arrays.items()})
         return out
 
     @classmethod
@@ -477,7 +482,9 @@ class Tokenizer(Trained):
                                           for k, v in arrays.items()
                                           if k.startswith("sentences.")})
             if "syntax" in header:  # kept by fit_syntax
-                tokenizer.syntax = SyntaxEnds.from_parts(header["syntax"])
+                tokenizer.syntax = SyntaxEnds.from_parts(
+                    header["syntax"], {k.removeprefix("syntax."): v for k, v in arrays.items()
+                                       if k.startswith("syntax.")}, path)
             if not isinstance(tokenizer.keep, str) or not set(tokenizer.whole) <= set(WHOLE):
                 raise ValueError(f"keep {tokenizer.keep!r} or whole {tokenizer.whole!r}")
         except (KeyError, TypeError, ValueError, AttributeError) as e:

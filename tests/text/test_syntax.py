@@ -12,8 +12,19 @@ from arborparse.io.model_files import ModelFileError
 from arborparse.io.plain import words_sentence
 from arborparse.linear.model import Encoded
 from arborparse.pipeline import Pipeline
-from arborparse.text.syntax import GAIN, MARGIN_ONLY, STRIDE, WINDOW, SyntaxEnds, crossing
+from arborparse.text.syntax import (GAIN, MARGIN_ONLY, STRIDE, TRAIN_STRIDE, WINDOW,
+                                    SyntaxEnds, crossing, window_parser, windows)
 from arborparse.text.tokenizer import Tokenizer
+
+
+def small_parser(decoder="mst", seed=4, **options):
+    """A linear parser of random weights (what a saved view needs)."""
+    from arborparse.linear.model import LinearModel
+    from arborparse.linear.parser import LinearParser
+
+    weights = np.random.default_rng(seed).standard_normal(1 << 12).astype(np.float32) * 0.3
+    model = LinearModel(weights, [f"l{i}" for i in range(4)], **options)
+    return LinearParser(model, decoder, single_root=False)
 
 
 def chained(words):
@@ -66,33 +77,39 @@ def test_the_fit_weighs_crossing_arcs_where_the_margins_alone_miss():
     assert both > alone + 20 and model.weights[1] < 0  # fewer arcs over it: an end
     noise = [rng.normal(2, 1, 30) for _ in margins]  # a parser that says nothing
     assert SyntaxEnds.fit(margins, noise, ends)[1] < alone + GAIN
-    again = SyntaxEnds.from_parts(model.parts())
+    model.parser = small_parser()
+    again = SyntaxEnds.from_parts(*model.parts(), "m.npz")
     for m, c in zip(margins, crossings):
         assert (again.ends(m, c) == model.ends(m, c)).all() and model.ends(m, c)[-1]
+    assert (again.parser.model.weights == model.parser.model.weights).all()
     with pytest.raises(ValueError):
-        SyntaxEnds.from_parts({"weights": [1, 2], "threshold": 0, "scale": 1})
+        SyntaxEnds.from_parts({"weights": [1, 2], "threshold": 0, "scale": 1}, {}, "m.npz")
 
 
 def test_a_tokenizer_keeps_the_parsers_view_only_where_it_helps(tmp_path):
     tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(treebank(5), treebank())
     tokenizer.splitter = tokenizer.splitter or _splitter(tokenizer)
+    parser = small_parser()
     # crossing that knows nothing: the splitter alone is as good, nothing kept
-    assert not tokenizer.fit_syntax(treebank(), lambda w: np.ones(len(w)))
+    assert not tokenizer.fit_syntax(treebank(), lambda w: np.ones(len(w)), parser)
     assert tokenizer.syntax is None
     # a parser's view that says where sentences end: kept where the words alone miss
     tokenizer.splitter.classifier.weights[:] = 0  # the words say nothing now
     ends = lambda w: np.array([0.0 if x in {"?", "."} else 3.0 for x in w])
-    assert tokenizer.fit_syntax(treebank(), ends)
+    assert tokenizer.fit_syntax(treebank(), ends, parser)
+    assert tokenizer.syntax.parser is parser
     assert tokenizer.syntax_f1_["syntax"] > tokenizer.syntax_f1_["words"]
     text = text_of(treebank())
     split = [s.forms for s in tokenizer.tokenize(text, crossing=ends)]
     assert split == [s.forms for s in treebank()]
-    # saved and read back with the pipeline; its parser then gives the crossing arcs
+    # saved and read back with the pipeline, the view's parser too
     path = tmp_path / "m.npz"
     Pipeline(tokenizer=tokenizer).save(path)
     loaded = arborparse.load(path)
-    assert loaded.tokenizer.syntax.parts() == tokenizer.syntax.parts()
-    assert loaded.crossing() is None  # no parser, no marginals: the splitter alone
+    header, arrays = loaded.tokenizer.syntax.parts()
+    assert header == tokenizer.syntax.parts()[0]
+    assert (arrays["parser.weights"] == parser.model.weights).all()
+    assert loaded.crossing() is None  # no tagger to give the view's parser its tags
     assert [s.forms for s in loaded.tokenizer.tokenize(text, crossing=ends)] == split
 
 
@@ -111,7 +128,6 @@ def test_a_trained_pipeline_splits_with_its_parser_when_kept():
     nlp = arborparse.train(tagged(5), tagged(1), components="tokenizer,tagger,parser",
                            progress=False, trainer="perceptron", epochs=2, hash_bits=12,
                            folds=2)
-    assert nlp.crossing(force=True) is not None
     assert (nlp.crossing() is not None) == (nlp.tokenizer.syntax is not None)
     assert [s.forms for s in nlp.parse_text(text_of(treebank()))]
 
@@ -131,19 +147,12 @@ def test_the_paragraph_is_tagged_once_and_its_windows_parsed_from_it(monkeypatch
     monkeypatch.setattr(nlp.parser, "window_marginals",
                         lambda s, spans, **kw: read.append((s, spans)) or windows(s, spans,
                                                                                   **kw))
-    found = nlp.crossing(force=True)(words)
+    found = nlp.crossing(nlp.parser)(words)
     assert [[len(s) for s in call] for call in calls] == [[len(words)]]
     (paragraph, spans), = read
     assert (paragraph.forms, paragraph.upos) == (words, whole.upos)
     assert spans == [(a, a + WINDOW) for a in range(0, 5 * STRIDE, STRIDE)]
     assert len(found) == len(words)
-
-    class HeadsOnly:  # a parser without window_marginals (the neural one): windows cut out
-        head_marginals = nlp.parser.head_marginals
-
-    monkeypatch.setattr(nlp, "parser", HeadsOnly())
-    np.testing.assert_allclose(nlp.crossing(force=True)(words), found, rtol=1e-12)
-    assert len(calls) == 2 and [len(s) for s in calls[1]] == [len(words)]
 
 
 @pytest.mark.parametrize("options", [{}, {"decoder": "eisner"}, {"clusters": 3},
@@ -154,14 +163,7 @@ def test_window_marginals_are_those_of_each_window_cut_out(ud, options):
     as a sentence of its own, for the windows `crossing` reads and for any spans (to
     rounding: an arc's in-between POS features are counted by tag or walked depending on
     the tags of its window)."""
-    from arborparse.linear.model import LinearModel
-    from arborparse.linear.parser import LinearParser
-
-    options = dict(options)
-    decoder = options.pop("decoder", "mst")
-    model = LinearModel(np.random.default_rng(4).standard_normal(1 << 12) * 0.3,
-                        [f"l{i}" for i in range(4)], **options)
-    parser = LinearParser(model, decoder)
+    parser = small_parser(**options)
     rows = read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")[:12]
     words = [w for s in rows for w in s.forms][:WINDOW + 4 * STRIDE + 3]
     paragraph = words_sentence(words, 1).with_columns(
@@ -202,7 +204,7 @@ def test_windows_are_parsed_with_any_number_of_roots():
 def test_a_damaged_syntax_entry_is_named(tmp_path):
     tokenizer = Tokenizer(epochs=2, bits=16, progress=False).fit(treebank(5), treebank())
     tokenizer.splitter = tokenizer.splitter or _splitter(tokenizer)
-    tokenizer.syntax = SyntaxEnds([1.0, -1.0, 0.0, 0.0])
+    tokenizer.syntax = SyntaxEnds([1.0, -1.0, 0.0, 0.0], parser=small_parser())
     header, arrays = Pipeline(tokenizer=tokenizer).parts()
     header["components"]["tokenizer"]["header"]["syntax"]["weights"] = [1.0]
     from arborparse.io import model_files
@@ -211,3 +213,61 @@ def test_a_damaged_syntax_entry_is_named(tmp_path):
     model_files.save(tmp_path / "bad.npz", KIND, VERSION, header, arrays)
     with pytest.raises(ModelFileError, match="tokenizer in the model file is invalid"):
         arborparse.load(tmp_path / "bad.npz")
+
+
+def chain_paragraph(sentences: int, seed: int = 0):
+    """One paragraph of sentences "a b ... c ." of 3 to 9 words with known trees: each word
+    on the next, the last but one on the root, the full stop on it."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(sentences):
+        n = int(rng.integers(3, 10))
+        forms = [f"w{int(rng.integers(0, 5))}" for _ in range(n - 2)] + ["c", "."]
+        heads = [0] + [m + 1 for m in range(1, n - 1)] + [0, n - 1]
+        s = words_sentence(forms, k + 1, newpar=k == 0).with_columns(
+            {UPOS: ["PUNCT" if f == "." else "X" for f in forms], XPOS: ["x"] * n,
+             FEATS: ["_"] * n, LEMMA: forms})
+        out.append(s.with_tree(heads, ["dep"] * (n - 2) + ["root", "punct"]))
+    return out
+
+
+def test_windows_keep_the_arcs_inside_and_put_the_others_on_the_root():
+    paragraph = chain_paragraph(12)
+    words = [(s, m) for s in paragraph for m in range(1, len(s) + 1)]
+    n = len(words)
+    assert n > WINDOW + TRAIN_STRIDE
+    found = windows([paragraph, paragraph[:2]])  # a second paragraph, shorter than WINDOW
+    starts = list(range(0, n - WINDOW + 1, TRAIN_STRIDE))
+    starts += [n - WINDOW] * (starts[-1] + WINDOW < n)
+    assert len(found) == len(starts) + 1
+    for a, window in zip(starts, found):
+        assert window.format == "conllx" and len(window) == WINDOW
+        for m in range(1, WINDOW + 1):
+            s, i = words[a + m - 1]
+            assert window.forms[m - 1] == s.forms[i - 1]
+            assert window.upos[m - 1] == s.upos[i - 1]
+            head = s.heads[i]  # in its sentence; where is it in the window?
+            at = next((k for k in range(1, WINDOW + 1) if head > 0 and
+                       words[a + k - 1] == (s, head)), 0)
+            assert window.heads[m] == at
+            assert window.deprels[m - 1] == (s.deprels[i - 1] if at else "root")
+    last = found[-1]
+    assert last.forms == paragraph[0].forms + paragraph[1].forms
+    assert (last.heads[1:] > 0).sum() == len(last) - 2  # two sentences, two roots
+
+
+def test_the_window_parser_sees_few_arcs_over_a_sentence_end():
+    """Trained on windows of paragraphs whose sentences end with ".", its expected
+    crossing arcs are near 0 after a full stop and near 1 (the chain) inside a
+    sentence."""
+    train = chain_paragraph(80, seed=1)
+    dev = chain_paragraph(20, seed=2)
+    parser = window_parser(train, dev)
+    assert not parser.single_root and parser.model.order == 1
+    paragraph = chain_paragraph(10, seed=3)
+    tagged = words_sentence([f for s in paragraph for f in s.forms], 1).with_columns(
+        {c: [v for s in paragraph for v in s.column(c)] for c in (UPOS, XPOS, FEATS, LEMMA)})
+    over = crossing(len(tagged), lambda spans: parser.window_marginals(tagged, spans,
+                                                                       single_root=False))
+    ends = np.array([f == "." for f in tagged.forms])
+    assert over[ends][:-1].max() < 0.2 and over[~ends].min() > 0.8
