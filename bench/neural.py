@@ -3,7 +3,7 @@ from its words alone (the model predicts UPOS, XPOS, FEATS, lemmas and the tree)
 with the CoNLL 2018 measures on gold tokenization.
 
     python bench/neural.py UD_Gothic-PROIEL [--objective crf] [--epochs 40] [--threads 1]
-                           [--option hidden=400 ...] [--minutes M]
+                           [--option hidden=400 ...] [--minutes M] [--raw-text]
                            [--results bench/neural.jsonl]
 
 Trains `arborparse train --model-type neural --components parser` (dev for early stopping
@@ -14,6 +14,11 @@ start included). The model is kept in bench/runs/. Appends one JSON line to --re
 `--option NAME=VALUE` passes `--NAME VALUE` to the training (e.g. `hidden=400`, `layers=3`);
 `--minutes M` stops the training (SIGTERM) after M minutes (it keeps its best epoch). Where
 PyTorch sees a GPU, training runs on it (parsing stays on the CPU), and the record names it.
+With `--raw-text`, the test set is also parsed from its text (rebuilt from its tokens and
+``SpaceAfter=No``, as in `bench/raw_text.py`) by the neural pipeline: a tokenizer trained on
+the same files (`arborparse train --components tokenizer`) in front of this parser, the
+pipeline `arborparse train --model-type neural` writes with its default components (kept in
+bench/runs/ as NAME.text.npz), scored by `arborparse evaluate` (the CoNLL 2018 measures).
 """
 
 import argparse
@@ -60,6 +65,8 @@ def main():
     ap.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                     help="a training option, e.g. hidden=400")
     ap.add_argument("--minutes", type=float, help="stop the training after this long")
+    ap.add_argument("--raw-text", action="store_true",
+                    help="also parse the test text with a tokenizer in front")
     ap.add_argument("--results", default=str(ROOT / "bench" / "neural.jsonl"))
     args = ap.parse_args()
     train, dev, test = files(args.treebank)
@@ -99,8 +106,35 @@ def main():
         out["test"] = {k: result[k] for k in MEASURES}
         # kept for `arborparse compare` between objectives
         (runs / f"{name}.test.conllu").write_text((Path(tmp) / "parsed.conllu").read_text())
+        if args.raw_text:
+            out["raw_text"] = raw_text(train, dev, test, kept, runs / f"{name}.text.npz",
+                                       Path(tmp))
     out.update(date=str(datetime.date.today()), machine=machine())
     append_result(args.results, out)
+
+
+def raw_text(train, dev, test, parser: Path, pipeline: Path, tmp: Path) -> dict:
+    """The test text parsed by a tokenizer trained here in front of `parser` (saved as
+    `pipeline`): the CoNLL 2018 scores, with the tokenizer's training and the parse's CPU
+    seconds."""
+    import arborparse
+    from arborparse.pipeline import Pipeline
+    from arborparse.text.tokenizer import paragraphs
+
+    text = tmp / "test.txt"
+    text.write_text("\n\n".join(p for p, _ in paragraphs(read_conllu(test))) + "\n",
+                    encoding="utf-8")
+    trained = run([*COMMAND, "train", "--components", "tokenizer", "--train", train, "--dev",
+                   dev, "--model", tmp / "tokenizer.npz", "--quiet"])
+    Pipeline(parser=arborparse.load(parser).parser,
+             tokenizer=arborparse.load(tmp / "tokenizer.npz").tokenizer).save(pipeline,
+                                                                              force=True)
+    parsed = run([*COMMAND, "parse", "--model", pipeline, "--input-format", "text", text,
+                  "-o", tmp / "text.conllu"])
+    result = json.loads(run([*COMMAND, "evaluate", test, tmp / "text.conllu", "--json"]).out)
+    return {"tokenizer_train_cpu_seconds": trained.cpu, "parse_cpu_seconds": parsed.cpu,
+            **{k: result[k]["f1"] if isinstance(result[k], dict) else result[k]
+               for k in ("Tokens", "Sentences", "Words", *MEASURES)}}
 
 
 if __name__ == "__main__":
