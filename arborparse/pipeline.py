@@ -244,8 +244,9 @@ class Pipeline:
     def crossing(self, parser=None):
         """The function the tokenizer weighs sentence ends with (`arborparse.text.syntax`:
         words -> the expected arcs over each gap: the paragraph tagged once, each word
-        beside its real neighbours, and its windows given arc marginals by `parser`, by
-        default the window parser the tokenizer's view keeps), or None where there is none
+        beside its real neighbours, and its windows given arc marginals by `parser`'s
+        `window_marginals` (a `LinearParser`'s), by default the window parser the
+        tokenizer's view keeps), or None where there is none
         (a tokenizer that kept no such view) or no tagger to give that parser its tags."""
         from arborparse.io.plain import words_sentence
         from arborparse.text.syntax import crossing

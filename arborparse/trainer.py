@@ -374,7 +374,7 @@ def _front_scores(front: Pipeline) -> dict:
 
 
 def _syntax_scores(front: Pipeline) -> dict:
-    """The dev sentence F1 with the parser's view of sentence ends, where it was kept."""
+    """The dev sentence F1 with a parser's view of sentence ends, where it was kept."""
     if getattr(front.tokenizer, "syntax", None) is None:
         return {}
     return {"sentences_syntax": front.tokenizer.syntax_f1_["syntax"]}

@@ -104,7 +104,8 @@ class SentenceSplitter(Trained):
 
     def margins(self, tokens: list[str]) -> np.ndarray:
         """How much more each token of one paragraph scores a sentence end than not (what
-        `ends` decides by; `arborparse.text.syntax` weighs it against the parser's)."""
+        `ends` decides by; `arborparse.text.syntax` weighs it against a window parser's
+        crossing arcs)."""
         X, bounds, cptr, cand = self._arrays([tokens])
         return self.classifier.margins(X, bounds, np.full(len(X), -1), cptr, cand, END, ON)
 

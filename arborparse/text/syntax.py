@@ -107,7 +107,9 @@ def windows(paragraphs: Iterable[list[Sentence]]) -> list[Sentence]:
 def window_parser(train: list[Sentence], dev: list[Sentence], seed: int = 0):
     """The linear parser of `windows` (first order, several roots, `WINDOW_BITS`), trained
     on the training sentences' windows with their predicted tags, its epoch and temperature
-    chosen on dev's."""
+    chosen on dev's. (Those tags were predicted sentence by sentence, where `crossing`'s
+    are the paragraph's, tagged as a whole; and the dev sentences that choose its epoch
+    also judge, in `Tokenizer.fit_syntax`, whether the view is kept.)"""
     from arborparse import registry
     from arborparse.text.tokenizer import grouped
 
@@ -176,6 +178,8 @@ class SyntaxEnds:
         return model, best[0]
 
     def parts(self) -> tuple[dict, dict]:
+        if self.parser is None:
+            raise ValueError("a view of sentence ends is saved with its parser: give it one")
         header, arrays = self.parser.parts()
         return ({"weights": self.weights.tolist(), "threshold": self.threshold,
                  "scale": self.scale, "parser": header},

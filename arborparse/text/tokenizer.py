@@ -482,9 +482,15 @@ class Tokenizer(Trained):
                                           for k, v in arrays.items()
                                           if k.startswith("sentences.")})
             if "syntax" in header:  # kept by fit_syntax
-                tokenizer.syntax = SyntaxEnds.from_parts(
-                    header["syntax"], {k.removeprefix("syntax."): v for k, v in arrays.items()
-                                       if k.startswith("syntax.")}, path)
+                try:
+                    tokenizer.syntax = SyntaxEnds.from_parts(
+                        header["syntax"], {k.removeprefix("syntax."): v
+                                           for k, v in arrays.items()
+                                           if k.startswith("syntax.")}, path)
+                except ArborparseError as e:  # its parser's own complaint
+                    raise ModelFileError(f"{path}: the tokenizer's view of sentence ends is "
+                                         f"invalid ({str(e).removeprefix(f'{path}: ')})"
+                                         ) from e
             if not isinstance(tokenizer.keep, str) or not set(tokenizer.whole) <= set(WHOLE):
                 raise ValueError(f"keep {tokenizer.keep!r} or whole {tokenizer.whole!r}")
         except (KeyError, TypeError, ValueError, AttributeError) as e:

@@ -120,16 +120,54 @@ def _splitter(tokenizer):
     return SentenceSplitter(5, 16, progress=False).fit(*token_paragraphs(treebank(5)))
 
 
-def test_a_trained_pipeline_splits_with_its_parser_when_kept():
-    """`arborparse.train` asks the tokenizer to weigh the parser's view; kept or not, raw
-    text parses, and a pipeline whose tokenizer kept it passes its parser's crossing."""
+def test_a_trained_pipeline_splits_with_its_window_parser_when_kept(tmp_path, monkeypatch):
+    """`arborparse.train`, behind a word-level splitter and a tagger, trains a parser of
+    windows on the jackknifed training sentences and lets the tokenizer weigh its view
+    (kept here whatever it gains: GAIN lowered); the model file keeps that parser, and raw
+    text is split with it, read through the pipeline's tagger."""
+    import arborparse.text.syntax as syntax
+    import arborparse.text.tokenizer as tokenizer_module
+    import arborparse.trainer as trainer
+
+    front_end, trained = trainer.front_end, []
+
+    def with_splitter(*args, **kwargs):  # the treebank is too small to keep one itself
+        front = front_end(*args, **kwargs)
+        if front.tokenizer is not None:
+            front.tokenizer.splitter = front.tokenizer.splitter or _splitter(front.tokenizer)
+        return front
+
+    def spied(train, dev, seed=0):
+        trained.append((train, dev))
+        return window_parser(train, dev, seed)
+
+    monkeypatch.setattr(trainer, "front_end", with_splitter)
+    monkeypatch.setattr(syntax, "window_parser", spied)
+    monkeypatch.setattr(tokenizer_module, "GAIN", -100.0)
     tagged = lambda k: [s.with_columns({UPOS: ["PUNCT" if f in ",.?" else "X"
                                                for f in s.forms]}) for s in treebank(k)]
+    path = tmp_path / "m.npz"
     nlp = arborparse.train(tagged(5), tagged(1), components="tokenizer,tagger,parser",
                            progress=False, trainer="perceptron", epochs=2, hash_bits=12,
-                           folds=2)
-    assert (nlp.crossing() is not None) == (nlp.tokenizer.syntax is not None)
-    assert [s.forms for s in nlp.parse_text(text_of(treebank()))]
+                           folds=2, path=path)
+    (train, dev), = trained
+    assert len(train) == 5 * len(treebank()) and len(dev) == len(treebank())
+    assert all(s.upos == t.upos for s, t in zip(dev, nlp.tagger.tag(dev)))  # tagged
+    view = nlp.tokenizer.syntax
+    assert view is not None and not view.parser.single_root
+    assert nlp.info["scores"]["sentences_syntax"] == round(nlp.tokenizer.syntax_f1_["syntax"],
+                                                          2)
+    loaded = arborparse.load(path)
+    np.testing.assert_array_equal(loaded.tokenizer.syntax.parser.model.weights,
+                                  view.parser.model.weights)
+    read = []
+    windows_of = loaded.tokenizer.syntax.parser.window_marginals
+    monkeypatch.setattr(loaded.tokenizer.syntax.parser, "window_marginals",
+                        lambda s, spans, **kw: read.append(s) or windows_of(s, spans, **kw))
+    text = text_of(treebank())
+    assert [s.forms for s in loaded.parse_text(text)] == \
+        [s.forms for s in nlp.parse_text(text)]
+    assert read and all("_" not in s.upos for s in read)  # the tagger's tags
 
 
 def test_the_paragraph_is_tagged_once_and_its_windows_parsed_from_it(monkeypatch):
@@ -213,6 +251,14 @@ def test_a_damaged_syntax_entry_is_named(tmp_path):
     model_files.save(tmp_path / "bad.npz", KIND, VERSION, header, arrays)
     with pytest.raises(ModelFileError, match="tokenizer in the model file is invalid"):
         arborparse.load(tmp_path / "bad.npz")
+    header["components"]["tokenizer"]["header"]["syntax"]["weights"] = [1.0, -1.0, 0.0, 0.0]
+    del arrays["tokenizer.syntax.parser.weights"]  # its parser damaged
+    model_files.save(tmp_path / "bad.npz", KIND, VERSION, header, arrays, force=True)
+    with pytest.raises(ModelFileError, match="bad.npz: the tokenizer's view of sentence "
+                                             "ends is invalid \\(the model file has no"):
+        arborparse.load(tmp_path / "bad.npz")
+    with pytest.raises(ValueError, match="saved with its parser"):
+        SyntaxEnds([1.0, -1.0, 0.0, 0.0]).parts()
 
 
 def chain_paragraph(sentences: int, seed: int = 0):
@@ -231,29 +277,42 @@ def chain_paragraph(sentences: int, seed: int = 0):
     return out
 
 
-def test_windows_keep_the_arcs_inside_and_put_the_others_on_the_root():
-    paragraph = chain_paragraph(12)
+@pytest.mark.parametrize("sentences", [1, 5, 12, 40])
+def test_windows_keep_the_arcs_inside_and_put_the_others_on_the_root(sentences):
+    paragraph = chain_paragraph(sentences)
     words = [(s, m) for s in paragraph for m in range(1, len(s) + 1)]
     n = len(words)
-    assert n > WINDOW + TRAIN_STRIDE
-    found = windows([paragraph, paragraph[:2]])  # a second paragraph, shorter than WINDOW
-    starts = list(range(0, n - WINDOW + 1, TRAIN_STRIDE))
-    starts += [n - WINDOW] * (starts[-1] + WINDOW < n)
-    assert len(found) == len(starts) + 1
+    found = windows([paragraph])
+    starts = []
+    for window in found:  # where each window sits in the paragraph
+        forms = window.forms
+        starts.append(next(a for a in range(n) if [s.forms[i - 1] for s, i in
+                                                  words[a:a + len(forms)]] == forms))
+    assert starts[0] == 0 and starts[-1] + len(found[-1]) == n  # the whole paragraph
+    assert all(0 < b - a <= TRAIN_STRIDE for a, b in zip(starts, starts[1:]))
+    assert all(len(w) == min(WINDOW, n) for w in found)
     for a, window in zip(starts, found):
-        assert window.format == "conllx" and len(window) == WINDOW
-        for m in range(1, WINDOW + 1):
+        assert window.format == "conllx"
+        for m in range(1, len(window) + 1):
             s, i = words[a + m - 1]
-            assert window.forms[m - 1] == s.forms[i - 1]
             assert window.upos[m - 1] == s.upos[i - 1]
             head = s.heads[i]  # in its sentence; where is it in the window?
-            at = next((k for k in range(1, WINDOW + 1) if head > 0 and
+            at = next((k for k in range(1, len(window) + 1) if head > 0 and
                        words[a + k - 1] == (s, head)), 0)
             assert window.heads[m] == at
             assert window.deprels[m - 1] == (s.deprels[i - 1] if at else "root")
-    last = found[-1]
-    assert last.forms == paragraph[0].forms + paragraph[1].forms
-    assert (last.heads[1:] > 0).sum() == len(last) - 2  # two sentences, two roots
+
+
+def test_windows_hold_the_words_of_multiword_tokens(ud):
+    """Windows of words, as `crossing` reads them: a multiword token's words, never its
+    range line or an empty node."""
+    dev = read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
+    group = [s for s in dev if any("-" in r[0] or "." in r[0] for r in s.rows)][:8]
+    assert any("-" in r[0] for s in group for r in s.rows)
+    found = windows([group])
+    words = [f for s in group for f in s.forms]
+    assert found[0].forms == words[:WINDOW] and found[-1].forms == words[-WINDOW:]
+    assert all(w.has_tree for w in found)
 
 
 def test_the_window_parser_sees_few_arcs_over_a_sentence_end():
