@@ -10,7 +10,7 @@ parser's tree distribution (the arc marginals, `arborparse.trees`), averaged ove
 windows that hold it, each weighted by the gap's distance to the window's nearer edge.
 
 The parser that reads the windows is trained on such windows (`window_parser`): the
-training paragraphs cut every `TRAIN_STRIDE` words into windows of `WINDOW` words, with the
+training paragraphs cut into windows as `crossing` cuts a paragraph (`spans`), with the
 treebank's arcs inside each window and its other words on the root (each sentence's root,
 and the words whose head lies outside the window), a first-order linear parser of several
 roots. A parser trained on sentences has only seen one root word per sentence and few
@@ -39,8 +39,7 @@ from arborparse.io.plain import words_sentence
 from arborparse.text.sentences import sentence_f1
 
 WINDOW, STRIDE = 30, 10  # Gothic-PROIEL dev sentence F1: 30/10 over 20/5, 40/10, 60/15
-TRAIN_STRIDE = 15  # of `window_parser`'s training windows: each word in two
-WINDOW_BITS = 20  # of `window_parser`'s weights (dev sentence F1 as with 23, a file 1/8 the size)
+WINDOW_BITS = 20  # of `window_parser`'s weights (Gothic-PROIEL dev sentence F1 no lower than at 23)
 GAIN = 0.5  # dev sentence F1 over the margin alone, to pay for reading each word 3 times
 MARGIN_ONLY = (0, 3)  # the features of the margin-alone model
 L2 = 1e-3
@@ -56,11 +55,8 @@ def crossing(n: int,
     total, weight = np.zeros(n), np.zeros(n)
     if n < 2:
         return total
-    starts = list(range(0, max(n - WINDOW, 0) + 1, STRIDE))
-    if starts[-1] + WINDOW < n:
-        starts.append(n - WINDOW)
-    spans = [(a, min(a + WINDOW, n)) for a in starts]
-    for (a, b), mu in zip(spans, head_marginals(spans), strict=True):
+    cut = spans(n)
+    for (a, b), mu in zip(cut, head_marginals(cut), strict=True):
         m = b - a
         mu = np.asarray(mu)[1:, 1:]
         both = mu + mu.T  # arcs between words, either direction
@@ -74,12 +70,21 @@ def crossing(n: int,
     return np.divide(total, weight, out=np.zeros(n), where=weight > 0)
 
 
+def spans(n: int) -> list[tuple[int, int]]:
+    """The windows (a, b) of a paragraph of `n` words, its words a..b-1: `WINDOW` words
+    every `STRIDE` words, the last ending with the paragraph (all of them, where no more
+    than `WINDOW`)."""
+    starts = list(range(0, max(n - WINDOW, 0) + 1, STRIDE))
+    if starts[-1] + WINDOW < n:
+        starts.append(n - WINDOW)
+    return [(a, min(a + WINDOW, n)) for a in starts]
+
+
 def windows(paragraphs: Iterable[list[Sentence]]) -> list[Sentence]:
-    """`window_parser`'s training windows of paragraphs (lists of sentences with trees):
-    every `TRAIN_STRIDE` words (the last window ending with the paragraph), `WINDOW` words
-    as one CoNLL-X sentence (several roots), with their tags and the treebank's arcs among
-    them; a word whose head is the root or outside the window is on the root, as
-    ``root``."""
+    """`window_parser`'s training windows of paragraphs (lists of sentences with trees),
+    those `crossing` reads (`spans`): each one CoNLL-X sentence (several roots), with its
+    words' tags and the treebank's arcs among them; a word whose head is the root or
+    outside the window is on the root, as ``root``."""
     out = []
     for group in paragraphs:
         words = [(s.forms[i], *(s.column(c)[i] for c in (UPOS, XPOS, FEATS, LEMMA, DEPREL)))
@@ -88,18 +93,15 @@ def windows(paragraphs: Iterable[list[Sentence]]) -> list[Sentence]:
         for s in group:
             heads.extend(int(h) - 1 + at if h > 0 else -1 for h in s.heads[1:])
             at += len(s)
-        heads, n = np.array(heads), len(words)
-        starts = list(range(0, max(n - WINDOW, 0) + 1, TRAIN_STRIDE))
-        if starts[-1] + WINDOW < n:
-            starts.append(n - WINDOW)
-        for a in starts:
-            cut = words[a:a + WINDOW]
-            inside = (heads[a:a + len(cut)] >= a) & (heads[a:a + len(cut)] < a + len(cut))
+        heads = np.array(heads)
+        for a, b in spans(len(words)):
+            cut = words[a:b]
+            inside = (heads[a:b] >= a) & (heads[a:b] < b)
             window = words_sentence([w[0] for w in cut], len(out) + 1).with_columns(
                 {c: [w[k] for w in cut] for k, c in enumerate((UPOS, XPOS, FEATS, LEMMA), 1)})
             window = dataclasses.replace(window, format="conllx")
             out.append(window.with_tree(
-                np.concatenate([[0], np.where(inside, heads[a:a + len(cut)] - a + 1, 0)]),
+                np.concatenate([[0], np.where(inside, heads[a:b] - a + 1, 0)]),
                 [w[5] if keep else "root" for w, keep in zip(cut, inside)]))
     return out
 

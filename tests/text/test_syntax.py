@@ -12,8 +12,8 @@ from arborparse.io.model_files import ModelFileError
 from arborparse.io.plain import words_sentence
 from arborparse.linear.model import Encoded
 from arborparse.pipeline import Pipeline
-from arborparse.text.syntax import (GAIN, MARGIN_ONLY, STRIDE, TRAIN_STRIDE, WINDOW,
-                                    SyntaxEnds, crossing, window_parser, windows)
+from arborparse.text.syntax import (GAIN, MARGIN_ONLY, STRIDE, WINDOW, SyntaxEnds, crossing,
+                                    window_parser, windows)
 from arborparse.text.tokenizer import Tokenizer
 
 
@@ -289,7 +289,7 @@ def test_windows_keep_the_arcs_inside_and_put_the_others_on_the_root(sentences):
         starts.append(next(a for a in range(n) if [s.forms[i - 1] for s, i in
                                                   words[a:a + len(forms)]] == forms))
     assert starts[0] == 0 and starts[-1] + len(found[-1]) == n  # the whole paragraph
-    assert all(0 < b - a <= TRAIN_STRIDE for a, b in zip(starts, starts[1:]))
+    assert all(0 < b - a <= STRIDE for a, b in zip(starts, starts[1:]))
     assert all(len(w) == min(WINDOW, n) for w in found)
     for a, window in zip(starts, found):
         assert window.format == "conllx"
