@@ -452,19 +452,22 @@ def _syntax_ends(front: Pipeline, train: list[Sentence], dev: list[Sentence],
     the parser trains on (`train`, `dev`: jackknifed, tagged), kept if the dev sentences
     (`raw_dev`) come out better. Only behind a tagger (that parser reads tags) and a
     word-level splitter (whose margins it weighs)."""
-    from arborparse.text.syntax import window_parser
+    from arborparse.text.syntax import GAIN, window_parser
 
     if front.tokenizer.splitter is None or front.tagger is None:
         return
     if progress:
-        tqdm.write("sentence ends with a parser's trees: training the parser of windows",
-                   file=sys.stderr)
-    parser = window_parser(train, dev, seed)
+        tqdm.write("sentence ends with a parser's trees: training a parser of windows of "
+                   "the paragraphs", file=sys.stderr)
+    parser = window_parser(train, dev, seed, progress)
     crossing = Pipeline(front.tagger, front.lemmatizer, None, front.tokenizer).crossing(parser)
-    if front.tokenizer.fit_syntax(raw_dev, crossing, parser) and progress:
+    kept = front.tokenizer.fit_syntax(raw_dev, crossing, parser)
+    if progress:
         f1 = front.tokenizer.syntax_f1_
         tqdm.write(f"sentence ends with a parser's trees: dev sentence F1 "
-                   f"{f1['words']:.2f} -> {f1['syntax']:.2f}", file=sys.stderr)
+                   f"{f1['syntax']:.2f}, with the splitter's margin alone {f1['words']:.2f}: "
+                   + ("kept" if kept else f"not kept (it needs {GAIN} more)"),
+                   file=sys.stderr)
 
 
 def _jackknife(parts, front, train, folds, seed, progress):

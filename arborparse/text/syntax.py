@@ -107,20 +107,27 @@ def windows(paragraphs: Iterable[list[Sentence]]) -> list[Sentence]:
     return out
 
 
-def window_parser(train: list[Sentence], dev: list[Sentence], seed: int = 0):
+def window_parser(train: list[Sentence], dev: list[Sentence], seed: int = 0,
+                  progress: bool = False):
     """The linear parser of `windows` (first order, several roots, `WINDOW_BITS`,
     `WINDOW_EPOCHS`), trained on the training sentences' windows with their predicted tags,
     its epoch and temperature chosen on dev's. (Those tags were predicted sentence by sentence, where `crossing`'s
     are the paragraph's, tagged as a whole; and the dev sentences that choose its epoch
-    also judge, in `Tokenizer.fit_syntax`, whether the view is kept.)"""
+    also judge, in `Tokenizer.fit_syntax`, whether the view is kept.) `progress`: its
+    epochs' lines on stderr. An interrupt is a KeyboardInterrupt (its epochs are its
+    caller's to tell)."""
     from arborparse import registry
     from arborparse.text.tokenizer import grouped
+    from arborparse.training import TrainingInterrupted
 
     table = registry.options_table("linear").of(
         {"order": 1, "multi_root": True, "labeler": False, "hash_bits": WINDOW_BITS,
          "epochs": WINDOW_EPOCHS, "seed": seed})
-    trainer = registry.trainer("linear", table, dev=True, progress=False)
-    return trainer.fit(windows(grouped(train)), windows(grouped(dev))).parser_
+    trainer = registry.trainer("linear", table, dev=True, progress=progress)
+    try:
+        return trainer.fit(windows(grouped(train)), windows(grouped(dev))).parser_
+    except TrainingInterrupted:
+        raise KeyboardInterrupt from None
 
 
 class SyntaxEnds:

@@ -137,9 +137,9 @@ def test_a_trained_pipeline_splits_with_its_window_parser_when_kept(tmp_path, mo
             front.tokenizer.splitter = front.tokenizer.splitter or _splitter(front.tokenizer)
         return front
 
-    def spied(train, dev, seed=0):
+    def spied(train, dev, seed=0, progress=False):
         trained.append((train, dev))
-        return window_parser(train, dev, seed)
+        return window_parser(train, dev, seed, progress)
 
     monkeypatch.setattr(trainer, "front_end", with_splitter)
     monkeypatch.setattr(syntax, "window_parser", spied)
@@ -330,3 +330,23 @@ def test_the_window_parser_sees_few_arcs_over_a_sentence_end():
                                                                        single_root=False))
     ends = np.array([f == "." for f in tagged.forms])
     assert over[ends][:-1].max() < 0.2 and over[~ends].min() > 0.8
+
+
+def test_an_interrupted_window_parser_leaves_the_telling_to_its_caller(monkeypatch):
+    """Its trainer's "the best epoch so far was K" would name the window parser's epoch as
+    if it were the model's: an interrupt leaves it as a KeyboardInterrupt, which the
+    trainer (`arborparse.trainer`) tells with what the model file holds."""
+    from arborparse.linear.online import OnlineTrainer
+
+    one_pass, calls = OnlineTrainer.one_pass, []
+
+    def stopped(self, *args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return one_pass(self, *args)
+
+    monkeypatch.setattr(OnlineTrainer, "one_pass", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        window_parser(chain_paragraph(20, seed=1), chain_paragraph(5, seed=2))
+    assert len(calls) == 2
