@@ -367,7 +367,7 @@ class Pipeline:
             header, parts = component.parts()
             version = import_module(type(component).__module__).VERSION
             components[name] = {"kind": component.kind, "version": version, "header": header}
-            arrays.update({f"{name}.{key}": value for key, value in parts.items()})
+            arrays.update(model_files.nested(name, parts))
         header = {"components": components}
         if self._info:
             header["info"] = self._info
@@ -402,8 +402,6 @@ class Pipeline:
                 raise ModelFileError(f"{path}: the pipeline's {name} is version "
                                      f"{entry.get('version')!r}, this arborparse reads "
                                      f"version {version}; retrain the model with this version")
-            prefix = f"{name}."
-            own = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
-            found[name] = _class(home).from_parts(part, own, path)
+            found[name] = _class(home).from_parts(part, model_files.inner(name, arrays), path)
         return cls(found.get("tagger"), found.get("lemmatizer"), found.get("parser"),
                    found.get("tokenizer"), header.get("info"))

@@ -35,11 +35,13 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from arborparse.io.conllu import DEPREL, FEATS, LEMMA, UPOS, XPOS, Sentence
+from arborparse.io.model_files import inner, nested
 from arborparse.io.plain import words_sentence
 from arborparse.text.sentences import sentence_f1
 
 WINDOW, STRIDE = 30, 10  # Gothic-PROIEL dev sentence F1: 30/10 over 20/5, 40/10, 60/15
-WINDOW_BITS = 20  # of `window_parser`'s weights (Gothic-PROIEL dev sentence F1 no lower than at 23)
+WINDOW_BITS = 20  # of `window_parser`'s weights (Gothic-PROIEL dev sentence F1 no lower than
+# with 23)
 WINDOW_EPOCHS = 5  # of `window_parser` (Gothic-PROIEL: dev UAS 77.05 at 5, 77.10 at most in 10)
 GAIN = 0.5  # dev sentence F1 over the margin alone, to pay for reading each word 3 times
 MARGIN_ONLY = (0, 3)  # the features of the margin-alone model
@@ -111,11 +113,11 @@ def window_parser(train: list[Sentence], dev: list[Sentence], seed: int = 0,
                   progress: bool = False):
     """The linear parser of `windows` (first order, several roots, `WINDOW_BITS`,
     `WINDOW_EPOCHS`), trained on the training sentences' windows with their predicted tags,
-    its epoch and temperature chosen on dev's. (Those tags were predicted sentence by sentence, where `crossing`'s
-    are the paragraph's, tagged as a whole; and the dev sentences that choose its epoch
-    also judge, in `Tokenizer.fit_syntax`, whether the view is kept.) `progress`: its
-    epochs' lines on stderr. An interrupt is a KeyboardInterrupt (its epochs are its
-    caller's to tell)."""
+    its epoch and temperature chosen on dev's. (Those tags were predicted sentence by
+    sentence, where `crossing`'s are the paragraph's, tagged as a whole; and the dev
+    sentences that choose its epoch also judge, in `Tokenizer.fit_syntax`, whether the view
+    is kept.) `progress`: its epochs' lines on stderr. An interrupt is a KeyboardInterrupt
+    (its epochs are its caller's to tell)."""
     from arborparse import registry
     from arborparse.text.tokenizer import grouped
     from arborparse.training import TrainingInterrupted
@@ -192,8 +194,7 @@ class SyntaxEnds:
             raise ValueError("a view of sentence ends is saved with its parser: give it one")
         header, arrays = self.parser.parts()
         return ({"weights": self.weights.tolist(), "threshold": self.threshold,
-                 "scale": self.scale, "parser": header},
-                {f"parser.{k}": v for k, v in arrays.items()})
+                 "scale": self.scale, "parser": header}, nested("parser", arrays))
 
     @classmethod
     def from_parts(cls, header: dict, arrays: dict, path) -> SyntaxEnds:
@@ -204,7 +205,6 @@ class SyntaxEnds:
         weights = [float(w) for w in header["weights"]]
         if len(weights) != 4:
             raise ValueError(f"{len(weights)} weights, not 4")
-        parser = registry.parser_class("linear").from_parts(
-            header["parser"], {k.removeprefix("parser."): v for k, v in arrays.items()
-                               if k.startswith("parser.")}, path)
+        parser = registry.parser_class("linear").from_parts(header["parser"],
+                                                            inner("parser", arrays), path)
         return cls(weights, float(header["threshold"]), float(header["scale"]), parser)

@@ -17,8 +17,8 @@ the characters give, and kept when it finds the dev sentences better; once a par
 trained, `fit_syntax` may add a parser's view of where sentences end
 (`arborparse.text.syntax`: a parser of windows of the paragraph, kept with it), used when
 the pipeline passes that parser's marginals (`crossing=`) to `split`, `tokenize` or
-`iter_tokenize`. Multiword tokens are
-split into their words by `arborparse.text.multiword`. Whitespace ends a token, unless at
+`iter_tokenize`. Multiword tokens are split into their words by
+`arborparse.text.multiword`. Whitespace ends a token, unless at
 least `SPACES_AT` of the training tokens hold a space (Vietnamese writes a word's syllables
 apart: ``Hà Nội``): then a character before a single space may also be inside its token,
 and the classifier decides.
@@ -44,6 +44,7 @@ import numpy as np
 
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import FORM, MISC, Sentence
+from arborparse.io.model_files import ModelFileError, inner, nested
 from arborparse.text.classifier import Classifier, Trained, candidate_arrays, offsets
 from arborparse.text.features import mix
 from arborparse.text.multiword import Multiword
@@ -450,43 +451,35 @@ class Tokenizer(Trained):
         header, arrays = self.multiword.parts()
         out = ({"multiword": header, "keep": self.keep, "whole": list(self.whole),
                 "spaces": self.spaces},
-               {"weights": self.classifier.weights,
-                **{f"multiword.{k}": v for k, v in arrays.items()}})
+               {"weights": self.classifier.weights, **nested("multiword", arrays)})
         if self.splitter is not None:
             header, arrays = self.splitter.parts()
             out[0]["sentences"] = header
-            out[1].update({f"sentences.{k}": v for k, v in arrays.items()})
+            out[1].update(nested("sentences", arrays))
         if self.syntax is not None:
             header, arrays = self.syntax.parts()
             out[0]["syntax"] = header
-            out[1].update({f"syntax.{k}": v for k, v in arrays.items()})
+            out[1].update(nested("syntax", arrays))
         return out
 
     @classmethod
     def from_parts(cls, header: dict, arrays: dict, path) -> Tokenizer:
-        from arborparse.io.model_files import ModelFileError
-
         tokenizer = cls(progress=False)
         try:
-            tokenizer.multiword = Multiword.from_parts(
-                header["multiword"], {k.removeprefix("multiword."): v for k, v in arrays.items()
-                                      if k.startswith("multiword.")})
+            tokenizer.multiword = Multiword.from_parts(header["multiword"],
+                                                       inner("multiword", arrays))
             tokenizer.classifier = Classifier(list(LABELS), weights=arrays["weights"],
                                               pairs=PAIRS)
             tokenizer.keep = header["keep"]
             tokenizer.whole = tuple(header["whole"])
             tokenizer.spaces = header["spaces"] is True
             if "sentences" in header:  # kept where it found the dev sentences better
-                tokenizer.splitter = SentenceSplitter.from_parts(
-                    header["sentences"], {k.removeprefix("sentences."): v
-                                          for k, v in arrays.items()
-                                          if k.startswith("sentences.")})
+                tokenizer.splitter = SentenceSplitter.from_parts(header["sentences"],
+                                                                 inner("sentences", arrays))
             if "syntax" in header:  # kept by fit_syntax
                 try:
-                    tokenizer.syntax = SyntaxEnds.from_parts(
-                        header["syntax"], {k.removeprefix("syntax."): v
-                                           for k, v in arrays.items()
-                                           if k.startswith("syntax.")}, path)
+                    tokenizer.syntax = SyntaxEnds.from_parts(header["syntax"],
+                                                             inner("syntax", arrays), path)
                 except ArborparseError as e:  # its parser's own complaint
                     raise ModelFileError(f"{path}: the tokenizer's view of sentence ends is "
                                          f"invalid ({str(e).removeprefix(f'{path}: ')})"

@@ -32,9 +32,9 @@ import numpy as np
 import torch
 
 from arborparse.trees import matrix_tree, projective
-from arborparse.trees.scores import NonFiniteScores
 from arborparse.trees.decode import _best_trees, kbest
 from arborparse.trees.distribution import sample
+from arborparse.trees.scores import NonFiniteScores
 
 
 def _lengths(S: torch.Tensor, lengths) -> torch.Tensor:
