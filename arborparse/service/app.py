@@ -57,7 +57,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from arborparse.errors import ArborparseError
-from arborparse.io.conllu import MISC, TREE_MISC, iter_conllu, misc_without
+from arborparse.io.conllu import iter_conllu
 from arborparse.io.plain import characters, iter_tokenized, prose_lines
 from arborparse.options import OptionError, check_options
 from arborparse.pipeline import Pipeline, load
@@ -299,15 +299,10 @@ class Service:
                 tree = {"probability": p, "heads": [int(h) for h in heads[1:]],
                         "deprels": labels}
                 if settings["svg"]:
-                    tree["svg"] = svg(_without_probabilities(s).with_tree(heads, labels))
+                    tree["svg"] = svg(s.with_tree(heads, labels))  # without s's HeadProb
                 out["kbest"].append(tree)
         return out
 
-
-def _without_probabilities(s):
-    """The sentence without the best tree's HeadProb and LabelProb (another tree is drawn
-    without them)."""
-    return s.with_columns({MISC: [misc_without(m, TREE_MISC) for m in s.column(MISC)]})
 
 _service: Service | None = None  # in a worker process: what it parses with
 

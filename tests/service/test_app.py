@@ -59,6 +59,9 @@ def test_json_in_and_out_with_marginals_and_kbest(client, parser):
         assert got["kbest"][0]["heads"] == list(s.heads[1:])
         assert got["svg"].count('class="arc') == len(s)
         assert all(t["svg"].startswith("<svg") for t in got["kbest"])
+        # the best tree's arcs drawn with their probabilities, the k best without them
+        assert got["svg"].count("data-prob=") == len(s)
+        assert all("data-prob=" not in t["svg"] for t in got["kbest"])
 
 
 def test_the_service_answers_as_nlp_and_scores_each_sentence_once(client, parser,
