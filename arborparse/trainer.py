@@ -402,8 +402,7 @@ def _save_tags(tags, tagged_by: dict, train: list[Sentence], dev: list[Sentence]
             values = "\n".join(v for s in sentences for v in s.column(column))
             arrays[f"{part}.{COLUMNS[column]}"] = np.frombuffer(values.encode("utf-8"),
                                                                 dtype=np.uint8)
-    model_files.save(tags, TAGS_KIND, TAGS_VERSION, {"tagged_by": tagged_by}, arrays,
-                     compress=False)
+    model_files.save(tags, TAGS_KIND, TAGS_VERSION, {"tagged_by": tagged_by}, arrays)
 
 
 def _tagged(tags, tagged_by: dict, train: list[Sentence], dev: list[Sentence] | None):

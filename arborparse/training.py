@@ -295,7 +295,7 @@ class Loop:
                 "best_epoch": self.trainer.best_epoch_, "history": self.history}
         model_files.save(self.checkpoint, CHECKPOINT, CHECKPOINT_VERSION,
                          {"settings": self.settings, "loop": loop, "trainer": header},
-                         arrays, compress=False, force=True)  # the training's own file
+                         arrays, force=True)  # the training's own file
 
     def resume(self):
         """With ``resume``: the trainer's (header, arrays) from the checkpoint, the loop

@@ -144,6 +144,37 @@ def test_mostly_zero_arrays_are_stored_sparse(tmp_path):
         files.load(path, "test-kind", 1)
 
 
+def test_large_arrays_are_stored_and_the_rest_deflated(tmp_path):
+    """Arrays of `SPARSE_SIZE` entries or more (a sparse array's positions and values
+    too) are stored as they are, read without inflating them; the header and smaller
+    arrays are deflated; the same arrays give the same bytes (no time stamps)."""
+    rng = np.random.default_rng(0)
+    sparse = np.zeros(files.SPARSE_SIZE * 4, dtype=np.float32)
+    sparse[rng.choice(sparse.size, files.SPARSE_SIZE, replace=False)] = 1.5
+    arrays = {"weights": rng.standard_normal(files.SPARSE_SIZE).astype(np.float32),
+              "table": np.arange(files.SPARSE_SIZE - 1) % 7, "sparse": sparse}
+    path = tmp_path / "m.npz"
+    files.save(path, "test-kind", 1, {"labels": ["a"] * 1000}, arrays)
+    with zipfile.ZipFile(path) as z:
+        methods = {i.filename: i.compress_type for i in z.infolist()}
+    assert methods == {"weights.npy": zipfile.ZIP_STORED, "table.npy": zipfile.ZIP_DEFLATED,
+                       "sparse.nonzero.npy": zipfile.ZIP_STORED,
+                       "sparse.values.npy": zipfile.ZIP_STORED,
+                       "header.npy": zipfile.ZIP_DEFLATED}
+    first = path.read_bytes()
+    files.save(path, "test-kind", 1, {"labels": ["a"] * 1000}, arrays)
+    assert path.read_bytes() == first
+    _, loaded = files.load(path, "test-kind", 1)
+    for name, array in arrays.items():
+        np.testing.assert_array_equal(loaded[name], array)
+    # a stored member whose bytes changed is a damaged file (its CRC), not other weights
+    data = bytearray(first)
+    data[first.index(arrays["weights"].tobytes()) + 100] ^= 1
+    path.write_bytes(bytes(data))
+    with pytest.raises(ModelFileError, match="a damaged model file"):
+        files.load(path, "test-kind", 1)
+
+
 @pytest.mark.parametrize("sparse", [None, [], "w", {"w": [-1]}, {"w": [4]}, {"w": [1 << 40]},
                                     {"x": [8]}])
 def test_a_hand_edited_sparse_layout_is_a_damaged_file(tmp_path, sparse):
