@@ -6,8 +6,17 @@ Two doors: `train(train, dev, family=..., **options)` trains a pipeline
 
 from arborparse.errors import ArborparseError, TreebankFormatError
 from arborparse.pipeline import Pipeline, load
-from arborparse.trainer import train
 
 __version__ = "0.2.0"
 
 __all__ = ["ArborparseError", "TreebankFormatError", "Pipeline", "load", "train", "__version__"]
+
+
+def __getattr__(name: str):
+    """`train`, imported when it is first asked for: the trainer's imports (the progress
+    bars among them) are a tenth of a second that parsing does not need."""
+    if name == "train":
+        from arborparse.trainer import train
+
+        return train
+    raise AttributeError(f"module 'arborparse' has no attribute {name!r}")

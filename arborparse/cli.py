@@ -36,7 +36,7 @@ from arborparse.io.conllu import check_encoding
 from arborparse.io.plain import FORMATS as PLAIN_FORMATS
 from arborparse.io.model_files import check_output
 from arborparse.options import DIRECTORY, FILE, Capabilities
-from arborparse.service.workers import SHORT, TIMEOUT
+from arborparse.service import SHORT, TIMEOUT
 from arborparse.training import TrainingInterrupted, is_interrupt
 
 FORMAT = click.option("--format", "fmt", type=click.Choice(["auto", "conllu", "conllx"]),
@@ -591,11 +591,13 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
 
 def _counted(sentences, show: bool):
     """The sentences, counted on a progress bar on stderr (sentences, words/s) when `show`
-    and stderr is a terminal."""
+    and stderr is a terminal (tqdm, a tenth of a second to import, only then)."""
+    if not (show and sys.stderr.isatty()):
+        yield from sentences
+        return
     from tqdm import tqdm
 
-    bar = tqdm(sentences, desc="parsing", unit=" sentences", file=sys.stderr,
-               disable=None if show else True)
+    bar = tqdm(sentences, desc="parsing", unit=" sentences", file=sys.stderr)
     words, start = 0, time.perf_counter()
     for sentence in bar:
         words += len(sentence)

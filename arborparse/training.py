@@ -32,7 +32,6 @@ import threading
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 
-from tqdm import tqdm
 
 from arborparse.errors import ArborparseError
 
@@ -217,6 +216,8 @@ class Loop:
 
     def bar(self, epoch: int, items: Iterable) -> Iterable:
         """`items` with a progress bar (on a terminal, when progress is on)."""
+        from tqdm import tqdm  # here: the command line imports this module to parse too
+
         bar = tqdm(items, desc=f"{self.name}epoch {epoch}/{self.epochs}", unit=self.unit,
                    disable=None if self.progress else True, file=sys.stderr, leave=False)
         if self.history and self.metric in self.history[-1]:
@@ -277,8 +278,7 @@ class Loop:
                 line += "  (best)" if best else ""
                 if best and "temperature" in record:
                     line += f"  T {record['temperature']:.3g}"
-            # one write with its newline: an interrupt cannot fall between line and newline
-            tqdm.write(line + "\n", file=sys.stderr, end="")
+            _say(line)
         return best
 
     def finish(self) -> None:
@@ -329,6 +329,14 @@ class Loop:
             raise ArborparseError(f"{self.checkpoint}: a damaged checkpoint ({err}); start "
                                   "again without resuming") from None
         if self.lead:
-            tqdm.write(f"{self.name}resuming after epoch {self.first - 1} (the best so far: "
-                       f"epoch {self.trainer.best_epoch_})", file=sys.stderr)
+            _say(f"{self.name}resuming after epoch {self.first - 1} (the best so far: "
+                 f"epoch {self.trainer.best_epoch_})")
         return trainer, arrays
+
+
+def _say(line: str) -> None:
+    """Write a line on stderr above the progress bars, in one write with its newline (an
+    interrupt cannot fall between line and newline)."""
+    from tqdm import tqdm
+
+    tqdm.write(line + "\n", file=sys.stderr, end="")

@@ -68,6 +68,24 @@ def test_parse_shows_progress_on_a_terminal_for_a_file(trained):
     assert r.returncode == 0 and r.stderr == ""  # nor when stderr is not a terminal
 
 
+def test_parse_imports_neither_the_trainer_nor_the_service_nor_progress_bars(trained):
+    """A parse without a progress bar starts without importing what it does not use: the
+    trainer, the service's process pools (asyncio) and tqdm (a fifth of a second of every
+    command's start between them); `arborparse.train` is there when asked for."""
+    root, train, model = trained
+    code = ("import runpy, sys\n"
+            f"sys.argv = ['arborparse', 'parse', '--model', {str(model)!r}, {str(train)!r}, "
+            f"'-o', {str(root / 'imports.conllu')!r}, '--force']\n"
+            "try:\n    runpy.run_module('arborparse', run_name='__main__')\n"
+            "except SystemExit as end:\n    assert not end.code, end.code\n"
+            "print(sorted(m for m in ('arborparse.trainer', 'asyncio', 'tqdm') "
+            "if m in sys.modules))\n"
+            "import arborparse\nprint(arborparse.train.__module__)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.split("\n")[:2] == ["[]", "arborparse.trainer"], \
+        r.stdout + r.stderr
+
+
 def test_parse_file_and_stdin(trained):
     root, train, model = trained
     out = root / "out.conllu"

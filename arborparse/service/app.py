@@ -63,7 +63,8 @@ from arborparse.options import OptionError, check_options
 from arborparse.pipeline import Pipeline, load
 from arborparse.render import svg
 from arborparse.render.page import sentence_text
-from arborparse.service.workers import AGING, SHORT, TIMEOUT, Overdue, Workers
+from arborparse.service import AGING, SHORT, TIMEOUT
+from arborparse.service.workers import Overdue, Workers
 from arborparse.text.rules import invisible
 
 SCHEMA = json.loads(resources.files("arborparse.service").joinpath("openapi.json")

@@ -19,9 +19,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-AGING = 1000.0  # words per second: a request of w words ranks as if it came w / AGING s later
-TIMEOUT = 30.0  # seconds a request may wait and run together
-SHORT = 50  # words: a request this short may also go to the spare worker
+from arborparse.service import AGING, SHORT, TIMEOUT
 
 
 class Overdue(Exception):
