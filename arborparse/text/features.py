@@ -57,25 +57,43 @@ def _word_row(form: str) -> tuple[int, ...]:
     return tuple(_hash(t, v) for t, v in enumerate(values))
 
 
-def mix(template: int, *values: np.ndarray) -> np.ndarray:
-    """A 32-bit hash of a template number and the values (uint64 arrays of 32-bit
-    integers, one dimension), elementwise."""
-    return _mixed(np.uint64(_hash(template, "")), np.stack(values))
+def mix(first: int, groups: list[tuple[np.ndarray, ...]]) -> np.ndarray:
+    """A 32-bit hash of template number ``first + j`` and the values of ``groups[j]``
+    (uint64 arrays of 32-bit integers, one dimension, all of one length), elementwise:
+    (length, len(groups)) uint32, column j for template first + j. One kernel for every
+    template (a paragraph's few words or characters made a NumPy call per template and
+    step cost more than the hashing); an array in several groups is read once."""
+    columns: dict[int, int] = {}
+    unique, spec = [], np.full((len(groups), max(map(len, groups), default=0)), -1,
+                               dtype=np.int64)
+    for j, group in enumerate(groups):
+        for k, values in enumerate(group):
+            if id(values) not in columns:
+                columns[id(values)] = len(unique)
+                unique.append(values)
+            spec[j, k] = columns[id(values)]
+    starts = np.array([_hash(first + j, "") for j in range(len(groups))], dtype=np.uint64)
+    rows = len(unique[0]) if unique else 0
+    return _mixed(starts, spec, np.stack(unique, axis=1) if unique else
+                  np.empty((rows, 0), dtype=np.uint64))
 
 
 @njit(cache=True)
-def _mixed(start, values):
-    """`mix` of the rows of `values` (one kernel: a paragraph's few words or characters
-    made a NumPy call per step cost more than the hashing)."""
-    out = np.empty(values.shape[1], dtype=np.uint64)
-    for i in range(values.shape[1]):
-        h = start
-        for k in range(values.shape[0]):
-            h = (h ^ values[k, i]) * np.uint64(0x100000001B3) & _M
-            h ^= h >> np.uint64(15)
-            h = h * np.uint64(0x2C1B3C6D) & _M
-            h ^= h >> np.uint64(12)
-        out[i] = h
+def _mixed(starts, spec, values):
+    """`mix`: values (rows, arrays), spec[j] the arrays of template j (-1 past its
+    last)."""
+    out = np.empty((values.shape[0], spec.shape[0]), dtype=np.uint32)
+    for i in range(values.shape[0]):
+        for j in range(spec.shape[0]):
+            h = starts[j]
+            for k in range(spec.shape[1]):
+                if spec[j, k] < 0:
+                    break
+                h = (h ^ values[i, spec[j, k]]) * np.uint64(0x100000001B3) & _M
+                h ^= h >> np.uint64(15)
+                h = h * np.uint64(0x2C1B3C6D) & _M
+                h ^= h >> np.uint64(12)
+            out[i, j] = np.uint32(h)
     return out
 
 
@@ -115,9 +133,8 @@ def word_features(sentences: list[list[str]], classes: dict[str, str]) -> np.nda
 
     out[:, :len(WORD)] = own
     lower, before, after = own[:, LOWER], shifted(LOWER, -1), shifted(LOWER, 1)
-    for j, values in enumerate((
-            (before,), (after,), (shifted(LOWER, -2),), (shifted(LOWER, 2),),
-            (shifted(SUFFIX3, -1),), (shifted(SUFFIX3, 1),), (before, lower), (lower, after),
-            (shifted(AMBIGUITY, -1),), (shifted(AMBIGUITY, 1),))):
-        out[:, len(WORD) + j] = mix(len(WORD) + j, *values)
+    out[:, len(WORD):] = mix(len(WORD), [
+        (before,), (after,), (shifted(LOWER, -2),), (shifted(LOWER, 2),),
+        (shifted(SUFFIX3, -1),), (shifted(SUFFIX3, 1),), (before, lower), (lower, after),
+        (shifted(AMBIGUITY, -1),), (shifted(AMBIGUITY, 1),)])
     return out

@@ -52,8 +52,7 @@ def token_features(paragraphs: list[list[str]]) -> np.ndarray:
            (_far(prefix, 1, lengths),), (_far(look, 1, lengths), look)]
     out = np.empty((len(lower), near.shape[1] + EXTRA), dtype=np.uint32)
     out[:, :near.shape[1]] = near
-    for j, values in enumerate(far):
-        out[:, near.shape[1] + j] = mix(900 + j, *values)
+    out[:, near.shape[1]:] = mix(900, far)
     return out
 
 

@@ -141,10 +141,7 @@ def char_features(text: str) -> tuple[np.ndarray, np.ndarray]:
         "chunk start": (chunk_hash, from_start), "next chunk": (following, to_end),
         "c next class": (c, next_class, to_end), "c to end": (c, to_end),
         "previous chunk": (previous, to_end), "chunk next chunk": (chunk_hash, following, to_end)}
-    X = np.empty((len(positions), len(TEMPLATES)), dtype=np.uint32)
-    for j, name in enumerate(TEMPLATES):
-        X[:, j] = mix(100 + j, *(v[positions] for v in columns[name]))
-    return positions, X
+    return positions, mix(100, [columns[name] for name in TEMPLATES])[positions]
 
 
 def _candidates(positions: np.ndarray, one_sentence: bool = False,

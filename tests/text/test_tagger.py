@@ -56,11 +56,14 @@ def test_mix_is_the_documented_hash():
         return h
 
     rng = np.random.default_rng(0)
-    for count in (1, 2, 4):
-        values = [rng.integers(0, 1 << 32, size=9, dtype=np.uint64) for _ in range(count)]
-        mixed = mix(17, *values)
-        assert mixed.dtype == np.uint64
-        assert mixed.tolist() == [one(17, [int(v[i]) for v in values]) for i in range(9)]
+    values = [rng.integers(0, 1 << 32, size=9, dtype=np.uint64) for _ in range(4)]
+    groups = [(values[0],), (values[1], values[0]), tuple(values), (values[2], values[2])]
+    mixed = mix(17, groups)  # template 17 + j for groups[j]; an array in several groups
+    assert mixed.dtype == np.uint32 and mixed.shape == (9, len(groups))
+    for j, group in enumerate(groups):
+        assert mixed[:, j].tolist() == [one(17 + j, [int(v[i]) for v in group])
+                                        for i in range(9)]
+    assert mix(3, [(values[0][:0],)]).shape == (0, 1) and mix(3, []).shape == (0, 0)
 
 
 def test_a_separable_set_is_tagged_perfectly():
