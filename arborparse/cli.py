@@ -11,6 +11,7 @@ with anything else, unless ``--force``.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
@@ -571,7 +572,10 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
             _parse_on_cluster(input, model_path, output, fmt, scheduler, workers,
                               partition_kb, resume, force, given)
             return
-        parsed = iter_parse_source(load(model_path), input, fmt, encoding, **given)
+        model = load(model_path)
+        gc.freeze()  # the model lives to the end: full collections need not walk its
+        # objects (English-EWT's test text: 0.26 -> 0.13 CPU s of garbage collection)
+        parsed = iter_parse_source(model, input, fmt, encoding, **given)
     except OptionError as err:  # the command line's names (kbest is the API's alone)
         names = {p.name for p in ctx.command.params}
         takes = ", ".join(_flag(ctx, name) for name in err.takes if name in names)

@@ -71,7 +71,8 @@ def test_parse_shows_progress_on_a_terminal_for_a_file(trained):
 def test_parse_imports_neither_the_trainer_nor_the_service_nor_progress_bars(trained):
     """A parse without a progress bar starts without importing what it does not use: the
     trainer, the service's process pools (asyncio) and tqdm (a fifth of a second of every
-    command's start between them); `arborparse.train` is there when asked for."""
+    command's start between them); `arborparse.train` is there when asked for. The
+    loaded model's objects are frozen (`gc.freeze`): full collections skip them."""
     root, train, model = trained
     code = ("import runpy, sys\n"
             f"sys.argv = ['arborparse', 'parse', '--model', {str(model)!r}, {str(train)!r}, "
@@ -80,10 +81,11 @@ def test_parse_imports_neither_the_trainer_nor_the_service_nor_progress_bars(tra
             "except SystemExit as end:\n    assert not end.code, end.code\n"
             "print(sorted(m for m in ('arborparse.trainer', 'asyncio', 'tqdm') "
             "if m in sys.modules))\n"
-            "import arborparse\nprint(arborparse.train.__module__)\n")
+            "import arborparse, gc\nprint(arborparse.train.__module__)\n"
+            "print(gc.get_freeze_count() > 0)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert r.returncode == 0 and r.stdout.split("\n")[:2] == ["[]", "arborparse.trainer"], \
-        r.stdout + r.stderr
+    assert r.returncode == 0 and r.stdout.split("\n")[:3] == ["[]", "arborparse.trainer",
+                                                              "True"], r.stdout + r.stderr
 
 
 def test_parse_file_and_stdin(trained):

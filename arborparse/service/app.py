@@ -38,6 +38,7 @@ load.
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
@@ -309,9 +310,11 @@ _service: Service | None = None  # in a worker process: what it parses with
 
 
 def _start_worker(path: str, limits: Limits) -> None:
-    """Set up a worker process: load the model (once)."""
+    """Set up a worker process: load the model (once), and leave its objects out of the
+    garbage collector's full collections (`gc.freeze`: the worker keeps them to its end)."""
     global _service
     _service = Service(load(path), limits)
+    gc.freeze()
 
 
 def _parse(settings: dict):

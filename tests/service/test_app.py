@@ -348,3 +348,19 @@ def test_a_model_without_a_parser_is_served():
         assert r.status_code == 200, r.text
         assert [line.split("\t")[3] for line in r.text.splitlines() if "\t" in line] == \
             [u for s in tagger.parse(untagged) for u in s.upos]
+
+
+def test_a_worker_keeps_its_model_out_of_full_collections(english_pipeline, monkeypatch):
+    """A worker process, once its model is loaded, freezes the objects it holds (the model
+    lives as long as the worker): the garbage collector's full collections skip them."""
+    import gc
+
+    from arborparse.service import app as service_app
+
+    monkeypatch.setattr(service_app, "_service", None)
+    before = gc.get_freeze_count()
+    try:
+        service_app._start_worker(str(english_pipeline), LIMITS)
+        assert service_app._service is not None and gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()
