@@ -20,3 +20,7 @@ def __getattr__(name: str):
 
         return train
     raise AttributeError(f"module 'arborparse' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), "train"])

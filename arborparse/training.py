@@ -32,7 +32,6 @@ import threading
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 
-
 from arborparse.errors import ArborparseError
 
 CHECKPOINT = "checkpoint"

@@ -72,17 +72,20 @@ def test_parse_imports_neither_the_trainer_nor_the_service_nor_progress_bars(tra
     """A parse without a progress bar starts without importing what it does not use: the
     trainer, the service's process pools (asyncio) and tqdm (a fifth of a second of every
     command's start between them); `arborparse.train` is there when asked for. The
-    loaded model's objects are frozen (`gc.freeze`): full collections skip them."""
+    loaded model's objects are frozen while it parses (`gc.freeze`: full collections skip
+    them), and unfrozen after (for a caller in the same process)."""
     root, train, model = trained
-    code = ("import runpy, sys\n"
+    code = ("import gc, runpy, sys\n"
+            "frozen, freeze = [], gc.freeze\n"
+            "gc.freeze = lambda: (frozen.append(len(gc.get_objects())), freeze())\n"
             f"sys.argv = ['arborparse', 'parse', '--model', {str(model)!r}, {str(train)!r}, "
             f"'-o', {str(root / 'imports.conllu')!r}, '--force']\n"
             "try:\n    runpy.run_module('arborparse', run_name='__main__')\n"
             "except SystemExit as end:\n    assert not end.code, end.code\n"
             "print(sorted(m for m in ('arborparse.trainer', 'asyncio', 'tqdm') "
             "if m in sys.modules))\n"
-            "import arborparse, gc\nprint(arborparse.train.__module__)\n"
-            "print(gc.get_freeze_count() > 0)\n")
+            "import arborparse\nprint(arborparse.train.__module__)\n"
+            "print(len(frozen) == 1 and gc.get_freeze_count() == 0)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.split("\n")[:3] == ["[]", "arborparse.trainer",
                                                               "True"], r.stdout + r.stderr

@@ -27,7 +27,10 @@ from arborparse.io.atomic import atomic_open, check_writable
 
 FORMAT = "arborparse"
 _ZIP_MAGIC = b"PK\x03\x04"
-SPARSE_SIZE = 1 << 16  # arrays of this many entries or more: sparse where it pays, not deflated
+# arrays of this many entries or more: stored sparse where that halves them; any member of
+# this many entries or more (a sparse array's positions and values go by their own) is
+# stored as it is, the smaller ones deflated
+SPARSE_SIZE = 1 << 16
 
 
 class ModelFileError(ArborparseError):
@@ -77,12 +80,14 @@ def _write_npz(handle, arrays: dict[str, np.ndarray]) -> None:
     """The arrays as an .npz archive (what `np.load` reads) in the open file: those of
     fewer than `SPARSE_SIZE` entries (the header too) deflated at level 1, the others
     stored as they are."""
-    with zipfile.ZipFile(handle, "w", compresslevel=1, allowZip64=True) as archive:
+    with zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1,
+                         allowZip64=True) as archive:
         for name, array in arrays.items():
             array = np.asanyarray(array)
-            entry = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            entry.compress_type = zipfile.ZIP_DEFLATED if array.size < SPARSE_SIZE or \
-                name == "header" else zipfile.ZIP_STORED
+            entry = f"{name}.npy"  # by name: deflated with the archive's level
+            if array.size >= SPARSE_SIZE and name != "header":
+                entry = zipfile.ZipInfo(entry)
+                entry.compress_type = zipfile.ZIP_STORED
             with archive.open(entry, "w", force_zip64=True) as member:
                 np.lib.format.write_array(member, array, allow_pickle=False)
 

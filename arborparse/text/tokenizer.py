@@ -127,15 +127,15 @@ def char_features(text: str) -> tuple[np.ndarray, np.ndarray]:
                 out[-k:] = values[:n + k]
         return out
 
-    c, c1, c_1 = low, at(low, 1, 1), at(low, -1, 2)
+    c, c1, c2, c_1 = low, at(low, 1, 1), at(low, 2, 4), at(low, -1, 2)
     k0, k1, k_1 = cls, at(cls, 1, 99), at(cls, -1, 98)
     to_end = np.minimum(end - np.arange(n) - 1, 3).astype(np.uint64)
     from_start = np.minimum(np.arange(n) - start, 3).astype(np.uint64)
     columns = {
         "bias": (np.zeros(n, dtype=np.uint64),), "c": (c,), "c raw": (raw,), "c-1": (c_1,),
-        "c+1": (c1,), "c-2": (at(low, -2, 3),), "c+2": (at(low, 2, 4),),
+        "c+1": (c1,), "c-2": (at(low, -2, 3),), "c+2": (c2,),
         "c+3": (at(low, 3, 5),), "c-1 c": (c_1, c), "c c+1": (c, c1),
-        "c+1 c+2": (c1, at(low, 2, 4)), "c-1 c c+1": (c_1, c, c1),
+        "c+1 c+2": (c1, c2), "c-1 c c+1": (c_1, c, c1),
         "classes": (k_1, k0, k1, at(cls, 2, 97)), "class+1": (k1,), "class-1": (k_1,),
         "chunk": (chunk_hash,), "chunk end": (chunk_hash, to_end),
         "chunk start": (chunk_hash, from_start), "next chunk": (following, to_end),
