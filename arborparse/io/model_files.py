@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -133,7 +134,7 @@ def _read(path: Path, arrays: bool) -> tuple[dict, dict[str, np.ndarray]]:
                 raise ModelFileError(f"{path}: not an arborparse model file")
             sparse = meta.pop("sparse", {})
             content = _rebuilt(archive, sparse) if arrays else {}
-    except (OSError, ValueError, MemoryError, zipfile.BadZipFile, EOFError) as err:
+    except (OSError, ValueError, MemoryError, zipfile.BadZipFile, EOFError, zlib.error) as err:
         raise ModelFileError(f"{path}: a damaged model file ({err})") from None
     return meta, content
 

@@ -71,6 +71,10 @@ THREADED_WORDS = 64  # sentences of this many words or more are scored in `threa
 # for the best tree and with the marginals (measured: with siblings, 463 MB at 300 words
 # either way; with grandparents too, 517 and 1,076 MB at 200 words)
 PART_BYTES = {"siblings": (18, 18), "siblings+grandparents": (64, 136)}
+# what any parse takes per (n+1)² (the arc and label scores, the reach's mask, the
+# decoder's arrays), for the best tree and with the marginals or MBR (measured with
+# English-EWT's pipeline: 87 and 124 bytes from 2,000 to 4,000 words)
+ARC_BYTES = (96, 136)
 
 
 def available_memory() -> int | None:
@@ -319,17 +323,26 @@ class LinearModel:
 
     def check_parts_fit(self, words: int, where: str = "", marginals: bool = False) -> None:
         """Refuse (`ArborparseError`, after `where`) a sentence of `words` words whose
-        order-2 parts would not fit in the memory free: they take O(n³) (`PART_BYTES`, for
-        the best tree or, with `marginals`, for its marginals too), the reach or not."""
-        need = PART_BYTES[self.second_order][marginals] * (words + 1) ** 3 \
+        parse would not fit in the memory free: its arcs' arrays take O(n²) (`ARC_BYTES`),
+        an order-2 model's parts O(n³) (`PART_BYTES`), each for the best tree or, with
+        `marginals`, for its marginals (or MBR tree) too, the reach or not."""
+        parts = PART_BYTES[self.second_order][marginals] * (words + 1) ** 3 \
             if self.order == 2 else 0
+        need = parts + ARC_BYTES[marginals] * (words + 1) ** 2
         free = available_memory() if need > 2 ** 28 else None
-        if free is not None and need > free:
+        if free is None or need <= free:
+            return
+        if parts > need / 2:
             raise ArborparseError(
                 f"{where}a sentence of {words} words is too long for this order-2 model: its "
                 f"parts would take about {need / 2 ** 30:.1f} GiB (they grow as n³), more than "
                 f"the {free / 2 ** 30:.1f} GiB free; split it, or parse it with an order-1 "
                 "model (arborparse train --order 1)")
+        raise ArborparseError(
+            f"{where}a sentence of {words} words is too long to parse here: its arcs would "
+            f"take about {need / 2 ** 30:.1f} GiB (they grow as n²), more than the "
+            f"{free / 2 ** 30:.1f} GiB free; split it (raw text without sentence ends is one "
+            "sentence: --input-format lines reads one a line)")
 
     def part_scores(self, x: Encoded, weights: np.ndarray | None = None, scale: float = 1.0,
                     marginals: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:

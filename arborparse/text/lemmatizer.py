@@ -166,10 +166,13 @@ class Lemmatizer:
         kept per (form, UPOS) across calls (up to `FOUND` of them)."""
         self._found = {}
         self._by_cut = {}
+        cuts = defaultdict(set)  # UPOS -> the lengths of the suffixes its scripts cut
         for key, ids in self.scripts_by_suffix.items():
             by_prefix = self._by_cut[key] = defaultdict(list)
             for i in ids:
                 by_prefix[self.scripts[i][0]].append(i)
+            cuts[key[0]].add(len(key[1]))
+        self._suffix_cuts = {upos: sorted(lengths) for upos, lengths in cuts.items()}
 
     def _candidates(self, form: str, upos: str) -> list[int]:
         """The scripts seen with `upos` that apply to `form` (`applies`): those of each
@@ -178,7 +181,9 @@ class Lemmatizer:
         lower = form.lower()
         n = len(lower)
         found = []
-        for k in range(n + 1):
+        for k in self._suffix_cuts.get(upos, ()):  # not every suffix: a long word's are many
+            if k > n:
+                break
             by_prefix = self._by_cut.get((upos, lower[n - k:]))
             if by_prefix is None:
                 continue

@@ -173,6 +173,14 @@ def test_large_arrays_are_stored_and_the_rest_deflated(tmp_path):
     _, loaded = files.load(path, "test-kind", 1)
     for name, array in arrays.items():
         np.testing.assert_array_equal(loaded[name], array)
+    # a deflated member whose bytes changed is a damaged file (zlib's error), not a traceback
+    with zipfile.ZipFile(path) as z:
+        table = z.getinfo("table.npy")
+    data = bytearray(first)
+    data[table.header_offset + 30 + len(table.filename) + 20] ^= 0x10  # its first bytes
+    path.write_bytes(bytes(data))
+    with pytest.raises(ModelFileError, match="a damaged model file"):
+        files.load(path, "test-kind", 1)
     # a stored member whose bytes changed is a damaged file (its CRC), not other weights
     data = bytearray(first)
     data[first.index(arrays["weights"].tobytes()) + 100] ^= 1

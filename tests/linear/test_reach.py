@@ -252,3 +252,37 @@ def test_the_reach_is_saved_and_checked(fitted, tmp_path):
             LinearParser(parser.model, reach=bad)
     for given in (tuple(np.array([3, 4])), np.array([3, 4]), [3, 4]):
         assert LinearParser(parser.model, reach=given).reach == (3, 4)
+
+
+def test_a_sentence_whose_arcs_would_not_fit_in_memory_is_refused(monkeypatch, tmp_path):
+    """Any parse takes O(n²) memory for its arcs (more with their marginals or MBR): a
+    sentence of a text without sentence ends, too long for the memory free, is refused in
+    one line naming it and saying what to do, before any array is made (the command line
+    exits with 1 and writes nothing); where it fits, it is parsed as ever."""
+    from click.testing import CliRunner
+
+    import arborparse.linear.model
+    from arborparse.cli import cli
+
+    parser = OnlineTrainer("perceptron", epochs=1, hash_bits=12, progress=False).fit(
+        separable(1)).parser_
+    words = 3000
+    text = "".join(f"{i}\tw\tw\tX\tX\t_\t{i - 1}\tdep\t_\t_\n" for i in range(1, words + 1))
+    (tmp_path / "long.conllu").write_text(text + "\n")
+    long = read_conllu(tmp_path / "long.conllu")[0]
+    best, with_marginals = (c * (words + 1) ** 2 for c in arborparse.linear.model.ARC_BYTES)
+    monkeypatch.setattr(arborparse.linear.model, "available_memory", lambda: best - 1)
+    message = (f"{tmp_path / 'long.conllu'}:1: a sentence of {words} words is too long to "
+               f"parse here: its arcs would take about {best / 2 ** 30:.1f} GiB")
+    with pytest.raises(ArborparseError, match=message):
+        parser.parse([long])
+    parser.save(tmp_path / "m.npz")
+    out = tmp_path / "out.conllu"
+    r = CliRunner().invoke(cli, ["parse", "--model", str(tmp_path / "m.npz"),
+                                 str(tmp_path / "long.conllu"), "-o", str(out)])
+    assert r.exit_code == 1 and message in r.output and "--input-format lines" in r.output
+    assert len(r.output.splitlines()) == 1 and not out.exists()
+    monkeypatch.setattr(arborparse.linear.model, "available_memory", lambda: best)
+    assert len(parser.parse([long])[0]) == words  # the best tree fits
+    with pytest.raises(ArborparseError, match=f"about {with_marginals / 2 ** 30:.1f} GiB"):
+        parser.parse([long], decode_as="mbr")  # its MBR tree does not

@@ -199,7 +199,8 @@ def test_a_sentence_whose_parts_would_not_fit_in_memory_is_refused(monkeypatch, 
     text = "".join(f"{i}\tw\tw\tX\tX\t_\t{i - 1}\tdep\t_\t_\n" for i in range(1, words + 1))
     (tmp_path / "long.conllu").write_text("# text = long\n" + text + "\n")
     long = read_conllu(tmp_path / "long.conllu")[0]
-    need, with_marginals = (c * (words + 1) ** 3 for c in per_cube)
+    need, with_marginals = (c * (words + 1) ** 3 + a * (words + 1) ** 2
+                            for c, a in zip(per_cube, arborparse.linear.model.ARC_BYTES))
     monkeypatch.setattr(arborparse.linear.model, "available_memory", lambda: need - 1)
     message = (f"{tmp_path / 'long.conllu'}:1: a sentence of {words} words is too long for "
                f"this order-2 model: its parts would take about {need / 2 ** 30:.1f} GiB")
