@@ -89,6 +89,14 @@ class Sentence:
         prefix = f"# {key} = "
         return next((c[len(prefix):] for c in self.comments if c.startswith(prefix)), None)
 
+    @property
+    def where(self) -> str:
+        """Where the sentence is, for messages: its file and line, or, for one made in
+        memory (raw text's sentences), its number and first words."""
+        if self.path != "<memory>":
+            return f"{self.path}:{self.line}"
+        return f"sentence {self.comment('sent_id') or '?'} ({' '.join(self.forms[:5])} ...)"
+
     def column(self, index: int) -> list[str]:
         """The values of one column for words 1..n (index: ``FORM``, ``UPOS``, ...)."""
         rows, cached = self.rows, self._cache.get(index)

@@ -15,7 +15,9 @@ from treebanks import separable
 
 from arborparse.errors import ArborparseError
 from arborparse.io import read_conllu
+from arborparse.io.conllu import UPOS, XPOS
 from arborparse.io.model_files import ModelFileError
+from arborparse.io.plain import words_sentence
 from arborparse.linear.common import reach
 from arborparse.linear.eg import EGTrainer
 from arborparse.linear.loglinear import LogLinearTrainer
@@ -276,6 +278,10 @@ def test_a_sentence_whose_arcs_would_not_fit_in_memory_is_refused(monkeypatch, t
                f"parse here: its arcs would take about {best / 2 ** 30:.1f} GiB")
     with pytest.raises(ArborparseError, match=message):
         parser.parse([long])
+    made = words_sentence(["w"] * words, 7)  # made in memory (raw text): named by number
+    made = made.with_columns({UPOS: ["X"] * words, XPOS: ["X"] * words})
+    with pytest.raises(ArborparseError, match=r"^sentence 7 \(w w w w w \.\.\.\): a sentence"):
+        parser.parse([made])
     parser.save(tmp_path / "m.npz")
     out = tmp_path / "out.conllu"
     r = CliRunner().invoke(cli, ["parse", "--model", str(tmp_path / "m.npz"),
