@@ -12,13 +12,12 @@ the ratio; appends one JSON line to --results.
 
 import argparse
 import datetime
-import subprocess
 import sys
 import tempfile
 import zipfile
 from pathlib import Path
 
-from common import ROOT, append_result, machine
+from common import ROOT, append_result, machine, run
 
 TIMED = """
 import sys, time
@@ -39,10 +38,7 @@ def all_deflated(model: Path, out: Path) -> None:
 
 
 def load_seconds(path: Path) -> float:
-    env = {"OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-c", TIMED, str(path)], capture_output=True,
-                         text=True, env=env, check=True)
-    return float(out.stdout)
+    return float(run([sys.executable, "-c", TIMED, str(path)]).out)
 
 
 def main():

@@ -321,7 +321,7 @@ class LinearModel:
         sib, grand, keys = part_entries(attrs, self.grandparents)
         return (sib, grand, *entry_indices(attrs, keys, size))
 
-    def check_parts_fit(self, words: int, where: str = "", marginals: bool = False) -> None:
+    def check_fits(self, words: int, where: str = "", marginals: bool = False) -> None:
         """Refuse (`ArborparseError`, after `where`) a sentence of `words` words whose
         parse would not fit in the memory free: its arcs' arrays take O(n²) (`ARC_BYTES`),
         an order-2 model's parts O(n³) (`PART_BYTES`), each for the best tree or, with
@@ -349,10 +349,10 @@ class LinearModel:
         """The part scores scale × w · f: sib[h, m, s] and grand[g, h, m], each (n+1, n+1,
         n+1) (None where the model has no such parts; 0 where (h, m, s) or (g, h, m) is no
         part of any tree). A sentence whose parts would not fit in memory (with their
-        `marginals` to come, if said) is refused (`check_parts_fit`)."""
+        `marginals` to come, if said) is refused (`check_fits`)."""
         if self.order == 1:
             return None, None
-        self.check_parts_fit(len(x.table), marginals=marginals)
+        self.check_fits(len(x.table), marginals=marginals)
         w = self.weights if weights is None else weights
         sib, grand, indices, ptr = self._entries(x, w.shape[0])
         values = scale * entry_values(w, indices, ptr)

@@ -352,7 +352,7 @@ class LinearParser:
                    marginals: bool, k: int | None, threads: int) -> Sentence:
         decoder = decoder or self.decoder
         projective = self._projective(decoder)
-        self.model.check_parts_fit(len(sentence), f"{sentence.where}: ",
+        self.model.check_fits(len(sentence), f"{sentence.where}: ",
                                    marginals or decode_as == "mbr")
         x = Encoded.of(sentence)
         if not (marginals or k or decode_as == "mbr"):

@@ -73,9 +73,8 @@ def mix(first: int, groups: list[tuple[np.ndarray, ...]]) -> np.ndarray:
                 unique.append(values)
             spec[j, k] = columns[id(values)]
     starts = np.array([_hash(first + j, "") for j in range(len(groups))], dtype=np.uint64)
-    rows = len(unique[0]) if unique else 0
     return _mixed(starts, spec, np.stack(unique, axis=1) if unique else
-                  np.empty((rows, 0), dtype=np.uint64))
+                  np.empty((0, 0), dtype=np.uint64))
 
 
 @njit(cache=True)

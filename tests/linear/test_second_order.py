@@ -215,7 +215,7 @@ def test_a_sentence_whose_parts_would_not_fit_in_memory_is_refused(monkeypatch, 
     assert r.exit_code == 1 and message in r.output and len(r.output.splitlines()) == 1
     assert not out.exists()
     monkeypatch.setattr(arborparse.linear.model, "available_memory", lambda: need)
-    assert parser.model.check_parts_fit(words) is None  # the best tree fits: parsed as ever
+    assert parser.model.check_fits(words) is None  # the best tree fits: parsed as ever
     if with_marginals > need:  # its marginals do not
         with pytest.raises(ArborparseError, match=f"about {with_marginals / 2 ** 30:.1f} GiB"):
             parser.parse([long], decode_as="mbr")
