@@ -59,7 +59,7 @@ def test_admission_gives_the_first_short_request_apart():
 
 
 def test_admission_removes_an_entry_once():
-    queue = Admission()
+    queue = Admission(clock=lambda: 0.0)  # the ranks by cost alone, however slow the pushes
     entries = [queue.push(cost, name) for cost, name in ((3, "c"), (1, "a"), (2, "b"))]
     assert queue.remove(entries[1]) and not queue.remove(entries[1])
     assert len(queue) == 2 and [queue.pop(), queue.pop()] == ["b", "c"]
