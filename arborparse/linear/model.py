@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from arborparse import trees
-from arborparse.errors import ArborparseError
 from arborparse.io import model_files as files
 from arborparse.io.conllu import Sentence
 from arborparse.linear.options import DECODERS, SECOND_ORDER
@@ -58,7 +57,7 @@ from arborparse.linear.templates import (
     window_label_rows,
 )
 from arborparse.linear.tokens import TokenTable, encode
-from arborparse.trees import second_order
+from arborparse.trees import memory, second_order
 from arborparse.trees.decode import best_tree
 from arborparse.trees.scores import NO_TREE, NonFiniteScores, arc_labels
 
@@ -75,18 +74,6 @@ PART_BYTES = {"siblings": (18, 18), "siblings+grandparents": (64, 136)}
 # decoder's arrays), for the best tree and with the marginals or MBR (measured with
 # English-EWT's pipeline: 87 and 124 bytes from 2,000 to 4,000 words)
 ARC_BYTES = (96, 136)
-
-
-def available_memory() -> int | None:
-    """The bytes of memory free for the taking (Linux's MemAvailable), None where unknown."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
 
 
 def _threaded(x: Encoded, threads: int) -> bool:
@@ -323,26 +310,12 @@ class LinearModel:
 
     def check_fits(self, words: int, where: str = "", marginals: bool = False) -> None:
         """Refuse (`ArborparseError`, after `where`) a sentence of `words` words whose
-        parse would not fit in the memory free: its arcs' arrays take O(n²) (`ARC_BYTES`),
-        an order-2 model's parts O(n³) (`PART_BYTES`), each for the best tree or, with
-        `marginals`, for its marginals (or MBR tree) too, the reach or not."""
-        parts = PART_BYTES[self.second_order][marginals] * (words + 1) ** 3 \
-            if self.order == 2 else 0
-        need = parts + ARC_BYTES[marginals] * (words + 1) ** 2
-        free = available_memory() if need > 2 ** 28 else None
-        if free is None or need <= free:
-            return
-        if parts > need / 2:
-            raise ArborparseError(
-                f"{where}a sentence of {words} words is too long for this order-2 model: its "
-                f"parts would take about {need / 2 ** 30:.1f} GiB (they grow as n³), more than "
-                f"the {free / 2 ** 30:.1f} GiB free; split it, or parse it with an order-1 "
-                "model (arborparse train --order 1)")
-        raise ArborparseError(
-            f"{where}a sentence of {words} words is too long to parse here: its arcs would "
-            f"take about {need / 2 ** 30:.1f} GiB (they grow as n²), more than the "
-            f"{free / 2 ** 30:.1f} GiB free; split it (raw text without sentence ends is one "
-            "sentence: --input-format lines reads one a line)")
+        parse would not fit in the memory free (`arborparse.trees.memory`): its arcs take
+        `ARC_BYTES`, an order-2 model's parts `PART_BYTES`, each for the best tree or,
+        with `marginals`, for its marginals (or MBR tree) too, the reach or not."""
+        parts = PART_BYTES[self.second_order][marginals] if self.order == 2 else 0
+        memory.check_fits(words, ARC_BYTES[marginals], parts, where, "this order-2 model",
+                          "parse it with an order-1 model (arborparse train --order 1)")
 
     def part_scores(self, x: Encoded, weights: np.ndarray | None = None, scale: float = 1.0,
                     marginals: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:

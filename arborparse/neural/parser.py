@@ -24,12 +24,19 @@ from arborparse.neural.vocab import Vocabulary
 from arborparse.options import check_options, tagging
 from arborparse.text.lemmatizer import applies, apply_script
 from arborparse.trees import batch as tb
+from arborparse.trees import memory
 
 KIND = "neural"
 VERSION = 1
 CHUNK = 1024  # sentences read ahead from a stream; sorted by length into batches
 BATCH_WORDS = 2000  # words per batch when parsing
 SCRIPTS_TRIED = 8  # lemma scripts tried, best first, for one that applies to the form
+# what a parse takes per (n+1)², in bytes (its arc scores in float32 and float64, the
+# decoder's arrays), for the best tree and with the marginals or MBR (measured with the
+# default network: 46 and 54 bytes at 8,000 words), and a crf2o parse per (n+1)³ (its
+# sibling scores and their marginals: 21 bytes at 450 words, decoded either way)
+ARC_BYTES = (48, 64)
+SIBLING_BYTES = 24
 
 
 def batches(sentences: list[Sentence], words: int) -> list[list[int]]:
@@ -108,10 +115,22 @@ class NeuralParser:
                 out[b][i] = self._scripted(sentences[b].forms[i], best)
         return out
 
+    def check_fits(self, sentence: Sentence, marginals: bool = False) -> None:
+        """Refuse (`ArborparseError`, naming the sentence) a sentence whose parse would not
+        fit in the memory free (`arborparse.trees.memory`): `ARC_BYTES` for its arcs, the
+        best tree or, with `marginals`, its marginals (or MBR tree) too, and a crf2o
+        model's `SIBLING_BYTES` for its siblings."""
+        memory.check_fits(len(sentence), ARC_BYTES[marginals or self.second_order],
+                          SIBLING_BYTES * self.second_order, f"{sentence.where}: ",
+                          "this crf2o model", "parse it with a first-order model "
+                          "(arborparse train --model-type neural --objective crf)")
+
     def _parse_batch(self, sentences: list[Sentence], decoder: str, mbr: bool,
                      want_mu: bool, retag: bool, keep_tags: bool,
                      k: int | None = None) -> list[Sentence]:
         net, vocab = self.network, self.vocab
+        for s in sentences:
+            self.check_fits(s, mbr or want_mu)
         device = next(net.parameters()).device
         batch = Batch.of(vocab, sentences)
         lengths = batch.lengths
@@ -171,7 +190,9 @@ class NeuralParser:
         return self.network.arc_scores(states).float().cpu(), sib
 
     def _sentence(self, sentence: Sentence):
-        """(arc scores, sibling scores or None, the encoder's states) of one sentence."""
+        """(arc scores, sibling scores or None, the encoder's states) of one sentence (with
+        room for its marginals: `check_fits`)."""
+        self.check_fits(sentence, marginals=True)
         net = self.network
         net.eval()
         with torch.no_grad():

@@ -2,6 +2,8 @@
 lemmas), resumes an interrupted training bit for bit, and its model files round-trip and
 refuse other versions."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -14,6 +16,7 @@ from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
 from arborparse.io import model_files, read_conllu
 from arborparse.io.model_files import ModelFileError
+from arborparse.io.plain import words_sentence
 from arborparse.neural.network import Batch
 from arborparse.neural.parser import VERSION, NeuralParser
 from arborparse.neural.train import NeuralTrainer
@@ -355,3 +358,44 @@ def test_crf2o_refuses_what_it_cannot_do(second_order):
         fitted.parser_.kbest(data[0], 2)
     r = CliRunner().invoke(cli, ["train", "--model-type", "neural", "--help"])
     assert "crf2o" in r.output
+
+
+def test_a_sentence_too_long_for_the_memory_free_is_refused(memorized, second_order,
+                                                            tmp_path, monkeypatch):
+    """A sentence whose arcs (a crf2o model's siblings) would not fit in the memory free is
+    refused in one line naming it and saying what to do, before any array is made; the
+    command line exits with 1 and writes nothing."""
+    import arborparse.neural.parser as neural
+    import arborparse.trees.memory
+
+    parser, words = memorized[1].parser_, 3000
+    long = words_sentence(["w"] * words, 7)
+    best, with_marginals = (c * (words + 1) ** 2 for c in neural.ARC_BYTES)
+    monkeypatch.setattr(arborparse.trees.memory, "available_memory", lambda: best - 1)
+    message = (f"sentence 7 (w w w w w ...): a sentence of {words} words is too long to "
+               f"parse here: its arcs would take about {best / 2 ** 30:.1f} GiB")
+    with pytest.raises(ArborparseError, match="^" + re.escape(message)):
+        parser.parse([long])
+    monkeypatch.setattr(arborparse.trees.memory, "available_memory", lambda: best)
+    assert parser.check_fits(long) is None  # the best tree fits
+    for refused in (lambda: parser.parse([long], marginals=True),
+                    lambda: parser.head_marginals(long), lambda: parser.kbest(long, 2)):
+        with pytest.raises(ArborparseError, match=f"about {with_marginals / 2 ** 30:.1f} GiB"):
+            refused()  # its marginals do not
+    (tmp_path / "long.txt").write_text(" ".join(["w"] * words) + "\n")
+    parser.save(tmp_path / "m.npz")
+    out = tmp_path / "out.conllu"
+    monkeypatch.setattr(arborparse.trees.memory, "available_memory", lambda: best - 1)
+    r = CliRunner().invoke(cli, ["parse", "--model", str(tmp_path / "m.npz"),
+                                 "--input-format", "tokenized", str(tmp_path / "long.txt"),
+                                 "-o", str(out)])
+    assert r.exit_code == 1 and "too long to parse here" in r.output
+    assert len(r.output.splitlines()) == 1 and not out.exists()
+
+    crf2o, words = second_order[1].parser_, 250
+    need = neural.SIBLING_BYTES * (words + 1) ** 3 + neural.ARC_BYTES[1] * (words + 1) ** 2
+    monkeypatch.setattr(arborparse.trees.memory, "available_memory", lambda: need - 1)
+    with pytest.raises(ArborparseError, match=f"of {words} words is too long for this crf2o "
+                       f"model: its parts would take about {need / 2 ** 30:.1f} GiB.*"
+                       "--objective crf"):
+        crf2o.parse([words_sentence(["w"] * words, 1)])
