@@ -14,6 +14,7 @@ from arborparse.io.conllu import Sentence, decoded, open_lines
 FORMATS = ("text", "lines", "tokenized")  # parse --input-format, besides CoNLL's
 _COMMENT = re.compile(r"# (?:sent_id =|text =|newdoc\b|newpar\b)")  # CoNLL-U's own
 _WORD_ID = re.compile(r"\d+(?:[-.]\d+)?")
+_AFTER_BARE_CR = re.compile(r"(?<=\r)(?!\n)")  # where a carriage return alone ends a line
 
 
 def characters(text: str, what: str = "the text") -> str:
@@ -31,9 +32,21 @@ def characters(text: str, what: str = "the text") -> str:
 
 def text_lines(source, encoding: str = "utf-8") -> Iterator[str]:
     """The lines of a text in `encoding` (a path, ``"-"`` for stdin, or an open file),
-    newlines kept, lazily; refused if it looks like CoNLL (see `_not_conll`)."""
+    newlines kept, lazily (a carriage return alone ends a line too: `_at_bare_cr`);
+    refused if it looks like CoNLL (see `_not_conll`)."""
     lines, name = open_lines(source)
-    return (text for _, text in _not_conll(decoded(lines, name, encoding), name))
+    return (text for _, text in _not_conll(_at_bare_cr(decoded(lines, name, encoding)), name))
+
+
+def _at_bare_cr(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """The numbered lines, also cut where a carriage return alone ends one (the old Mac
+    line end; ``\\r\\n`` stays one line end), numbered again, lazily."""
+    count = 0
+    for _, text in numbered:
+        for line in _AFTER_BARE_CR.split(text) if "\r" in text else (text,):
+            if line:
+                count += 1
+                yield count, line
 
 
 ADVICE = "read it with --input-format auto (or conllu)"  # the command line's
@@ -69,11 +82,11 @@ def prose_lines(text: str, name: str, advice: str) -> Iterator[str]:
 def iter_tokenized(source, encoding: str = "utf-8") -> Iterator[Sentence]:
     """One sentence per non-blank line, its tokens the whitespace-separated pieces (each a
     word; ``# text`` the line, ``# sent_id`` its number), blank lines between paragraphs
-    (``# newpar``); the bytes in `encoding`; refused if it looks like CoNLL (see
-    `_not_conll`)."""
+    (``# newpar``); the bytes in `encoding`, cut into lines as `text_lines` cuts; refused
+    if it looks like CoNLL (see `_not_conll`)."""
     lines, name = open_lines(source)
     count, newpar = 0, True
-    for lineno, text in _not_conll(decoded(lines, name, encoding), name):
+    for lineno, text in _not_conll(_at_bare_cr(decoded(lines, name, encoding)), name):
         forms = text.split()
         if not forms:
             newpar = True

@@ -42,6 +42,19 @@ def test_text_lines_skip_a_byte_order_mark_and_keep_newlines(tmp_path):
     assert list(text_lines(path)) == ["One.\n", "Two."]
 
 
+def test_a_carriage_return_alone_ends_a_line_too(tmp_path):
+    """Old Mac line ends (a bare carriage return) cut lines as newlines do; Windows' \\r\\n
+    is one line end."""
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"One dog .\rTwo cats\r\rThree\r\nFour\r")
+    assert list(text_lines(path)) == ["One dog .\r", "Two cats\r", "\r", "Three\r\n",
+                                      "Four\r"]
+    out = list(iter_tokenized(path))
+    assert [s.forms for s in out] == [["One", "dog", "."], ["Two", "cats"], ["Three"],
+                                      ["Four"]]
+    assert [s.line for s in out] == [1, 2, 4, 5] and "# newpar" in out[2].comments
+
+
 CONLLU = "# sent_id = 1\n# text = Hi\n1\tHi\thi\tINTJ\t_\t_\t0\troot\t_\t_\n\n"
 
 
