@@ -10,14 +10,16 @@ class ArborparseError(Exception):
 class TreebankFormatError(ArborparseError, ValueError):
     """A treebank file is malformed, or holds a tree that is not valid for its use.
 
-    The message names the file and the line: ``path:line: what is wrong``.
+    The message names the file and the line: ``path:line: what is wrong``, or, for a
+    sentence, its `where` (``Sentence.where``: a sentence made in memory by its number and
+    first words).
     """
 
-    def __init__(self, path, line, message):
+    def __init__(self, path, line, message, where: str | None = None):
         self.path = str(path)
         self.line = line
         self.reason = message
-        where = f"{self.path}:{line}" if line is not None else self.path
+        where = where or (f"{self.path}:{line}" if line is not None else self.path)
         super().__init__(f"{where}: {message}")
 
 

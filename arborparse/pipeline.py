@@ -151,7 +151,8 @@ def _have_tags(sentences) -> None:
         if s.upos.count("_") == len(s):
             raise TreebankFormatError(s.path, s.line, "the words have no tags (UPOS empty), "
                                       "and keep_tags (parse --keep-tags) keeps the input's: "
-                                      "leave it out, and the model's tagger tags them")
+                                      "leave it out, and the model's tagger tags them",
+                                      where=s.where)
 
 
 class Pipeline:

@@ -16,6 +16,7 @@ from arborparse.errors import TreebankFormatError
 from arborparse.eval import evaluate
 from arborparse.io import model_files
 from arborparse.io.model_files import ModelFileError
+from arborparse.io.plain import words_sentence
 from arborparse.isbn.parser import ISBNParser
 from arborparse.linear.parser import LinearParser
 from arborparse.options import OptionError
@@ -203,6 +204,13 @@ def test_pipeline_keeps_given_tags_unless_told(tmp_path):
     with pytest.raises(TreebankFormatError, match=r":\d+: the words have no tags \(UPOS "
                        r"empty\), and keep_tags \(parse --keep-tags\) keeps the input's"):
         pipeline.parse(words, keep_tags=True)
+    made = words_sentence(["Dogs", "bark"], 4)  # made in memory: named by number and words
+    with pytest.raises(TreebankFormatError, match=r"^sentence 4 \(Dogs bark \.\.\.\): the "
+                       "words have no tags"):
+        pipeline.parse([made], keep_tags=True)
+    with pytest.raises(TreebankFormatError, match=r"^sentence 4 \(Dogs bark \.\.\.\): the "
+                       r"words have no tags \(columns UPOS"):
+        arborparse.load(MODELS / "perceptron-v2.npz").parse([made])
 
 
 def test_pipeline_refuses_a_component_of_another_version(tmp_path):

@@ -58,7 +58,7 @@ def require_tags(sentences: Iterable[Sentence]) -> Iterator[Sentence]:
                 s.path, s.line, f"the words have no tags (column{'s' * (len(empty) > 1)} "
                 f"{', '.join(empty)} empty): this model has no tagger; tag the input first, or "
                 "train a model with one (arborparse train, whose default components are "
-                "tokenizer,tagger,lemmatizer,parser)")
+                "tokenizer,tagger,lemmatizer,parser)", where=s.where)
         missing += count
         yield s
     if missing:
