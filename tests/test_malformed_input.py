@@ -66,7 +66,6 @@ def test_unwritable_parse_output(treebank, tmp_path, output, reason):
 
 
 def test_unwritable_model_is_found_before_training(treebank, tmp_path):
-    started = time.perf_counter()
     status, _, err = arborparse_cli("train", "--train", treebank, "--model", "nodir/m.npz",
                                     "--epochs", "50", cwd=tmp_path)
     one_line_error(status, err, "cannot write nodir/m.npz: No such file or directory")
