@@ -3,8 +3,9 @@
     python bench/long_sentences.py --model MODEL.npz [--sizes 250 500 1000] [--threads 2]
                                    [--tasks TASK ...]
 
-A sentence of n words is English-EWT test's words in order, one after another (UPOS, XPOS,
-FEATS, LEMMA as in the treebank). Each measurement runs in a fresh process (one thread),
+The model may be of any family: the neural and ISBN ones run the tasks map and (neural)
+mbr-marginals, besides the LAPACK reference. A sentence of n words is English-EWT test's
+words in order, one after another (UPOS, XPOS, FEATS, LEMMA as in the treebank). Each measurement runs in a fresh process (one thread),
 after a warm-up call on a short sentence, so its peak resident memory is its own ("MB it
 adds": the peak less the peak before the measured call, Python, numba and the model already
 loaded); CPU seconds are the process's, the figure to compare on a shared machine. Tasks:
@@ -46,6 +47,7 @@ from arborparse.linear.templates import arc_features, index  # noqa: E402
 
 TASKS = ("score-walk", "score", "map", "mbr-marginals", "map-threads", "mbr-marginals-threads",
          "map-every-arc", "mbr-marginals-every-arc", "lapack-lu-inverse")
+FAMILY_TASKS = ("map", "mbr-marginals", "lapack-lu-inverse")  # any family's (ISBN: map)
 
 
 @njit(cache=True)
@@ -81,8 +83,12 @@ def one(model_path, n, task, threads):
     import arborparse
     from arborparse.linear.model import Encoded
 
-    parser = arborparse.load(model_path).parser  # the model file may hold a pipeline
-    model = parser.model
+    loaded = arborparse.load(model_path)
+    parser = getattr(loaded, "parser", loaded)  # the model file may hold a pipeline
+    model = getattr(parser, "model", None)  # the linear family's (other families: none)
+    if model is None and task not in FAMILY_TASKS:
+        raise SystemExit(f"{model_path}: task {task} needs a linear model; a "
+                         f"{parser.kind} model runs {', '.join(FAMILY_TASKS)}")
     if task.endswith("-every-arc"):
         parser.reach = None
 
@@ -98,8 +104,8 @@ def one(model_path, n, task, threads):
             return scipy.linalg.inv(M + len(sentence) * np.eye(len(sentence)))
         options = {"threads": threads} if task.endswith("-threads") else {}
         if task.startswith("map"):  # map, map-threads, map-every-arc
-            return parser.parse_one(sentence, **options)
-        return parser.parse_one(sentence, decode_as="mbr", marginals=True, **options)
+            return parser.parse([sentence], **options)
+        return parser.parse([sentence], decode_as="mbr", marginals=True, **options)
 
     run(long_sentence(80))  # compile and warm up (80 words: the threaded path too)
     sentence = long_sentence(n)
@@ -114,7 +120,7 @@ def one(model_path, n, task, threads):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", required=True, help="a first-order model (arborparse train)")
+    ap.add_argument("--model", required=True, help="a model file (arborparse train)")
     ap.add_argument("--sizes", type=int, nargs="+", default=[250, 500, 1000])
     ap.add_argument("--threads", type=int, default=2, help="threads of the -threads tasks")
     ap.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS),
@@ -130,7 +136,9 @@ def main():
         for task in args.tasks:
             out = subprocess.run([sys.executable, __file__, "--model", args.model, "--one",
                                   str(n), task, "--threads", str(args.threads)],
-                                 capture_output=True, text=True, check=True)
+                                 capture_output=True, text=True)
+            if out.returncode:
+                raise SystemExit((out.stderr.strip() or "failed").splitlines()[-1])
             rows[n, task] = json.loads(out.stdout.strip().splitlines()[-1])
             print(f"<!-- {out.stdout.strip()} -->", flush=True)
     print("| words | task | seconds | CPU seconds | peak MB | MB it adds | ratio |")
