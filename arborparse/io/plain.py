@@ -14,7 +14,8 @@ from arborparse.io.conllu import Sentence, decoded, open_lines
 FORMATS = ("text", "lines", "tokenized")  # parse --input-format, besides CoNLL's
 _COMMENT = re.compile(r"# (?:sent_id =|text =|newdoc\b|newpar\b)")  # CoNLL-U's own
 _WORD_ID = re.compile(r"\d+(?:[-.]\d+)?")
-_AFTER_BARE_CR = re.compile(r"(?<=\r)(?!\n)")  # where a carriage return alone ends a line
+# where a line ends: after a newline, or a carriage return not followed by one (old Mac)
+_LINE_END = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
 
 
 def characters(text: str, what: str = "the text") -> str:
@@ -43,7 +44,7 @@ def _at_bare_cr(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]
     line end; ``\\r\\n`` stays one line end), numbered again, lazily."""
     count = 0
     for _, text in numbered:
-        for line in _AFTER_BARE_CR.split(text) if "\r" in text else (text,):
+        for line in _LINE_END.split(text) if "\r" in text else (text,):
             if line:
                 count += 1
                 yield count, line
@@ -73,9 +74,11 @@ def _not_conll(numbered: Iterable[tuple[int, str]], name: str, advice: str = ADV
 
 
 def prose_lines(text: str, name: str, advice: str) -> Iterator[str]:
-    """The lines of a text in memory, newlines kept, lazily; refused as `text_lines` refuses
-    a file that looks like CoNLL (the error ending with `advice`)."""
-    numbered = enumerate(text.splitlines(keepends=True), 1)
+    """The lines of a text in memory, newlines kept, lazily, cut where `text_lines` cuts a
+    file's (``\\n``, ``\\r\\n``, a lone ``\\r``; not at the other characters
+    `str.splitlines` takes for line ends); refused as `text_lines` refuses a file that looks
+    like CoNLL (the error ending with `advice`)."""
+    numbered = enumerate(filter(None, _LINE_END.split(text)), 1)
     return (line for _, line in _not_conll(numbered, name, advice))
 
 

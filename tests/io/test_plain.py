@@ -1,7 +1,7 @@
 import pytest
 
 from arborparse.errors import ArborparseError, TreebankFormatError
-from arborparse.io.plain import iter_tokenized, text_lines
+from arborparse.io.plain import iter_tokenized, prose_lines, text_lines
 
 
 def test_tokenized_text_one_sentence_per_line(tmp_path):
@@ -53,6 +53,11 @@ def test_a_carriage_return_alone_ends_a_line_too(tmp_path):
     assert [s.forms for s in out] == [["One", "dog", "."], ["Two", "cats"], ["Three"],
                                       ["Four"]]
     assert [s.line for s in out] == [1, 2, 4, 5] and "# newpar" in out[2].comments
+    # text in memory (the library's nlp(text), the service) is cut the same way, not at
+    # the other line ends of str.splitlines (U+2028, form feed, ...)
+    text = "One dog .\rTwo\u2028cats\x0c\r\rThree\r\nFour\r"
+    assert list(prose_lines(text, "<text>", "")) == ["One dog .\r", "Two\u2028cats\x0c\r",
+                                                     "\r", "Three\r\n", "Four\r"]
 
 
 CONLLU = "# sent_id = 1\n# text = Hi\n1\tHi\thi\tINTJ\t_\t_\t0\troot\t_\t_\n\n"
