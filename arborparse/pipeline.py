@@ -25,7 +25,7 @@ from typing import NamedTuple
 from arborparse import registry
 from arborparse.errors import ArborparseError
 from arborparse.io import model_files
-from arborparse.io.conllu import LEMMA
+from arborparse.io.conllu import LEMMA, lines_of
 from arborparse.io.model_files import ModelFileError, kind_of
 from arborparse.options import Capabilities, OptionError, check_options, tagging
 
@@ -355,7 +355,7 @@ class Pipeline:
 
     def parse_text(self, text: str, **options) -> list:
         """The sentences of a raw text, parsed; see `iter_parse_text`."""
-        return list(self.iter_parse_text(text.splitlines(keepends=True), **options))
+        return list(self.iter_parse_text(lines_of(text), **options))
 
     # ------------------------------------------------------------------ model files
 

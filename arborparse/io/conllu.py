@@ -15,6 +15,7 @@ import gzip
 import itertools
 import lzma
 import os
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -35,6 +36,11 @@ _SUFFIX_FORMAT = {".conllu": "conllu", ".conllx": "conllx"}
 
 
 TREE_MISC = ("HeadProb", "LabelProb")  # MISC entries of a tree's arcs (parse --marginals)
+# where a line ends, in every reader: after a newline, or after a carriage return that no
+# newline follows (old Mac files; Python's universal newlines, which the CoNLL 2018
+# evaluation script reads with, end a line there too)
+LINE_END = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
+_LINE_END_BYTES = re.compile(LINE_END.pattern.encode())
 
 
 def misc_without(misc: str, keys) -> str:
@@ -240,10 +246,34 @@ def uncompressed(path) -> Path:
     return path.with_suffix("") if path.suffix.lower() in COMPRESSED else path
 
 
+def lines_of(text: str) -> list[str]:
+    """The lines of a text in memory, ends kept, cut where `LINE_END` says (not at the
+    other characters `str.splitlines` takes for line ends: U+2028, form feed, ...)."""
+    return [line for line in LINE_END.split(text) if line]
+
+
+def _at_lone_cr(lines: Iterable[bytes | str]) -> Iterator[bytes | str]:
+    """The lines (bytes or text, each ending at a newline) also cut after a carriage return
+    that no newline follows (`LINE_END`)."""
+    for line in lines:
+        if (b"\r" if isinstance(line, bytes) else "\r") in line:
+            cut = _LINE_END_BYTES if isinstance(line, bytes) else LINE_END
+            yield from (piece for piece in cut.split(line) if piece)
+        else:
+            yield line
+
+
 def open_lines(source) -> tuple[Iterator[bytes | str], str]:
     """The lines of a path (``.gz`` and ``.xz`` decompressed), ``"-"`` (stdin) or an open
     file, and a name for messages: bytes, but the lines of an open text file are the text
-    it decodes."""
+    it decodes. A line ends as `LINE_END` says (`_recut` cuts the bytes of UTF-16 and
+    UTF-32 again)."""
+    lines, name = _opened(source)
+    return _at_lone_cr(lines), name
+
+
+def _opened(source) -> tuple[Iterator[bytes | str], str]:
+    """`open_lines`, each line ending at a newline."""
     if isinstance(source, (str, os.PathLike)):
         if str(source) == "-":
             return iter(sys.stdin.buffer), "<stdin>"
@@ -281,7 +311,7 @@ def decoded(lines: Iterable[bytes | str], name: str,
     an open text file, as they are). A byte-order mark at the start is skipped. Bytes that
     are not `encoding` are refused with their line and byte offset (`EncodingError`)."""
     if "\n".encode(check_encoding(encoding)) != b"\n":  # UTF-16, UTF-32
-        lines = _recut(lines, name, encoding)
+        lines = _at_lone_cr(_recut(lines, name, encoding))
     utf8 = codecs.lookup(encoding).name == "utf-8"
     done = 0  # the bytes before this line
     for lineno, raw in enumerate(lines, 1):
@@ -332,7 +362,7 @@ def _blocks(lines: Iterable[bytes | str], name: str,
     block: list[str] = []
     start, columns = 0, False  # columns: a line with tabs was read
     for lineno, text in decoded(lines, name, encoding):
-        if not text.endswith("\n") and (columns or "\t" in text):  # (else: not CoNLL)
+        if not text.endswith(("\n", "\r")) and (columns or "\t" in text):  # (else: not CoNLL)
             _check_last_line(name, lineno, text)
         columns = columns or "\t" in text
         text = text.rstrip("\n")

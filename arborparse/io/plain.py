@@ -9,13 +9,11 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from arborparse.errors import ArborparseError, TreebankFormatError
-from arborparse.io.conllu import Sentence, decoded, open_lines
+from arborparse.io.conllu import Sentence, decoded, lines_of, open_lines
 
 FORMATS = ("text", "lines", "tokenized")  # parse --input-format, besides CoNLL's
 _COMMENT = re.compile(r"# (?:sent_id =|text =|newdoc\b|newpar\b)")  # CoNLL-U's own
 _WORD_ID = re.compile(r"\d+(?:[-.]\d+)?")
-# where a line ends: after a newline, or a carriage return not followed by one (old Mac)
-_LINE_END = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
 
 
 def characters(text: str, what: str = "the text") -> str:
@@ -33,21 +31,10 @@ def characters(text: str, what: str = "the text") -> str:
 
 def text_lines(source, encoding: str = "utf-8") -> Iterator[str]:
     """The lines of a text in `encoding` (a path, ``"-"`` for stdin, or an open file),
-    newlines kept, lazily (a carriage return alone ends a line too: `_at_bare_cr`);
-    refused if it looks like CoNLL (see `_not_conll`)."""
+    newlines kept (a line ends as `arborparse.io.conllu.LINE_END` says), lazily; refused
+    if it looks like CoNLL (see `_not_conll`)."""
     lines, name = open_lines(source)
-    return (text for _, text in _not_conll(_at_bare_cr(decoded(lines, name, encoding)), name))
-
-
-def _at_bare_cr(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
-    """The numbered lines, also cut where a carriage return alone ends one (the old Mac
-    line end; ``\\r\\n`` stays one line end), numbered again, lazily."""
-    count = 0
-    for _, text in numbered:
-        for line in _LINE_END.split(text) if "\r" in text else (text,):
-            if line:
-                count += 1
-                yield count, line
+    return (text for _, text in _not_conll(decoded(lines, name, encoding), name))
 
 
 ADVICE = "read it with --input-format auto (or conllu)"  # the command line's
@@ -74,12 +61,10 @@ def _not_conll(numbered: Iterable[tuple[int, str]], name: str, advice: str = ADV
 
 
 def prose_lines(text: str, name: str, advice: str) -> Iterator[str]:
-    """The lines of a text in memory, newlines kept, lazily, cut where `text_lines` cuts a
-    file's (``\\n``, ``\\r\\n``, a lone ``\\r``; not at the other characters
-    `str.splitlines` takes for line ends); refused as `text_lines` refuses a file that looks
-    like CoNLL (the error ending with `advice`)."""
-    numbered = enumerate(filter(None, _LINE_END.split(text)), 1)
-    return (line for _, line in _not_conll(numbered, name, advice))
+    """The lines of a text in memory (`lines_of`: cut where a file's are), newlines kept,
+    lazily; refused as `text_lines` refuses a file that looks like CoNLL (the error ending
+    with `advice`)."""
+    return (line for _, line in _not_conll(enumerate(lines_of(text), 1), name, advice))
 
 
 def iter_tokenized(source, encoding: str = "utf-8") -> Iterator[Sentence]:
@@ -89,7 +74,7 @@ def iter_tokenized(source, encoding: str = "utf-8") -> Iterator[Sentence]:
     if it looks like CoNLL (see `_not_conll`)."""
     lines, name = open_lines(source)
     count, newpar = 0, True
-    for lineno, text in _not_conll(_at_bare_cr(decoded(lines, name, encoding)), name):
+    for lineno, text in _not_conll(decoded(lines, name, encoding), name):
         forms = text.split()
         if not forms:
             newpar = True

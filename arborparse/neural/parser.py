@@ -118,7 +118,7 @@ class NeuralParser:
     def check_fits(self, sentence: Sentence, marginals: bool = False) -> None:
         """Refuse (`ArborparseError`, naming the sentence) a sentence whose parse would not
         fit in the memory free (`arborparse.trees.memory`): `ARC_BYTES` for its arcs, the
-        best tree or, with `marginals`, its marginals (or MBR tree) too, and a crf2o
+        best tree or, with `marginals`, its marginals (or MBR tree, or k best) too, and a crf2o
         model's `SIBLING_BYTES` for its siblings."""
         memory.check_fits(len(sentence), ARC_BYTES[marginals or self.second_order],
                           SIBLING_BYTES * self.second_order, f"{sentence.where}: ",
@@ -130,7 +130,7 @@ class NeuralParser:
                      k: int | None = None) -> list[Sentence]:
         net, vocab = self.network, self.vocab
         for s in sentences:
-            self.check_fits(s, mbr or want_mu)
+            self.check_fits(s, mbr or want_mu or bool(k))
         device = next(net.parameters()).device
         batch = Batch.of(vocab, sentences)
         lengths = batch.lengths

@@ -58,7 +58,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from arborparse.errors import ArborparseError
-from arborparse.io.conllu import iter_conllu
+from arborparse.io.conllu import iter_conllu, lines_of
 from arborparse.io.plain import characters, iter_tokenized, prose_lines
 from arborparse.options import OptionError, check_options
 from arborparse.pipeline import Pipeline, load
@@ -201,7 +201,7 @@ def _checked(given: dict, specs: dict, what: str) -> dict:
 
 def _format(text: str) -> str:
     """``auto``: CoNLL when the first line that is not a comment has tabs, else raw text."""
-    for line in text.splitlines():
+    for line in lines_of(text):
         if line.strip() and not line.startswith("#"):
             return "conllu" if "\t" in line else "text"
     return "text"
@@ -213,7 +213,7 @@ def _cost(settings: dict) -> int:
     text = settings["text"]
     fmt = _format(text) if settings["format"] == "auto" else settings["format"]
     if fmt in ("conllu", "conllx"):
-        return sum(1 for line in text.splitlines() if "\t" in line)
+        return sum(1 for line in lines_of(text) if "\t" in line)
     return len(text.split())
 
 

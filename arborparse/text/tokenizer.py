@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from arborparse.errors import ArborparseError
-from arborparse.io.conllu import FORM, MISC, Sentence
+from arborparse.io.conllu import FORM, MISC, Sentence, lines_of
 from arborparse.io.model_files import ModelFileError, inner, nested
 from arborparse.text.classifier import Classifier, Trained, candidate_arrays, offsets
 from arborparse.text.features import mix
@@ -425,7 +425,7 @@ class Tokenizer(Trained):
         ``# text`` (the tokens, whitespace between them made one space), multiword token
         ranges and ``SpaceAfter=No``. With `per_line`, each non-blank line is one sentence
         (never split). `crossing` as in `split`."""
-        return list(self.iter_tokenize(text.splitlines(keepends=True), document, per_line,
+        return list(self.iter_tokenize(lines_of(text), document, per_line,
                                        crossing))
 
     def iter_tokenize(self, lines: Iterable[str], document: str = "",

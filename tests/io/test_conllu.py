@@ -267,3 +267,16 @@ def test_with_misc_appends_to_misc_only():
     assert s.rows[3][9] == "SpaceAfter=No"
     with pytest.raises(ValueError, match="need 4 MISC items"):
         s.with_misc(["x"])
+
+
+def test_old_mac_and_windows_line_ends_read_as_newlines(tmp_path):
+    """A lone carriage return ends a line, as in Python's universal newlines (which the
+    CoNLL 2018 evaluation script reads with); CRLF is one line end."""
+    expected = [s.to_text() for s in read_conllu(write(tmp_path, GOOD))]
+    for end in ("\r", "\r\n"):
+        path = write(tmp_path, GOOD.replace("\n", end).encode(), binary=True)
+        assert [s.to_text() for s in read_conllu(path)] == expected
+        assert read_conllu(path)[1].line == 10  # the line numbers count those line ends
+    bad = GOOD.replace("\n", "\r").replace("\tHi\thi", "\tHi").encode()
+    with pytest.raises(TreebankFormatError, match=r"x.conllu:10: "):
+        read_conllu(write(tmp_path, bad, binary=True))

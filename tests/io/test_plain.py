@@ -53,6 +53,9 @@ def test_a_carriage_return_alone_ends_a_line_too(tmp_path):
     assert [s.forms for s in out] == [["One", "dog", "."], ["Two", "cats"], ["Three"],
                                       ["Four"]]
     assert [s.line for s in out] == [1, 2, 4, 5] and "# newpar" in out[2].comments
+    path.write_bytes(b"Good line.\rSecond line.\rBad \xff byte.\r")  # named by its line
+    with pytest.raises(ArborparseError, match=r"in.txt:3: not valid UTF-8 at byte 28$"):
+        list(text_lines(path))
     # text in memory (the library's nlp(text), the service) is cut the same way, not at
     # the other line ends of str.splitlines (U+2028, form feed, ...)
     text = "One dog .\rTwo\u2028cats\x0c\r\rThree\r\nFour\r"

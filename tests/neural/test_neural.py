@@ -379,6 +379,7 @@ def test_a_sentence_too_long_for_the_memory_free_is_refused(memorized, second_or
     monkeypatch.setattr(arborparse.trees.memory, "available_memory", lambda: best)
     assert parser.check_fits(long) is None  # the best tree fits
     for refused in (lambda: parser.parse([long], marginals=True),
+                    lambda: parser.parse([long], kbest=2),
                     lambda: parser.head_marginals(long), lambda: parser.kbest(long, 2)):
         with pytest.raises(ArborparseError, match=f"about {with_marginals / 2 ** 30:.1f} GiB"):
             refused()  # its marginals do not
