@@ -60,7 +60,8 @@ def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> None:
             if not s.has_tree:
                 m = int(np.flatnonzero(s.heads[1:] < 0)[0]) + 1
                 raise TreebankFormatError(s.path, s.word_line(m),
-                                          f"word {m} has no HEAD (evaluation needs trees)")
+                                          f"word {m} has no HEAD (evaluation needs trees)",
+                                          where=s.word_where(m))
             check_tree(s, single_root=s.format == "conllu")
         if g.forms != p.forms:
             where = next((m for m, (a, b) in enumerate(zip(g.forms, p.forms), 1) if a != b),
@@ -75,9 +76,8 @@ def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> None:
 
 
 def _where(sentence: Sentence, m: int) -> str:
-    """path:line of word m, or of the sentence when it has fewer words."""
-    line = sentence.word_line(m) if m <= len(sentence) else sentence.line
-    return f"{sentence.path}:{line}"
+    """Where word m is (`Sentence.word_where`), or the sentence when it has fewer words."""
+    return sentence.word_where(m) if m <= len(sentence) else sentence.where
 
 
 def _word(sentence: Sentence, m: int) -> str:

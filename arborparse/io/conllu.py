@@ -159,6 +159,13 @@ class Sentence:
         """The file line number of word m (1-based)."""
         return self.line + len(self.comments) + self.word_rows[m - 1]
 
+    def word_where(self, m: int) -> str:
+        """Where word m (1-based) is, for messages: its file and line, or, for a sentence
+        made in memory, the sentence's `where` and the word's number."""
+        if self.path != "<memory>":
+            return f"{self.path}:{self.word_line(m)}"
+        return f"{self.where}, word {m}"
+
     def _with_rows(self, rows: list[list[str]], heads: np.ndarray) -> Sentence:
         """A copy with these rows and heads; comments, word positions, origin, offsets and
         analysis kept."""

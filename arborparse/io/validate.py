@@ -22,18 +22,22 @@ def check_tree(sentence: Sentence, single_root: bool = True) -> None:
     for m in range(1, len(heads)):
         if heads[m] < 0:
             raise TreebankFormatError(sentence.path, sentence.word_line(m),
-                                      f"word {m} has no HEAD (a tree is needed here)")
+                                      f"word {m} has no HEAD (a tree is needed here)",
+                                      where=sentence.word_where(m))
     cycle = find_cycle(heads)
     if cycle is not None:
         words = " -> ".join(str(m) for m in cycle + [cycle[0]])
         raise TreebankFormatError(sentence.path, sentence.word_line(min(cycle)),
-                                  f"the heads form a cycle ({words})")
+                                  f"the heads form a cycle ({words})",
+                                  where=sentence.word_where(min(cycle)))
     roots = np.flatnonzero(heads == 0)
     if single_root and len(roots) != 1:
+        second = int(roots[1]) if len(roots) > 1 else None
         raise TreebankFormatError(
-            sentence.path, sentence.word_line(int(roots[1])) if len(roots) > 1 else sentence.line,
+            sentence.path, sentence.word_line(second) if second else sentence.line,
             f"{len(roots)} words attach to the root (words {', '.join(map(str, roots))}); "
-            "single-root trees need exactly one (use multi-root mode to allow several)")
+            "single-root trees need exactly one (use multi-root mode to allow several)",
+            where=sentence.word_where(second) if second else sentence.where)
 
 
 TAG_COLUMNS = ("UPOS", "XPOS", "FEATS", "LEMMA")

@@ -7,6 +7,7 @@ import pytest
 from arborparse.errors import ArborparseError, EncodingError, TreebankFormatError
 from arborparse.io import check_tree, iter_conllu, read_conllu, write_conllu
 from arborparse.io.conllu import MISC
+from arborparse.io.plain import words_sentence
 
 GOOD = """# sent_id = 1
 # text = Don't go.
@@ -222,6 +223,13 @@ def test_check_tree_finds_cycles_and_root_count():
     check_tree(_sentence([-1, 0, 0, 2]), single_root=False)
     with pytest.raises(TreebankFormatError, match="cycle"):
         check_tree(_sentence([-1, 2, 3, 1]), single_root=False)
+    made = words_sentence(["Dogs", "bark", "loudly"], 5)  # made in memory: named by number
+    with pytest.raises(TreebankFormatError, match=r"^sentence 5 \(Dogs bark loudly \.\.\.\), "
+                       r"word 1: the heads form a cycle"):
+        check_tree(made.with_tree([-1, 3, 0, 1]))
+    with pytest.raises(TreebankFormatError, match=r"^sentence 5 \(Dogs bark loudly \.\.\.\), "
+                       "word 2: 2 words attach to the root"):
+        check_tree(made.with_tree([-1, 0, 0, 2]))
 
 
 def test_check_tree_needs_heads():
