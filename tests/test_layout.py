@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "arborparse"
-GROUND = ("io", "trees", "transforms", "eval", "errors", "options", "training")
+GROUND = ("io", "trees", "transforms", "eval", "errors", "options", "training", "memory")
 FAMILIES = ("linear", "isbn", "neural")
 # above the families: they reach a family through `arborparse.registry` only
 DOORS_ONLY = ("cli", "service", "distributed", "render", "spacy")

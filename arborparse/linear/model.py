@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from arborparse import trees
+from arborparse import memory, trees
 from arborparse.io import model_files as files
 from arborparse.io.conllu import Sentence
 from arborparse.linear.options import DECODERS, SECOND_ORDER
@@ -57,7 +57,7 @@ from arborparse.linear.templates import (
     window_label_rows,
 )
 from arborparse.linear.tokens import TokenTable, encode
-from arborparse.trees import memory, second_order
+from arborparse.trees import second_order
 from arborparse.trees.decode import best_tree
 from arborparse.trees.scores import NO_TREE, NonFiniteScores, arc_labels
 
@@ -310,7 +310,7 @@ class LinearModel:
 
     def check_fits(self, words: int, where: str = "", marginals: bool = False) -> None:
         """Refuse (`ArborparseError`, after `where`) a sentence of `words` words whose
-        parse would not fit in the memory free (`arborparse.trees.memory`): its arcs take
+        parse would not fit in the memory free (`arborparse.memory`): its arcs take
         `ARC_BYTES`, an order-2 model's parts `PART_BYTES`, each for the best tree or,
         with `marginals`, for its marginals (or MBR tree) too, the reach or not."""
         parts = PART_BYTES[self.second_order][marginals] if self.order == 2 else 0

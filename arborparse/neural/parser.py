@@ -15,6 +15,7 @@ from itertools import islice
 import numpy as np
 import torch
 
+from arborparse import memory
 from arborparse.io import model_files as files
 from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS, Sentence
 from arborparse.neural.network import Batch, Network
@@ -24,7 +25,6 @@ from arborparse.neural.vocab import Vocabulary
 from arborparse.options import check_options, tagging
 from arborparse.text.lemmatizer import applies, apply_script
 from arborparse.trees import batch as tb
-from arborparse.trees import memory
 
 KIND = "neural"
 VERSION = 1
@@ -117,7 +117,7 @@ class NeuralParser:
 
     def check_fits(self, sentence: Sentence, marginals: bool = False) -> None:
         """Refuse (`ArborparseError`, naming the sentence) a sentence whose parse would not
-        fit in the memory free (`arborparse.trees.memory`): `ARC_BYTES` for its arcs, the
+        fit in the memory free (`arborparse.memory`): `ARC_BYTES` for its arcs, the
         best tree or, with `marginals`, its marginals (or MBR tree, or k best) too, and a crf2o
         model's `SIBLING_BYTES` for its siblings."""
         memory.check_fits(len(sentence), ARC_BYTES[marginals or self.second_order],

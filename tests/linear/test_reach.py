@@ -264,7 +264,7 @@ def test_a_sentence_whose_arcs_would_not_fit_in_memory_is_refused(monkeypatch, t
     from click.testing import CliRunner
 
     import arborparse.linear.model
-    import arborparse.trees.memory
+    import arborparse.memory
     from arborparse.cli import cli
 
     parser = OnlineTrainer("perceptron", epochs=1, hash_bits=12, progress=False).fit(
@@ -274,7 +274,7 @@ def test_a_sentence_whose_arcs_would_not_fit_in_memory_is_refused(monkeypatch, t
     (tmp_path / "long.conllu").write_text(text + "\n")
     long = read_conllu(tmp_path / "long.conllu")[0]
     best, with_marginals = (c * (words + 1) ** 2 for c in arborparse.linear.model.ARC_BYTES)
-    monkeypatch.setattr(arborparse.trees.memory, "available_memory", lambda: best - 1)
+    monkeypatch.setattr(arborparse.memory, "available_memory", lambda: best - 1)
     message = (f"{tmp_path / 'long.conllu'}:1: a sentence of {words} words is too long to "
                f"parse here: its arcs would take about {best / 2 ** 30:.1f} GiB")
     with pytest.raises(ArborparseError, match=message):
@@ -289,7 +289,7 @@ def test_a_sentence_whose_arcs_would_not_fit_in_memory_is_refused(monkeypatch, t
                                  str(tmp_path / "long.conllu"), "-o", str(out)])
     assert r.exit_code == 1 and message in r.output and "--input-format lines" in r.output
     assert len(r.output.splitlines()) == 1 and not out.exists()
-    monkeypatch.setattr(arborparse.trees.memory, "available_memory", lambda: best)
+    monkeypatch.setattr(arborparse.memory, "available_memory", lambda: best)
     assert len(parser.parse([long])[0]) == words  # the best tree fits
     with pytest.raises(ArborparseError, match=f"about {with_marginals / 2 ** 30:.1f} GiB"):
         parser.parse([long], decode_as="mbr")  # its MBR tree does not

@@ -191,7 +191,7 @@ def test_a_sentence_whose_parts_would_not_fit_in_memory_is_refused(monkeypatch, 
     from click.testing import CliRunner
 
     import arborparse.linear.model
-    import arborparse.trees.memory
+    import arborparse.memory
     from arborparse.cli import cli
 
     data = separable(1)
@@ -202,7 +202,7 @@ def test_a_sentence_whose_parts_would_not_fit_in_memory_is_refused(monkeypatch, 
     long = read_conllu(tmp_path / "long.conllu")[0]
     need, with_marginals = (c * (words + 1) ** 3 + a * (words + 1) ** 2
                             for c, a in zip(per_cube, arborparse.linear.model.ARC_BYTES))
-    monkeypatch.setattr(arborparse.trees.memory, "available_memory", lambda: need - 1)
+    monkeypatch.setattr(arborparse.memory, "available_memory", lambda: need - 1)
     message = (f"{tmp_path / 'long.conllu'}:1: a sentence of {words} words is too long for "
                f"this order-2 model: its parts would take about {need / 2 ** 30:.1f} GiB")
     with pytest.raises(ArborparseError, match=message):
@@ -215,7 +215,7 @@ def test_a_sentence_whose_parts_would_not_fit_in_memory_is_refused(monkeypatch, 
                                  str(tmp_path / "long.conllu"), "-o", str(out)])
     assert r.exit_code == 1 and message in r.output and len(r.output.splitlines()) == 1
     assert not out.exists()
-    monkeypatch.setattr(arborparse.trees.memory, "available_memory", lambda: need)
+    monkeypatch.setattr(arborparse.memory, "available_memory", lambda: need)
     assert parser.model.check_fits(words) is None  # the best tree fits: parsed as ever
     if with_marginals > need:  # its marginals do not
         with pytest.raises(ArborparseError, match=f"about {with_marginals / 2 ** 30:.1f} GiB"):

@@ -366,17 +366,17 @@ def test_a_sentence_too_long_for_the_memory_free_is_refused(memorized, second_or
     refused in one line naming it and saying what to do, before any array is made; the
     command line exits with 1 and writes nothing."""
     import arborparse.neural.parser as neural
-    import arborparse.trees.memory
+    import arborparse.memory
 
     parser, words = memorized[1].parser_, 3000
     long = words_sentence(["w"] * words, 7)
     best, with_marginals = (c * (words + 1) ** 2 for c in neural.ARC_BYTES)
-    monkeypatch.setattr(arborparse.trees.memory, "available_memory", lambda: best - 1)
+    monkeypatch.setattr(arborparse.memory, "available_memory", lambda: best - 1)
     message = (f"sentence 7 (w w w w w ...): a sentence of {words} words is too long to "
                f"parse here: its arcs would take about {best / 2 ** 30:.1f} GiB")
     with pytest.raises(ArborparseError, match="^" + re.escape(message)):
         parser.parse([long])
-    monkeypatch.setattr(arborparse.trees.memory, "available_memory", lambda: best)
+    monkeypatch.setattr(arborparse.memory, "available_memory", lambda: best)
     assert parser.check_fits(long) is None  # the best tree fits
     for refused in (lambda: parser.parse([long], marginals=True),
                     lambda: parser.parse([long], kbest=2),
@@ -386,7 +386,7 @@ def test_a_sentence_too_long_for_the_memory_free_is_refused(memorized, second_or
     (tmp_path / "long.txt").write_text(" ".join(["w"] * words) + "\n")
     parser.save(tmp_path / "m.npz")
     out = tmp_path / "out.conllu"
-    monkeypatch.setattr(arborparse.trees.memory, "available_memory", lambda: best - 1)
+    monkeypatch.setattr(arborparse.memory, "available_memory", lambda: best - 1)
     r = CliRunner().invoke(cli, ["parse", "--model", str(tmp_path / "m.npz"),
                                  "--input-format", "tokenized", str(tmp_path / "long.txt"),
                                  "-o", str(out)])
@@ -395,7 +395,7 @@ def test_a_sentence_too_long_for_the_memory_free_is_refused(memorized, second_or
 
     crf2o, words = second_order[1].parser_, 250
     need = neural.SIBLING_BYTES * (words + 1) ** 3 + neural.ARC_BYTES[1] * (words + 1) ** 2
-    monkeypatch.setattr(arborparse.trees.memory, "available_memory", lambda: need - 1)
+    monkeypatch.setattr(arborparse.memory, "available_memory", lambda: need - 1)
     with pytest.raises(ArborparseError, match=f"of {words} words is too long for this crf2o "
                        f"model: its parts would take about {need / 2 ** 30:.1f} GiB.*"
                        "--objective crf"):
