@@ -29,6 +29,7 @@ import numpy as np
 
 from arborparse.io import conllu
 from arborparse.io.conllu import DEPREL, DEPS, FEATS, FORM, ID, LEMMA, MISC, UPOS, XPOS
+from arborparse.io.plain import characters
 
 
 def _misc_value(misc: str, key: str) -> str | None:
@@ -212,7 +213,14 @@ class Document:
 
     @classmethod
     def from_conllu(cls, text: str) -> Document:
-        """A document of CoNLL-U text (ours, or the ``conllu`` package's serialization)."""
+        """A document of CoNLL-U text (a str: ours, or the ``conllu`` package's
+        serialization)."""
+        if not isinstance(text, str):
+            raise TypeError(f"from_conllu takes a str, not {type(text).__name__}"
+                            + (": decode it first (data.decode('utf-8')), or read the file "
+                               "with arborparse.io.read_conllu(path)"
+                               if isinstance(text, (bytes, bytearray)) else ""))
+        characters(text, "the CoNLL-U text")
         source = _io.StringIO(text if text.endswith("\n") else text + "\n")
         source.name = "<conllu>"
         return cls(conllu.iter_conllu(source, "conllu"))

@@ -23,10 +23,13 @@ from itertools import islice
 from typing import NamedTuple
 
 from arborparse import registry
-from arborparse.errors import ArborparseError
+from arborparse.errors import ArborparseError, TreebankFormatError
 from arborparse.io import model_files
-from arborparse.io.conllu import LEMMA, lines_of
+from arborparse.io.conllu import LEMMA, Sentence, iter_conllu, lines_of
 from arborparse.io.model_files import ModelFileError, kind_of
+from arborparse.io.plain import (characters, iter_tokenized, prose_lines, text_lines,
+                                 words_sentence)
+from arborparse.io.validate import only_sentences
 from arborparse.options import Capabilities, OptionError, check_options, tagging
 
 KIND = "pipeline"
@@ -39,9 +42,6 @@ def iter_parse_source(parser, source, fmt: str, encoding: str = "utf-8", **optio
     model's tokenizer (a parser alone is a pipeline without one), ``lines`` (one sentence
     per line) through it too, ``tokenized``, or CoNLL (``auto``, ``conllu``, ``conllx``).
     The options are checked before a sentence is read."""
-    from arborparse.io.conllu import iter_conllu
-    from arborparse.io.plain import iter_tokenized, text_lines
-
     if fmt in ("text", "lines"):
         pipeline = parser if isinstance(parser, Pipeline) else Pipeline(parser=parser)
         return pipeline.iter_parse_text(text_lines(source, encoding), per_line=fmt == "lines",
@@ -145,8 +145,6 @@ def describe(stored: dict, family: str | None, components: list[str], reach=None
 
 def _have_tags(sentences) -> None:
     """Refuse, for ``keep_tags``, a sentence none of whose words has a UPOS."""
-    from arborparse.errors import TreebankFormatError
-
     for s in sentences:
         if s.upos.count("_") == len(s):
             raise TreebankFormatError(s.path, s.line, "the words have no tags (UPOS empty), "
@@ -209,7 +207,7 @@ class Pipeline:
         retag, keep_tags = tagging(options)
 
         def tagged():
-            stream = iter(sentences)
+            stream = only_sentences(sentences)
             while chunk := list(islice(stream, CHUNK)):
                 if keep_tags and self.tagger is not None:
                     _have_tags(chunk)
@@ -230,6 +228,10 @@ class Pipeline:
         sentence), tagged and parsed, lazily: one paragraph and one chunk of sentences in
         memory at a time. Options as in `iter_parse`; `document` prefixes the ``# sent_id``
         numbers."""
+        if isinstance(lines, (str, bytes)):
+            raise TypeError(f"iter_parse_text takes an iterable of lines (an open file, a "
+                            f"list of str), not {type(lines).__name__}, whose lines would "
+                            "be its characters: for one text call parse_text(text)")
         if self.tokenizer is None:
             given = "tokenized input (arborparse parse --input-format tokenized)" \
                 if self.tagger is not None or self.parser is None or \
@@ -249,7 +251,6 @@ class Pipeline:
         `window_marginals` (a `LinearParser`'s), by default the window parser the
         tokenizer's view keeps), or None where there is none
         (a tokenizer that kept no such view) or no tagger to give that parser its tags."""
-        from arborparse.io.plain import words_sentence
         from arborparse.text.syntax import crossing
 
         if parser is None:
@@ -321,8 +322,6 @@ class Pipeline:
         """(the sentences of one input, its raw text or None)."""
         from arborparse.document import Document
         from arborparse.document import Sentence as View
-        from arborparse.io.conllu import Sentence
-        from arborparse.io.plain import characters, prose_lines, words_sentence
 
         if isinstance(item, str):
             if self.tokenizer is None:
@@ -342,20 +341,29 @@ class Pipeline:
             if all(isinstance(s, (list, tuple)) and all(isinstance(w, str) for w in s)
                    for s in item):
                 for k, s in enumerate(item, 1):
-                    bad = [w for w in s if not w or "\t" in w or "\n" in w]
+                    bad = [w for w in s if not w or "\t" in w or "\n" in w or "\r" in w]
                     if bad or not s:
                         raise ArborparseError(f"words must be non-empty, without tabs or "
-                                              f"newlines, and sentences not empty: {s!r}")
+                                              f"line ends, and sentences not empty: {s!r}")
                     characters(" ".join(s), f"sentence {k}")
                 return [words_sentence(list(s), k, k == 1)
                         for k, s in enumerate(item, 1)], None
+        got = type(item).__name__
+        if isinstance(item, (list, tuple)):
+            got = f"a {got} of {', '.join(sorted({type(s).__name__ for s in item}))}"
+            if item and all(isinstance(s, str) for s in item):
+                got += (" (one sentence's words? give a list of word lists, "
+                        "nlp([['The', 'dog', 'barks']]); several texts: nlp.pipe(texts))")
         raise TypeError("a pipeline takes a str (raw text), a list of word lists "
-                        "(pre-tokenized sentences) or a list of Sentence; got "
-                        f"{type(item).__name__}")
+                        f"(pre-tokenized sentences) or a list of Sentence; got {got}")
 
     def parse_text(self, text: str, **options) -> list:
-        """The sentences of a raw text, parsed; see `iter_parse_text`."""
-        return list(self.iter_parse_text(lines_of(text), **options))
+        """The sentences of a raw text (a str), parsed; see `iter_parse_text`."""
+        if not isinstance(text, str):
+            raise TypeError(f"parse_text takes a str, not {type(text).__name__}"
+                            + (": decode it first (data.decode('utf-8'))"
+                               if isinstance(text, (bytes, bytearray)) else ""))
+        return list(self.iter_parse_text(lines_of(characters(text)), **options))
 
     # ------------------------------------------------------------------ model files
 

@@ -123,19 +123,45 @@ def test_every_input_kind_and_option(families, family):
         nlp(words, decode="max-z")
     with pytest.raises(ArborparseError, match="no tokenizer"):
         nlp("Raw text needs a tokenizer.")
+    for parser in (nlp, nlp.parser):  # a str is no stream of sentences, in any family
+        with pytest.raises(TypeError, match=r"^parse takes an iterable of Sentence .*, not "
+                                            r"str: for raw text call parse_text"):
+            parser.parse("The dog")
+        with pytest.raises(TypeError, match=r"^parse takes Sentence objects .*; item 2 is "
+                                            r"list: "):
+            parser.parse([separable(1)[0], ["The", "dog"]])
 
 
 def test_wrong_inputs_are_refused(english):
     for wrong in (3, [1, 2], {"text": "x"}, [["a", 1]]):
         with pytest.raises(TypeError, match="a pipeline takes a str"):
             english(wrong)
-    with pytest.raises(ArborparseError, match="words must be non-empty"):
-        english([["a", ""]])
+    with pytest.raises(TypeError, match=r"got a list of str \(one sentence's words\? give "
+                                        r"a list of word lists"):
+        english(["The", "dog"])
+    for words in ([["a", ""]], [["a\rb", "c"]], [["a\nb"]], [["a\tb"]]):
+        with pytest.raises(ArborparseError, match="words must be non-empty, without tabs or "
+                                                  "line ends"):
+            english(words)  # CoNLL-U could not hold them
     with pytest.raises(ArborparseError, match=r"^the text holds a lone surrogate \(U\+D800, "
                                               r"character 3\), which is not a character$"):
         english("a \ud800 b")
     with pytest.raises(ArborparseError, match=r"^sentence 2 holds a lone surrogate \(U\+DC80"):
         english([["a"], ["b", "\udc80"]])
+    with pytest.raises(ArborparseError, match=r"^the text holds a lone surrogate"):
+        english.parse_text("a \ud800 b")
+    with pytest.raises(ArborparseError, match=r"^the CoNLL-U text holds a lone surrogate"):
+        Document.from_conllu("1\ta\ud800\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
+    with pytest.raises(TypeError, match=r"^parse_text takes a str, not bytes: decode it"):
+        english.parse_text(b"The dog barks.")
+    with pytest.raises(TypeError, match=r"^from_conllu takes a str, not bytes: decode it"):
+        Document.from_conllu(b"1\ta\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
+    with pytest.raises(TypeError, match=r"^iter_parse_text takes an iterable of lines .*, "
+                                        r"not str, whose lines would be its characters"):
+        english.iter_parse_text("The dog barks.")
+    with pytest.raises(TypeError, match=r"^a model file is named by a path \(a str or "
+                                        r"pathlib.Path\), not NoneType$"):
+        arborparse.load(None)
     conllu = english("The dog barks.").to_conllu()
     with pytest.raises(ArborparseError, match=r"^<text>:1: looks like CoNLL-U \(a \"# "):
         english(conllu)  # as the command line and the service refuse it

@@ -43,7 +43,7 @@ def save(path, kind: str, version: int, header: dict, arrays: dict[str, np.ndarr
     """Write a model file atomically; a file there that is not a model file is replaced
     only with `force` (`check_output`)."""
     check_output(path, model=True, force=force)
-    path = Path(path)
+    path = _path(path)
     meta = {"format": FORMAT, "kind": kind, "version": version, **header}
     payload, sparse = {}, {}
     for name, array in arrays.items():
@@ -139,10 +139,18 @@ def _read(path: Path, arrays: bool) -> tuple[dict, dict[str, np.ndarray]]:
     return meta, content
 
 
+def _path(path) -> Path:
+    """`path` as a Path; TypeError, in one line, for anything that is not a path."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"a model file is named by a path (a str or pathlib.Path), not "
+                        f"{type(path).__name__}")
+    return Path(path)
+
+
 def is_model(path) -> bool:
     """True when `path` holds a model file of ours (whatever its kind or version)."""
     try:
-        _read(Path(path), arrays=False)
+        _read(_path(path), arrays=False)
     except ModelFileError:
         return False
     return True
@@ -176,14 +184,14 @@ def kind_of(path) -> str:
 def header(path) -> dict:
     """The JSON header of a model file, its arrays left unread (ModelFileError for
     anything that is not a model file of ours)."""
-    return _read(Path(path), arrays=False)[0]
+    return _read(_path(path), arrays=False)[0]
 
 
 def load(path, kind: str, version: int, old_kinds: tuple[str, ...] = ()
          ) -> tuple[dict, dict[str, np.ndarray]]:
     """Read a model file: (header, arrays); `old_kinds` are earlier names of `kind`.
     Raises ModelFileError with what is wrong."""
-    path = Path(path)
+    path = _path(path)
     meta, arrays = _read(path, arrays=True)
     if meta.get("kind") != kind and meta.get("kind") not in old_kinds:
         raise ModelFileError(f"{path}: a model of kind {meta.get('kind')!r}, "

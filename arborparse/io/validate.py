@@ -47,12 +47,30 @@ class MissingTagsWarning(UserWarning):
     """Some words of the input have no UPOS."""
 
 
+def only_sentences(sentences: Iterable[Sentence]) -> Iterator[Sentence]:
+    """Pass the sentences through, lazily; TypeError, in one line that says what to call
+    instead, for a str or bytes given as the stream (which would be read as one sentence
+    per character) and for an item that is not a `Sentence`."""
+    if isinstance(sentences, (str, bytes)):
+        raise TypeError("parse takes an iterable of Sentence (arborparse.io.read_conllu "
+                        f"reads them), not {type(sentences).__name__}: for raw text call "
+                        "parse_text(text), or the pipeline itself (nlp(text))")
+    for k, s in enumerate(sentences, 1):
+        if not isinstance(s, Sentence):
+            raise TypeError(f"parse takes Sentence objects (arborparse.io.read_conllu reads "
+                            f"them); item {k} is {type(s).__name__}: for raw text call "
+                            "parse_text(text), for word lists the pipeline itself "
+                            "(nlp([['The', 'dog', 'barks']]))")
+        yield s
+
+
 def require_tags(sentences: Iterable[Sentence]) -> Iterator[Sentence]:
-    """Pass the sentences through, for a parser that reads tags: a sentence none of whose
-    words has a UPOS (CoNLL-X: CPOSTAG) raises `TreebankFormatError` naming the empty
-    tag columns; when the stream ends, a `MissingTagsWarning` counts the words without one."""
+    """Pass the sentences through (`only_sentences`), for a parser that reads tags: a
+    sentence none of whose words has a UPOS (CoNLL-X: CPOSTAG) raises `TreebankFormatError`
+    naming the empty tag columns; when the stream ends, a `MissingTagsWarning` counts the
+    words without one."""
     missing = 0
-    for s in sentences:
+    for s in only_sentences(sentences):
         count = s.upos.count("_")
         if count == len(s):
             columns = (s.upos, s.xpos, s.feats, s.lemmas)

@@ -18,6 +18,7 @@ import torch
 from arborparse import memory
 from arborparse.io import model_files as files
 from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS, Sentence
+from arborparse.io.validate import only_sentences
 from arborparse.neural.network import Batch, Network
 from arborparse.neural.objectives import decode, marginals, word_mask
 from arborparse.neural.options import NeuralOptions
@@ -246,7 +247,7 @@ class NeuralParser:
         settings = (options.get("decoder") or self.decoder, decode_as == "mbr",
                     bool(options.get("marginals")), retag, keep_tags, options.get("kbest"))
         self.network.eval()
-        stream = iter(sentences)
+        stream = only_sentences(sentences)
         while chunk := list(islice(stream, CHUNK)):
             parsed = [None] * len(chunk)
             for group in batches(chunk, BATCH_WORDS):
