@@ -14,8 +14,12 @@ are not whitespace, and format characters (Cf: the zero-width space U+200B, the 
 U+200C and U+200D, the byte-order mark U+FEFF, the word joiner U+2060, the soft hyphen,
 directional marks, ...) but the prepended concatenation marks, which are drawn. They are
 dropped from the text before it is tokenized, unless the treebank's tokens hold them
-(Persian writes U+200C inside words): `kept_invisible` finds which; a zero-width joiner
-between two pictographs stays, as part of the emoji they make.
+(Persian writes U+200C inside words): `kept_invisible` finds which. A zero-width space
+dropped so parts the words on either side, as a space would (``The\u200bdog`` is two
+words; Thai and Khmer texts mark word ends with it); the others join them (the word joiner
+and the soft hyphen mean just that; a control character in a word is noise). A zero-width
+joiner between two pictographs, and the tag characters after one (U+E0020 to U+E007F, as
+in the flag of Scotland), stay, as part of the emoji they make.
 """
 
 from __future__ import annotations
@@ -54,7 +58,7 @@ def kept_invisible(texts: Iterable[str]) -> str:
     return "".join(sorted({c for text in texts for c in set(text) if invisible(c)}))
 
 
-ZWJ = "\u200d"
+ZWJ, ZWSP = "\u200d", "\u200b"
 
 
 def _pictograph(c: str) -> bool:
@@ -63,17 +67,28 @@ def _pictograph(c: str) -> bool:
         "\U0001f3fb" <= c <= "\U0001f3ff"
 
 
+def _tag(c: str) -> bool:
+    return "\U000e0020" <= c <= "\U000e007f"
+
+
+def _in_emoji(text: str, i: int) -> bool:
+    """Whether the invisible `text[i]` is part of an emoji: a joiner between two
+    pictographs, or a tag character after a pictograph or another tag character."""
+    c = text[i]
+    if c == ZWJ:
+        return 0 < i < len(text) - 1 and _pictograph(text[i - 1]) and _pictograph(text[i + 1])
+    return _tag(c) and i > 0 and (_pictograph(text[i - 1]) or _tag(text[i - 1]))
+
+
 def visible(text: str, keep: str = "") -> tuple[str, Sequence[int]]:
-    """`text` without its invisible characters (but those in `keep`, and a zero-width
-    joiner between two pictographs, which makes one emoji of them: 👨‍👩‍👧), and where each of
-    its characters is in `text`."""
+    """`text` without its invisible characters (but those in `keep`, and those that are
+    part of an emoji: 👨‍👩‍👧), a zero-width space made a space, and where each of its
+    characters is in `text` (see the module docstring)."""
     drop = {c for c in set(text) if invisible(c) and c not in keep}
     if not drop:
         return text, range(len(text))
-    where = [i for i, c in enumerate(text) if c not in drop or (
-        c == ZWJ and 0 < i < len(text) - 1 and _pictograph(text[i - 1])
-        and _pictograph(text[i + 1]))]
-    return "".join(text[i] for i in where), where
+    where = [i for i, c in enumerate(text) if c not in drop or c == ZWSP or _in_emoji(text, i)]
+    return "".join(" " if text[i] == ZWSP and ZWSP in drop else text[i] for i in where), where
 
 
 @lru_cache(maxsize=None)

@@ -100,9 +100,9 @@ def test_any_text_comes_back_whitespace_and_invisible_characters_aside(text):
     spans = [(a, b) for s in out for a, b in s.offsets]
     assert [INVISIBLE.sub("", text[a:b]) for a, b in spans] == tokens
     assert all(not INVISIBLE.match(text[a]) for a, _ in spans)
-    # the rebuilt text is the input with runs of whitespace made one space, blank lines
-    # (between paragraphs) one blank line
-    paragraphs_in = [" ".join(INVISIBLE.sub("", p).split())
+    # the rebuilt text is the input with runs of whitespace made one space (a zero-width
+    # space is one), blank lines (between paragraphs) one blank line
+    paragraphs_in = [" ".join(p.replace("\u200b", " ").replace("\x00", "").split())
                      for p in re.split(r"\n[^\S\n]*\n", text)]
     assert text_of(out) == "\n\n".join(p for p in paragraphs_in if p)
 
@@ -115,7 +115,11 @@ def test_invisible_characters_are_dropped_unless_the_treebank_keeps_them():
     assert sentence.forms == ["Dogs", "bark", ",", "they", "?"]  # "\u2060" alone: gone
     assert "# text = Dogs bark, they?" in sentence.comments
     assert [text[a:b] for a, b in sentence.offsets] == \
-        ["Dogs\u200b", "bark\u00ad\u200d", ",", "they\u0007\u200c", "?"]
+        ["Dogs", "bark\u00ad\u200d", ",", "they\u0007\u200c", "?"]
+    # a zero-width space parts words as a space does; the others join them
+    (sentence,) = tokenizer.tokenize("Dogs\u200bbark\u2060ing, they\u0007y\u00ades.")
+    assert sentence.forms == ["Dogs", "barking", ",", "theyyes", "."]
+    assert "# text = Dogs barking, theyyes." in sentence.comments
     # a treebank whose tokens hold U+200C (as Persian's do) keeps it, and drops the rest
     kept = read_conllu(io.StringIO(TREEBANK.replace("Dogs", "Do\u200cgs")))
     tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(kept * 5)
@@ -127,13 +131,15 @@ def test_invisible_characters_are_dropped_unless_the_treebank_keeps_them():
     assert again.keep == "\u200c"
 
 
-def test_a_joiner_inside_an_emoji_stays():
+def test_a_joiner_and_tags_inside_an_emoji_stay():
     from arborparse.text.rules import visible
 
     family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # one emoji, three people
     assert visible(f"We {family} and a\u200db\u200d.")[0] == f"We {family} and ab."
     thumbs = "\U0001f44d\U0001f3fd\u200d\u2640\ufe0f"  # a skin tone, then a sign
     assert visible(thumbs)[0] == thumbs
+    scotland = "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
+    assert visible(f"A {scotland} flag, a\U000e0067 tag.")[0] == f"A {scotland} flag, a tag."
 
 
 def test_streams_hold_one_paragraph_at_a_time():
