@@ -100,6 +100,15 @@ class Word:
         value = _misc_value(self.misc, "LabelProb")
         return None if value is None else float(value)
 
+    def to_dict(self) -> dict:
+        """The word as JSON holds it (`Document.to_dict`)."""
+        out = {"id": self.id, "form": self.text, "lemma": self.lemma, "upos": self.upos,
+               "xpos": self.xpos, "feats": self.feats, "head": self.head,
+               "deprel": self.deprel, "deps": self.deps, "misc": self.misc}
+        if self.start_char is not None:
+            out.update(start_char=self.start_char, end_char=self.end_char)
+        return out
+
     def __repr__(self) -> str:
         return (f"Word(id={self.id}, text={self.text!r}, upos={self.upos!r}, "
                 f"head={self.head}, deprel={self.deprel!r})")
@@ -193,11 +202,28 @@ class Sentence:
     def to_conllu(self) -> str:
         return self.data.to_text()
 
+    def to_dict(self) -> dict:
+        """The sentence as JSON holds it (`Document.to_dict`)."""
+        words = [w.to_dict() for w in self.words]
+        mu = self.head_marginals
+        if mu is not None:
+            for m, word in enumerate(words, 1):
+                word["heads"] = [round(float(p), 6) for p in mu[:, m]]
+        out = {"text": self.text, "words": words}
+        if self.kbest is not None:
+            out["kbest"] = [{"probability": t.probability, "heads": [int(h) for h in t.heads[1:]],
+                             "deprels": t.deprels} for t in self.kbest]
+        return out
+
     def __len__(self) -> int:
         return len(self.words)
 
     def __iter__(self):
         return iter(self.words)
+
+    def __getitem__(self, i):
+        """The i-th word (0-based, as in `words`; its `id` is i + 1)."""
+        return self.words[i]
 
     def __repr__(self) -> str:
         return f"Sentence({self.text!r})"
@@ -229,6 +255,16 @@ class Document:
         """The document as CoNLL-U: what ``arborparse parse`` writes for the same input."""
         return "".join(s.to_conllu() for s in self.sentences)
 
+    def to_dict(self) -> dict:
+        """The document as plain lists and dicts, ready for `json.dumps`: ``{"text": ...,
+        "sentences": [{"text": ..., "words": [...], "kbest": [...]}]}``, each word
+        ``{"id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps",
+        "misc"}`` and, from raw text, ``"start_char"`` and ``"end_char"``; with
+        ``marginals=True`` each word's ``"heads"`` (P(head = h) for h = 0, 1..n, to six
+        decimals), with ``kbest=k`` each sentence's trees (``"probability"``, ``"heads"``
+        of words 1..n, ``"deprels"``). The service answers the same."""
+        return {"text": self.text, "sentences": [s.to_dict() for s in self.sentences]}
+
     @property
     def words(self) -> list[Word]:
         return [w for s in self.sentences for w in s.words]
@@ -238,6 +274,10 @@ class Document:
 
     def __iter__(self):
         return iter(self.sentences)
+
+    def __getitem__(self, i):
+        """The i-th sentence (0-based, as in `sentences`)."""
+        return self.sentences[i]
 
     def __repr__(self) -> str:
         return f"Document({len(self.sentences)} sentences, {len(self.words)} words)"

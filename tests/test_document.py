@@ -2,6 +2,7 @@
 documents whose offsets slice back to the text; CoNLL-U as the command line writes it;
 the conllu package and spaCy."""
 
+import json
 import re
 
 import numpy as np
@@ -55,6 +56,15 @@ def test_offsets_slice_back_to_the_text(english):
         assert span.split() == sentence.text.split()
     assert any(len(t.words) > 1 for s in doc.sentences for t in s.tokens)  # can't, don't
     assert "😀" in [w.text for w in doc.words]
+    assert doc[1] is doc.sentences[1] and doc[-1][0] is doc.sentences[-1].words[0]
+    as_json = json.loads(json.dumps(doc.to_dict()))  # plain lists and dicts
+    assert as_json["text"] == TEXT and len(as_json["sentences"]) == len(doc.sentences)
+    for ours, theirs in zip(doc.words, (w for s in as_json["sentences"] for w in s["words"])):
+        assert theirs == {"id": ours.id, "form": ours.text, "lemma": ours.lemma,
+                          "upos": ours.upos, "xpos": ours.xpos, "feats": ours.feats,
+                          "head": ours.head, "deprel": ours.deprel, "deps": ours.deps,
+                          "misc": ours.misc, "start_char": ours.start_char,
+                          "end_char": ours.end_char}
 
 
 def test_invisible_characters_are_no_words_and_offsets_stay_right(english):
@@ -108,6 +118,15 @@ def test_every_input_kind_and_option(families, family):
             assert np.allclose(s.head_marginals[:, 1:].sum(axis=0), 1, atol=1e-6)
             assert len(s.kbest) == min(2, len(s.kbest)) and \
                 s.kbest[0].probability >= s.kbest[-1].probability
+        for ours, theirs in zip(doc.sentences, json.loads(json.dumps(doc.to_dict()))[
+                "sentences"]):
+            assert [w["heads"] for w in theirs["words"]] == \
+                [[round(float(p), 6) for p in ours.head_marginals[:, m]]
+                 for m in range(1, len(ours) + 1)]
+            assert theirs["kbest"] == [{"probability": t.probability,
+                                        "heads": t.heads[1:].tolist(),
+                                        "deprels": t.deprels} for t in ours.kbest]
+            assert "start_char" not in theirs["words"][0]  # pre-tokenized: no offsets
     else:
         with pytest.raises(OptionError, match=r"marginals=True does not apply to this isbn "
                                               r"model \(its options: retag, keep_tags, "

@@ -63,7 +63,7 @@ from arborparse.io.plain import characters, iter_tokenized, prose_lines
 from arborparse.options import OptionError, check_options
 from arborparse.pipeline import Pipeline, load
 from arborparse.render import svg
-from arborparse.render.page import sentence_text
+from arborparse.document import Sentence as View
 from arborparse.service import AGING, SHORT, TIMEOUT
 from arborparse.service.workers import Overdue, Workers
 from arborparse.text.rules import invisible
@@ -284,25 +284,14 @@ class Service:
 
     @staticmethod
     def _json(s, settings) -> dict:
-        words = [{"id": m, "form": f, "lemma": lemma, "upos": u, "xpos": x, "feats": feats,
-                  "head": int(h), "deprel": d}
-                 for m, (f, lemma, u, x, feats, h, d) in enumerate(zip(
-                     s.forms, s.lemmas, s.upos, s.xpos, s.feats, s.heads[1:], s.deprels), 1)]
-        out = {"text": sentence_text(s), "words": words}
-        if settings["marginals"]:
-            mu = s.analysis["heads"]
-            for m, word in enumerate(words, 1):
-                word["heads"] = [round(float(p), 6) for p in mu[:, m]]
+        """The sentence as `arborparse.document.Sentence.to_dict` gives it, with its
+        drawings if asked."""
+        out = View(s).to_dict()
         if settings["svg"]:
             out["svg"] = svg(s)
-        if settings.get("k"):
-            out["kbest"] = []
-            for p, heads, labels in s.analysis["kbest"]:
-                tree = {"probability": p, "heads": [int(h) for h in heads[1:]],
-                        "deprels": labels}
-                if settings["svg"]:
-                    tree["svg"] = svg(s.with_tree(heads, labels))  # without s's HeadProb
-                out["kbest"].append(tree)
+            for tree, (_, heads, labels) in zip(out.get("kbest", ()),
+                                                s.analysis.get("kbest", ())):
+                tree["svg"] = svg(s.with_tree(heads, labels))  # without s's HeadProb
         return out
 
 

@@ -211,6 +211,9 @@ def test_lines_are_sentences_never_split(client):
     assert r.status_code == 200, r.text
     assert [[w["form"] for w in s["words"]] for s in r.json()["sentences"]] == \
         [["The", "dog", "barks", ".", "The", "cat"], ["sleeps", "."]]
+    text = "The dog barks. The cat\nsleeps.\n"
+    for word in (w for s in r.json()["sentences"] for w in s["words"]):  # offsets, as nlp's
+        assert text[word["start_char"]:word["end_char"]] == word["form"]
 
 
 def test_query_parameters_are_read_as_the_json_fields(client):
