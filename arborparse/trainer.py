@@ -93,6 +93,8 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     if folds is not None and (not isinstance(folds, numbers.Integral) or
                               isinstance(folds, bool) or folds < 2):
         raise ArborparseError(f"folds={folds!r}: give an integer >= 2")
+    if not isinstance(progress, bool):
+        raise ArborparseError(f"progress={progress!r}: give True or False")
     if fmt not in FORMATS:
         raise ArborparseError(f"fmt={fmt!r}: choose one of {', '.join(FORMATS)}")
     if lang is not None and not (isinstance(lang, str) and lang.strip()):

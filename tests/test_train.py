@@ -204,6 +204,12 @@ def test_the_linear_default_order_follows_the_training_size_and_yields_to_the_us
                            trainer="mira-kbest")
     assert nlp.info["defaults_by_size"] == {"train_sentences": len(data)}
     assert nlp.info["options"]["order"] == 1 and nlp.capabilities.kbest
+    for size in (len(data), SMALL + 1):  # second_order alone asks for order 2 at any size
+        nlp = arborparse.train(data * (size // len(data) + 1), None, components="parser",
+                               progress=False, epochs=1, hash_bits=12,
+                               second_order="siblings+grandparents")
+        assert (nlp.info["options"]["order"], nlp.info["options"]["second_order"]) == \
+            (2, "siblings+grandparents")
     tagger = arborparse.train(data, None, components="tagger", progress=False)
     assert "order" not in tagger.info["defaults_by_size"]  # a parser's option
     r = CliRunner().invoke(cli, ["train", "--help"])
@@ -287,6 +293,13 @@ def test_wrong_options_are_refused_in_one_line():
         arborparse.train(data, lang=3)
     with pytest.raises(ArborparseError, match="dev: no sentences"):
         arborparse.train(data, [])
+    with pytest.raises(ArborparseError, match=r"^progress='no': give True or False$"):
+        arborparse.train(data, progress="no")
+    with pytest.raises(ArborparseError, match="second_order applies to order 2 only"):
+        arborparse.train(data, order=1, second_order="siblings")  # the default, but given
+    with pytest.raises(ArborparseError, match="hash_bits sizes the hashed features, and "
+                                              "exact_features hashes none"):
+        arborparse.train(data, trainer="perceptron", exact_features=True, hash_bits=12)
     with pytest.raises(ArborparseError, match=r"learning_rate=0.0: must be > 0 and <= 1.0"):
         arborparse.train(data, family="neural", learning_rate=0.0)
     for family, name in (("neural", "learning_rate"), ("neural", "dropout"),

@@ -49,6 +49,24 @@ class LinearOptions(FamilyOptions):
         return {"order": 2}
 
     @classmethod
+    def of(cls, given: dict) -> LinearOptions:
+        """As `FamilyOptions.of`; second_order given without order asks for order 2, and an
+        option given that the others make idle is refused: second_order at order 1,
+        hash_bits with exact_features."""
+        from arborparse.errors import ArborparseError
+
+        if given.get("second_order") is not None and given.get("order") is None:
+            given = {**given, "order": 2}
+        table = super().of(given)
+        if given.get("second_order") is not None and table.order == 1:
+            raise ArborparseError("second_order applies to order 2 only: give order 2, or "
+                                  "leave out second_order")
+        if given.get("hash_bits") is not None and table.exact_features:
+            raise ArborparseError("hash_bits sizes the hashed features, and exact_features "
+                                  "hashes none: leave out one of them")
+        return table
+
+    @classmethod
     def offers(cls, header: dict) -> Capabilities:
         """Max-z decoding only with hidden clusters; no k-best trees at order 2."""
         return dataclasses.replace(cls.parses, max_z=header.get("clusters", 1) > 1,
@@ -71,7 +89,8 @@ class LinearOptions(FamilyOptions):
                         "training sentences (perceptron and mira, where the other options "
                         "allow it), else 1.", low=1, high=2)
     second_order: str = option(SECOND_ORDER[0], str, "The parts of --order 2: siblings, or "
-                               "siblings and grandparents.", choices=SECOND_ORDER)
+                               "siblings and grandparents (given without --order, it asks "
+                               "for --order 2).", choices=SECOND_ORDER)
     labeler: bool = option(True, bool, "With --dev: label each decided tree again with a "
                            "second classifier that reads the tree (the word's children, its "
                            "siblings, the labels of its head and of the siblings nearer it), "
