@@ -4,7 +4,8 @@
   spacy-udpipe does): ``nlp(text)`` gives a `Doc` with sentences, ``pos_``, ``tag_``,
   ``morph``, ``lemma_``, ``head``, ``dep_`` and, in ``Token._.head_prob``, the probability
   of each word's head. The model needs a tokenizer. ``nlp.to_disk(folder)`` saves the
-  model into the folder, ``load(model).from_disk(folder)`` reads it back.
+  model into the folder, ``spacy.load(folder)`` reads it back (the tokenizer is registered
+  as ``arborparse.Tokenizer.v1``), and ``nlp.to_bytes()`` holds it.
 - the factory ``"arborparse_parser"``: a component that tags and parses a `Doc` that spaCy
   tokenized itself, ``spacy.blank("en").add_pipe("arborparse_parser", config={"model":
   path})`` (registered as an entry point, so nothing needs importing first); each of the
@@ -17,7 +18,9 @@ become a single space. ``spacy.displacy.render(doc, style="dep")`` draws either 
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
+from typing import Any, Callable, Dict, Optional
 
 from arborparse.errors import ArborparseError
 from arborparse.pipeline import Pipeline, load as load_model
@@ -28,6 +31,7 @@ try:
     from spacy.attrs import DEP, HEAD
     from spacy.language import Language
     from spacy.tokens import Doc, Token
+    from spacy.util import registry
 except ImportError as err:  # pragma: no cover - the extra is missing
     raise ImportError("arborparse.spacy needs spaCy: pip install 'arborparse[spacy]'") from err
 
@@ -70,14 +74,29 @@ def _annotate(doc: Doc, sentences, indices: list[list[int]]) -> None:
 
 
 class _Tokenizer:
-    """The arborparse pipeline as spaCy's tokenizer: text in, a parsed `Doc` out."""
+    """The arborparse pipeline as spaCy's tokenizer: text in, a parsed `Doc` out. Its model
+    is read when first needed, or from the folder ``Language.from_disk`` gives it."""
 
-    def __init__(self, pipeline: Pipeline, vocab, options: dict):
+    def __init__(self, model, vocab, marginals: bool, options: dict):
+        self.model, self.vocab, self.marginals, self.given = model, vocab, marginals, options
+        self._pipeline, self.options = None, {}
+
+    @property
+    def pipeline(self) -> Pipeline:
+        if self._pipeline is None:
+            self._use(self.model)
+        return self._pipeline
+
+    def _use(self, model) -> None:
+        pipeline = _pipeline(model)
         if pipeline.tokenizer is None:
             raise ArborparseError("arborparse.spacy.load needs a model with a tokenizer; "
                                   "for a model without one, add the 'arborparse_parser' "
                                   "component behind spaCy's own tokenizer")
-        self.pipeline, self.vocab, self.options = pipeline, vocab, options
+        offered = self.marginals and pipeline.capabilities.marginals
+        options = {"marginals": offered or None, **self.given}
+        pipeline([], **options)  # refuses an option the model cannot honour, now
+        self._pipeline, self.options = pipeline, options
 
     def __call__(self, text: str) -> Doc:
         document = self.pipeline(text, **self.options)
@@ -96,9 +115,16 @@ class _Tokenizer:
         return doc
 
     def to_bytes(self, **kwargs) -> bytes:
-        return b""
+        """The model file's bytes (``Language.to_bytes``)."""
+        with tempfile.TemporaryDirectory() as folder:
+            self.pipeline.save(Path(folder) / MODEL_FILE)
+            return (Path(folder) / MODEL_FILE).read_bytes()
 
-    def from_bytes(self, data, **kwargs):
+    def from_bytes(self, data: bytes, **kwargs):
+        """Read back what `to_bytes` gave (``Language.from_bytes``)."""
+        with tempfile.TemporaryDirectory() as folder:
+            (Path(folder) / MODEL_FILE).write_bytes(data)
+            self._use(Path(folder) / MODEL_FILE)
         return self
 
     def to_disk(self, path, **kwargs) -> None:
@@ -107,21 +133,33 @@ class _Tokenizer:
         self.pipeline.save(Path(path) / MODEL_FILE)
 
     def from_disk(self, path, **kwargs):
-        """Read back what `to_disk` saved (``Language.from_disk``)."""
-        self.pipeline = _pipeline(Path(path) / MODEL_FILE)
+        """Read back what `to_disk` saved (``Language.from_disk``, ``spacy.load``)."""
+        self._use(Path(path) / MODEL_FILE)
         return self
+
+
+TOKENIZER = "arborparse.Tokenizer.v1"  # in spaCy's registry and its pipelines' config.cfg
+
+
+@registry.tokenizers(TOKENIZER)
+def make_tokenizer(model: str, marginals: bool = True,
+                   options: Optional[Dict[str, Any]] = None) -> Callable[[Language], _Tokenizer]:
+    """The tokenizer of `load`'s pipelines, as their config names it (so that ``spacy.load``
+    of a folder they were saved to builds it again; registered as an entry point)."""
+    return lambda nlp: _Tokenizer(model, nlp.vocab, marginals, dict(options or {}))
 
 
 def load(path, lang: str = "xx", marginals: bool = True, **options) -> Language:
     """A spaCy pipeline whose tokenizer is the arborparse model at `path` (see the module
     docstring); `lang`: spaCy's language code of the blank pipeline (``"xx"``: any);
-    `options` as `Pipeline.__call__` takes them."""
+    `options` as `Pipeline.__call__` takes them, refused here if the model cannot honour
+    them."""
     import spacy
 
-    nlp = spacy.blank(lang)
-    pipeline = _pipeline(path)
-    marginals = marginals and pipeline.capabilities.marginals
-    nlp.tokenizer = _Tokenizer(pipeline, nlp.vocab, {"marginals": marginals or None, **options})
+    config = {"@tokenizers": TOKENIZER, "model": str(path), "marginals": marginals,
+              "options": options}
+    nlp = spacy.blank(lang, config={"nlp": {"tokenizer": config}})
+    nlp.tokenizer.pipeline  # read now: a wrong path, model or option is refused here
     return nlp
 
 

@@ -4,6 +4,7 @@ the conllu package and spaCy."""
 
 import json
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -241,12 +242,23 @@ def test_spacy_both_ways(english, english_pipeline):
 
 
 def test_spacy_pipelines_save_and_load_back(english_pipeline, tmp_path):
-    pytest.importorskip("spacy")
+    spacy = pytest.importorskip("spacy")
     import arborparse.spacy
 
-    nlp = arborparse.spacy.load(english_pipeline, lang="en")
+    copy = tmp_path / "en.npz"
+    shutil.copy(english_pipeline, copy)
+    nlp = arborparse.spacy.load(copy, lang="en")
     nlp.to_disk(tmp_path / "sp")
-    again = arborparse.spacy.load(english_pipeline, lang="en").from_disk(tmp_path / "sp")
+    data = nlp.to_bytes()
     text = "The dog can't sleep. It is late."
-    assert [(t.text, t.head.i, t.dep_) for t in again(text)] == \
-        [(t.text, t.head.i, t.dep_) for t in nlp(text)]
+    parsed = [(t.text, t.head.i, t.dep_, t._.head_prob) for t in nlp(text)]
+    again = arborparse.spacy.load(english_pipeline, lang="en").from_disk(tmp_path / "sp")
+    assert [(t.text, t.head.i, t.dep_, t._.head_prob) for t in again(text)] == parsed
+    copy.unlink()  # the folder holds the model: spaCy alone reads it back, from disk or bytes
+    for again in (spacy.load(tmp_path / "sp"),
+                  arborparse.spacy.load(english_pipeline, lang="en").from_bytes(data)):
+        assert [(t.text, t.head.i, t.dep_, t._.head_prob) for t in again(text)] == parsed
+    with pytest.raises(OptionError, match="kbest=0 must be an integer >= 1"):
+        arborparse.spacy.load(english_pipeline, kbest=0)  # at once, not at the first text
+    with pytest.raises(ArborparseError, match="no such model file"):
+        arborparse.spacy.load(tmp_path / "missing.npz")
