@@ -240,7 +240,7 @@ def test_info_shows_the_order(tmp_path):
 @pytest.mark.parametrize("given, message", [
     ({"order": 2, "trainer": "mira-kbest"}, "order 2 trains with perceptron, mira"),
     ({"order": 2, "trainer": "latent"}, "order 2 trains with .*, not latent"),
-    ({"second_order": "siblings+grandparents"}, "applies to order 2 only"),
+    ({"order": 1, "second_order": "siblings+grandparents"}, "applies to order 2 only"),
     ({"order": 2, "exact_features": True}, "exact_features is first-order only"),
     ({"order": 2, "trainer": "eg", "train_decoder": "mst"}, "trains on projective trees"),
     ({"order": 3}, "must be 1..2"),
@@ -265,7 +265,7 @@ def test_the_command_line_says_a_conflict_as_a_usage_error(tmp_path):
     assert r.exit_code == 2 and "order 2 trains with perceptron, mira" in r.output
     assert not (tmp_path / "m.npz").exists()
     r = CliRunner().invoke(cli, ["train", "--train", str(train), "--model",
-                                 str(tmp_path / "m.npz"), "--second-order",
+                                 str(tmp_path / "m.npz"), "--order", "1", "--second-order",
                                  "siblings+grandparents"])
     assert r.exit_code == 2 and "--second-order applies to order 2 only" in r.output
 
