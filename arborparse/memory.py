@@ -25,11 +25,12 @@ def available_memory() -> int | None:
 
 
 def check_fits(words: int, arc_bytes: float, part_bytes: float = 0.0, where: str = "",
-               model: str = "", instead: str = "") -> None:
+               model: str = "", instead: str = "", from_text: bool = False) -> None:
     """Refuse (`ArborparseError`, after `where`) a sentence of `words` words whose parse,
     `arc_bytes` per (n+1)² and `part_bytes` per (n+1)³, would not fit in the memory free.
     Where the parts take most of it, the message names the `model` ("this order-2 model")
-    and what to parse with `instead`."""
+    and what to parse with `instead`; a sentence of raw text (`from_text`) is told how to
+    read one sentence a line."""
     parts = part_bytes * (words + 1) ** 3
     need = parts + arc_bytes * (words + 1) ** 2
     free = available_memory() if need > CHECKED_FROM else None
@@ -43,5 +44,6 @@ def check_fits(words: int, arc_bytes: float, part_bytes: float = 0.0, where: str
     raise ArborparseError(
         f"{where}a sentence of {words} words is too long to parse here: its arcs would "
         f"take about {need / 2 ** 30:.1f} GiB (they grow as n²), more than the "
-        f"{free / 2 ** 30:.1f} GiB free; split it (raw text without sentence ends is one "
-        "sentence: --input-format lines reads one a line)")
+        f"{free / 2 ** 30:.1f} GiB free; split it" + (
+            " (raw text without sentence ends is one sentence: --input-format lines reads "
+            "one a line)" if from_text else ""))

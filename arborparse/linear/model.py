@@ -308,14 +308,17 @@ class LinearModel:
         sib, grand, keys = part_entries(attrs, self.grandparents)
         return (sib, grand, *entry_indices(attrs, keys, size))
 
-    def check_fits(self, words: int, where: str = "", marginals: bool = False) -> None:
+    def check_fits(self, words: int, where: str = "", marginals: bool = False,
+                   from_text: bool = False) -> None:
         """Refuse (`ArborparseError`, after `where`) a sentence of `words` words whose
-        parse would not fit in the memory free (`arborparse.memory`): its arcs take
-        `ARC_BYTES`, an order-2 model's parts `PART_BYTES`, each for the best tree or,
-        with `marginals`, for its marginals (or MBR tree) too, the reach or not."""
+        parse would not fit in the memory free (`arborparse.memory`; `from_text`: a
+        sentence of raw text): its arcs take `ARC_BYTES`, an order-2 model's parts
+        `PART_BYTES`, each for the best tree or, with `marginals`, for its marginals (or
+        MBR tree) too, the reach or not."""
         parts = PART_BYTES[self.second_order][marginals] if self.order == 2 else 0
         memory.check_fits(words, ARC_BYTES[marginals], parts, where, "this order-2 model",
-                          "parse it with an order-1 model (arborparse train --order 1)")
+                          "parse it with an order-1 model (arborparse train --order 1)",
+                          from_text)
 
     def part_scores(self, x: Encoded, weights: np.ndarray | None = None, scale: float = 1.0,
                     marginals: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:

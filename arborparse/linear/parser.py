@@ -353,7 +353,7 @@ class LinearParser:
         decoder = decoder or self.decoder
         projective = self._projective(decoder)
         self.model.check_fits(len(sentence), f"{sentence.where}: ",
-                                   marginals or decode_as == "mbr")
+                              marginals or decode_as == "mbr", sentence.offsets is not None)
         x = Encoded.of(sentence)
         if not (marginals or k or decode_as == "mbr"):
             combine = "max" if decode_as == "max-z" else "sum"

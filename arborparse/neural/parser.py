@@ -124,7 +124,8 @@ class NeuralParser:
         memory.check_fits(len(sentence), ARC_BYTES[marginals or self.second_order],
                           SIBLING_BYTES * self.second_order, f"{sentence.where}: ",
                           "this crf2o model", "parse it with a first-order model "
-                          "(arborparse train --model-type neural --objective crf)")
+                          "(arborparse train --model-type neural --objective crf)",
+                          sentence.offsets is not None)
 
     def _parse_batch(self, sentences: list[Sentence], decoder: str, mbr: bool,
                      want_mu: bool, retag: bool, keep_tags: bool,

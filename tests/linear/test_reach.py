@@ -15,7 +15,7 @@ from treebanks import separable
 
 from arborparse.errors import ArborparseError
 from arborparse.io import read_conllu
-from arborparse.io.conllu import UPOS, XPOS
+from arborparse.io.conllu import UPOS, XPOS, Sentence
 from arborparse.io.model_files import ModelFileError
 from arborparse.io.plain import words_sentence
 from arborparse.linear.common import reach
@@ -281,13 +281,20 @@ def test_a_sentence_whose_arcs_would_not_fit_in_memory_is_refused(monkeypatch, t
         parser.parse([long])
     made = words_sentence(["w"] * words, 7)  # made in memory (raw text): named by number
     made = made.with_columns({UPOS: ["X"] * words, XPOS: ["X"] * words})
-    with pytest.raises(ArborparseError, match=r"^sentence 7 \(w w w w w \.\.\.\): a sentence"):
+    with pytest.raises(ArborparseError, match=r"^sentence 7 \(w w w w w \.\.\.\): a sentence"
+                       r".*free; split it$"):
         parser.parse([made])
+    from_text = Sentence(made.comments, made.rows, made.word_rows, made.heads,
+                         offsets=np.zeros((words, 2), dtype=np.int64))  # as the tokenizer's
+    with pytest.raises(ArborparseError, match=r"split it \(raw text without sentence ends is "
+                                              r"one sentence: --input-format lines reads one "
+                                              r"a line\)$"):
+        parser.parse([from_text])
     parser.save(tmp_path / "m.npz")
     out = tmp_path / "out.conllu"
     r = CliRunner().invoke(cli, ["parse", "--model", str(tmp_path / "m.npz"),
                                  str(tmp_path / "long.conllu"), "-o", str(out)])
-    assert r.exit_code == 1 and message in r.output and "--input-format lines" in r.output
+    assert r.exit_code == 1 and message in r.output and "--input-format" not in r.output
     assert len(r.output.splitlines()) == 1 and not out.exists()
     monkeypatch.setattr(arborparse.memory, "available_memory", lambda: best)
     assert len(parser.parse([long])[0]) == words  # the best tree fits
