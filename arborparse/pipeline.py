@@ -363,7 +363,7 @@ class Pipeline:
             raise TypeError(f"parse_text takes a str, not {type(text).__name__}"
                             + (": decode it first (data.decode('utf-8'))"
                                if isinstance(text, (bytes, bytearray)) else ""))
-        return list(self.iter_parse_text(lines_of(characters(text)), **options))
+        return list(self.iter_parse_text(lines_of(text), **options))
 
     # ------------------------------------------------------------------ model files
 

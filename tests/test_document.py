@@ -168,8 +168,10 @@ def test_wrong_inputs_are_refused(english):
         english("a \ud800 b")
     with pytest.raises(ArborparseError, match=r"^sentence 2 holds a lone surrogate \(U\+DC80"):
         english([["a"], ["b", "\udc80"]])
-    with pytest.raises(ArborparseError, match=r"^the text holds a lone surrogate"):
-        english.parse_text("a \ud800 b")
+    for parse in (english.parse_text, lambda text: list(english.iter_parse_text([text]))):
+        with pytest.raises(ArborparseError, match=r"^the paragraph 'a \\ud800 b' holds a lone "
+                                                  r"surrogate \(U\+D800, character 3\)"):
+            parse("a \ud800 b")  # found where the tokenizer reads its characters
     with pytest.raises(ArborparseError, match=r"^the CoNLL-U text holds a lone surrogate"):
         Document.from_conllu("1\ta\ud800\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
     with pytest.raises(TypeError, match=r"^parse_text takes a str, not bytes: decode it"):

@@ -46,6 +46,7 @@ import numpy as np
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import FORM, MISC, Sentence, lines_of
 from arborparse.io.model_files import ModelFileError, inner, nested
+from arborparse.io.plain import characters
 from arborparse.text.classifier import Classifier, Trained, candidate_arrays, offsets
 from arborparse.text.features import mix
 from arborparse.text.multiword import Multiword
@@ -97,7 +98,11 @@ def char_features(text: str) -> tuple[np.ndarray, np.ndarray]:
     kinds = {c: (32 if c.isspace() else ord(c.lower()) if len(c.lower()) == 1 else ord(c),
                  _class(c)) for c in set(text)}  # lowercased; all whitespace a space
     low = np.array([kinds[c][0] for c in text], dtype=np.uint64)
-    raw = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    try:
+        raw = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    except UnicodeEncodeError:  # only a str made in memory holds one: refused in one line
+        characters(text, f"the paragraph {text[:30]!r}")
+        raise
     cls = np.array([kinds[c][1] for c in text], dtype=np.uint64)
     space = cls == len(_CATEGORIES)
     positions = np.flatnonzero(~space)
