@@ -415,7 +415,7 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, components, fol
 def info_cmd(model, as_json):
     """What the model file MODEL says of itself: version, date, family, components,
     options, the data it was trained on, language, dev scores, training time, warnings,
-    and a linear parser's reach (the longest arcs it scores)."""
+    and a linear parser's reach and tag reach (the longest arcs it scores)."""
     from arborparse.pipeline import info
 
     found = info(model)
@@ -431,6 +431,13 @@ def info_cmd(model, as_json):
                     f"{value[0]} words before its word, {value[1]} after (longer arcs not "
                     "scored)" if isinstance(value, list) and len(value) == 2 else
                     f"{value!r} (invalid: the model file will not load)"))
+        elif key == "tag_reach":
+            if linear:
+                click.echo(f"{key:<20}" + (
+                    "none (arcs are left out by the reach alone)" if value is None else
+                    f"{value['tags']} tags, {value['pairs']} pairs of them seen as head and "
+                    "word (arcs farther than their pair's longest not scored)"
+                    if isinstance(value, dict) else "invalid: the model file will not load"))
         elif key in ("scores", "chosen_on_dev") and value is not None:
             shown = "  ".join(f"{k} {v:.2f}" if key == "scores" else
                               f"{k} {'none' if v is None else format(v, 'g')}"
@@ -451,7 +458,7 @@ def info_cmd(model, as_json):
             shown = (", ".join(value) or "none") if isinstance(value, list) else value
             click.echo(f"{key:<20}{shown}")
     lacking = [key for key, value in found.items()
-               if value is None and (key != "reach" or linear)]
+               if value is None and key != "tag_reach" and (key != "reach" or linear)]
     if lacking:
         click.echo(f"this file lacks: {', '.join(lacking)} (written by an earlier version, "
                    "or not by arborparse train)")

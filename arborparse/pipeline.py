@@ -59,7 +59,7 @@ CHUNK = 256  # sentences tagged at once in a stream
 # what a model file says of itself (`Pipeline.info`, ``arborparse info``)
 INFO = ("arborparse_version", "created", "family", "components", "options",
         "defaults_by_size", "data", "language", "scores", "chosen_on_dev",
-        "training_seconds", "warnings", "reach")
+        "training_seconds", "warnings", "reach", "tag_reach")
 
 
 def _class(home):
@@ -108,7 +108,7 @@ def info(path) -> dict:
     stored, components, family = _header_parts(path)
     parser = (components.get("parser") or {}).get("header") or {}
     return describe(stored, family, [c for c in COMPONENTS if c in components],
-                    parser.get("reach"))
+                    parser.get("reach"), parser.get("tag_reach"))
 
 
 class Offer(NamedTuple):
@@ -133,13 +133,23 @@ def offer(path) -> Offer:
                  | tags)
 
 
-def describe(stored: dict, family: str | None, components: list[str], reach=None) -> dict:
+def describe(stored: dict, family: str | None, components: list[str], reach=None,
+             tag_reach=None) -> dict:
     """`INFO`'s keys in order: what `stored` holds, the family and components as found, and
     the linear parser's reach (`LinearParser.reach` as a list; None: none, or another
-    family)."""
+    family) and tag reach (its header entry, `TagReach.header`, told as the number of tags
+    and of the pairs of them seen as head and word; None: none)."""
     found = {key: stored.get(key) for key in INFO}
+    if isinstance(tag_reach, dict):
+        try:
+            tags = len(tag_reach["tags"])
+            pairs = sum(1 for rows in zip(tag_reach["before"], tag_reach["after"])
+                        for b, a in zip(*rows) if b or a)
+            tag_reach = {"tags": tags, "pairs": pairs}
+        except (KeyError, TypeError, ValueError):
+            tag_reach = "invalid"
     found.update(family=family or stored.get("family"), components=components,
-                 reach=list(reach) if isinstance(reach, tuple) else reach)
+                 reach=list(reach) if isinstance(reach, tuple) else reach, tag_reach=tag_reach)
     return found
 
 
@@ -182,7 +192,9 @@ class Pipeline:
         """What the model says of itself: `INFO`'s keys (None where unknown: a model file
         of an earlier version, or a pipeline put together by hand)."""
         family = registry.canonical(self.parser.kind) if self.parser is not None else None
-        return describe(self._info, family, self.components, getattr(self.parser, "reach", None))
+        tag_reach = getattr(self.parser, "tag_reach", None)
+        return describe(self._info, family, self.components, getattr(self.parser, "reach", None),
+                        None if tag_reach is None else tag_reach.header())
 
     def _annotate(self, sentences, retag: bool):
         """The sentences with tags and lemmas predicted where they are needed."""

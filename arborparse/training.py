@@ -161,8 +161,8 @@ class Loop:
     metric : the dev score that picks the best epoch; `report`: the scores in the line
     evaluate : the dev scores of a parser (default: `arborparse.eval.evaluate` of its parse)
     patience : stop after this many epochs without a better score (None: never)
-    on_best : called with a new best parser; returns entries for the record (a
-        temperature fitted on dev, say)
+    on_best : called with a new best parser and its record (its dev scores); returns
+        entries for the record (a temperature fitted on dev, say)
     checkpoint, settings : where the trainer's state goes after every epoch, and the
         options a resumed run must share (`FamilyOptions.to_dict`); `may_change` names
         those it may change
@@ -254,7 +254,7 @@ class Loop:
             if best:
                 self.best_score, self.waited = score, 0
                 if self.on_best is not None and self.dev:
-                    record.update(self.on_best(parser))
+                    record.update(self.on_best(parser, record))
             else:
                 self.waited += 1
         self.history.append({"epoch": epoch, **record})

@@ -16,8 +16,8 @@ loaded); CPU seconds are the process's, the figure to compare on a shared machin
 - map-threads, mbr-marginals-threads: the same with ``threads=N`` (`--threads`: the arcs
   and labels scored in N threads; compare wall seconds with the one-thread task's);
 - map-every-arc, mbr-marginals-every-arc: map and mbr-marginals with the parser's reach
-  taken away (every arc scored, as models trained before the reach parse; compare with
-  map and mbr-marginals: what leaving the arcs out of reach saves);
+  and tag reach taken away (every arc scored, as models trained before the reach parse;
+  compare with map and mbr-marginals: what leaving the arcs out of reach saves);
 - the references, measured in the same run: the same compiled scorer walking every word
   between head and modifier for the in-between POS features (what `score_arcs` did before
   counting them per tag), and LAPACK's LU factorization and inverse of an n x n matrix
@@ -90,7 +90,7 @@ def one(model_path, n, task, threads):
         raise SystemExit(f"{model_path}: task {task} needs a linear model; a "
                          f"{parser.kind} model runs {', '.join(FAMILY_TASKS)}")
     if task.endswith("-every-arc"):
-        parser.reach = None
+        parser.reach = parser.tag_reach = None
 
     def run(sentence):
         x = Encoded.of(sentence)

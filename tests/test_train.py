@@ -3,6 +3,7 @@ families' option tables; what a model file says of itself (`info`)."""
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import arborparse
 from arborparse import registry
 from arborparse.cli import cli
 from arborparse.errors import ArborparseError
-from arborparse.linear.common import reach
+from arborparse.linear.reach import reach
 from arborparse.pipeline import INFO, info
 from arborparse.neural.train import NeuralTrainer
 from arborparse.training import Diverged, Loop, TrainingInterrupted
@@ -93,6 +94,9 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     assert found["training_seconds"] > 0 and found["warnings"] == []
     before, after = found["reach"]  # the longest arcs of the training trees
     assert (before, after) == reach(separable(3))
+    tags = arborparse.load(path).parser.tag_reach  # of the jackknifed tags it trained on
+    assert found["tag_reach"] == {"tags": len(tags.tags), "pairs": int(np.count_nonzero(
+        np.maximum(tags.before, tags.after)))} and len(tags.tags) == 6
     assert arborparse.load(path).info == found
     r = CliRunner().invoke(cli, ["info", str(path), "--json"])
     assert r.exit_code == 0 and list(json.loads(r.output)) == list(INFO)
@@ -547,7 +551,7 @@ def test_a_front_end_alone_says_its_family_and_no_folds(tmp_path):
     assert "folds" not in found["options"]
     r = CliRunner().invoke(cli, ["info", str(path)])
     assert "lacks" not in r.output and "none (no dev data)" in r.output
-    assert "reach" not in r.output  # a linear parser's
+    assert not re.search(r"^(tag_)?reach ", r.output, re.M)  # a linear parser's
 
 
 def test_one_training_sentence_behind_a_tagger_is_refused_before_any_training(monkeypatch):

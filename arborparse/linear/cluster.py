@@ -22,7 +22,8 @@ import numpy as np
 
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
-from arborparse.linear.common import gold_data, loop, reach
+from arborparse.linear.common import gold_data, loop
+from arborparse.linear.reach import reaches
 from arborparse.linear.loglinear import LogLinearTrainer, negative_log_likelihood
 from arborparse.linear.model import LinearModel
 from arborparse.linear.online import OnlineTrainer
@@ -107,7 +108,7 @@ class MixingTrainer:
         _check(self.shards, len(train))
         client = self.client or get_client()
         labels, encoded, gold_heads, gold_labels = gold_data(train, t.single_root)
-        t.reach_ = reach(train)
+        t.reach_, t.tag_reach_ = reaches(train, t.tag_reach)
         model = t._model(encoded, gold_heads, labels)
         order = np.random.default_rng(t.seed).permutation(len(train))  # shards by chance
         parts = [[order[i] for i in r] for r in shard_ranges(len(train), self.shards)]

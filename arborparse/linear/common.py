@@ -13,6 +13,7 @@ from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import check_tree
 from arborparse.linear.model import DECODERS, Encoded
+from arborparse.linear.reach import keep_tag_reach
 from arborparse.training import Loop, keeps_best, save_parser
 from arborparse.transforms import projectivize
 
@@ -46,31 +47,17 @@ def gold_data(train: list[Sentence], single_root: bool, projective: bool = False
     return labels, encoded, heads, ids
 
 
-def reach(train: list[Sentence], single_root: bool = True, projective: bool = False
-          ) -> tuple[int, int]:
-    """The parser's reach (`LinearParser`): the longest arcs of the training trees whose head
-    comes before its word and after it, in words (arcs from the root not counted; at
-    least 1 each way, so that a tree of arcs between neighbours is always within reach).
-    With `projective`, the trees trained toward (`gold_data`'s projective trees) count
-    too."""
-    trees = [s.heads for s in train]
-    if projective:
-        trees += [projectivize(s, single_root).heads for s in train]
-    before = after = 1
-    for heads in trees:
-        m = np.arange(1, len(heads))
-        offset = (m - heads[1:])[heads[1:] > 0]
-        before = max(before, int(offset.max(initial=0)))
-        after = max(after, int(-offset.min(initial=0)))
-    return before, after
-
-
 def loop(trainer, dev: list[Sentence] | None, save_best=None, calibrate: bool = False,
          **settings) -> Loop:
     """The epoch loop (`arborparse.training.Loop`) of a linear trainer. With `calibrate`
     (models not trained as distributions: perceptron, MIRA, EG) each best parser's
     temperature is first fitted on dev (`LinearParser.calibrate`)."""
-    on_best = (lambda parser: {"temperature": parser.calibrate(dev)}) if calibrate else None
+
+    def on_best(parser, record: dict) -> dict:
+        found = {"tag_reach": keep_tag_reach(parser, dev, record["LAS"])}
+        if calibrate:  # over the trees within the reach kept
+            found["temperature"] = parser.calibrate(dev)
+        return found
     return Loop(trainer, dev, save_best, on_best=on_best, **settings)
 
 

@@ -40,7 +40,8 @@ import numpy as np
 from arborparse import trees
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
-from arborparse.linear.common import check_decoders, gold_data, loop, reach
+from arborparse.linear.common import check_decoders, gold_data, loop
+from arborparse.linear.reach import reaches
 from arborparse.linear.model import LinearModel, distribution
 from arborparse.linear.options import LinearOptions
 from arborparse.linear.parser import LinearParser
@@ -72,6 +73,7 @@ class EGTrainer:
         1)
     average : hand dev (and the model file) the mean of each pass's weights (default), or
         the weights at the end of the pass
+    tag_reach : as `OnlineTrainer`'s
 
     After `fit`: ``parser_``, ``history_`` (with the dual objective and learning rate of each
     pass, and the primal objective and gap if asked), ``best_epoch_`` and ``dual_bytes_``
@@ -83,7 +85,7 @@ class EGTrainer:
                  single_root: bool = True, hash_bits: int = 23, progress: bool = True,
                  primal: bool = False, learning_rate: float | None = None,
                  average: bool = True, order: int = D.order,
-                 second_order: str = D.second_order):
+                 second_order: str = D.second_order, tag_reach: bool = D.tag_reach):
         self.train_decoder = check_decoders(decoder, train_decoder)
         if epochs < 1 or not (C > 0) or not 10 <= hash_bits <= 31:
             raise ArborparseError("epochs must be >= 1, C > 0, hash_bits in 10..31")
@@ -104,6 +106,7 @@ class EGTrainer:
         self.average = average
         self.learning_rate = 1.0 / C if learning_rate is None else learning_rate
         self.order, self.second_order = order, second_order
+        self.tag_reach = tag_reach
 
     @property
     def projective(self) -> bool:
@@ -143,7 +146,8 @@ class EGTrainer:
         """Train on `train`, select the best pass on `dev`; return self.
         `save_best`: a path where the best parser is saved as soon as it is best."""
         labels, encoded, heads, ids = gold_data(train, self.single_root, self.projective)
-        self.reach_ = reach(train, self.single_root, self.projective)
+        self.reach_, self.tag_reach_ = reaches(train, self.tag_reach, self.single_root,
+                                               self.projective)
         model = LinearModel.hashing(self.hash_bits, labels, order=self.order,
                                     second_order=self.second_order)
         w = model.weights
@@ -206,7 +210,7 @@ class EGTrainer:
             previous = obj
             kept = w if u is None else w - u / steps  # the mean of w over the pass
             parser = LinearParser(model.like(kept.astype(np.float32)), self.decoder,
-                                  self.single_root, reach=self.reach_)
+                                  self.single_root, reach=self.reach_, tag_reach=self.tag_reach_)
             log.end(epoch, record,
                     f"{record['seconds']:.1f}s  dual objective {obj:.2f}  eta {eta:.3g}", parser)
         return self

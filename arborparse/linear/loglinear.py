@@ -30,7 +30,8 @@ from scipy.optimize import minimize
 
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
-from arborparse.linear.common import check_decoders, gold_data, loop, reach
+from arborparse.linear.common import check_decoders, gold_data, loop
+from arborparse.linear.reach import kept_tag_reach, reaches
 from arborparse.linear.model import Encoded, LinearModel, distribution
 from arborparse.linear.options import LinearOptions
 from arborparse.linear.parser import LinearParser
@@ -89,6 +90,7 @@ class LogLinearTrainer:
         lexical information through the clusters, Smith & Smith §5.2)
     order, second_order : as `LinearModel`'s; order 2 trains the distribution over
         projective trees (second-order marginals are projective), whatever the decoders
+    tag_reach : as `OnlineTrainer`'s
 
     After `fit`: ``parser_``, ``history_`` and ``best_epoch_``: the epoch (sgd) or L-BFGS
     iteration (lbfgs) with the best development LAS, or the last one without dev data.
@@ -100,7 +102,8 @@ class LogLinearTrainer:
                  single_root: bool = not D.multi_root, seed: int = D.seed,
                  hash_bits: int = D.hash_bits, progress: bool = True, clusters: int = 1,
                  init_noise: float = 0.0, squeeze: bool = D.squeeze, order: int = D.order,
-                 second_order: str = D.second_order, checkpoint=None, resume: bool = False):
+                 second_order: str = D.second_order, checkpoint=None, resume: bool = False,
+                 tag_reach: bool = D.tag_reach):
         if optimizer not in OPTIMIZERS:
             raise ArborparseError(f"unknown optimizer {optimizer!r}; choose one of {OPTIMIZERS}")
         self.train_decoder = check_decoders(decoder, train_decoder)
@@ -126,6 +129,7 @@ class LogLinearTrainer:
         self.init_noise = init_noise
         self.squeeze = squeeze
         self.order, self.second_order = order, second_order
+        self.tag_reach = tag_reach
         self.checkpoint, self.resume = checkpoint, resume
 
     @property
@@ -189,11 +193,12 @@ class LogLinearTrainer:
             w0 = self.init_noise * np.random.default_rng([self.seed, 1]).standard_normal(
                 w0.shape[0])
 
-        self.reach_ = reach(train, self.single_root, self.projective)
+        self.reach_, self.tag_reach_ = reaches(train, self.tag_reach, self.single_root,
+                                               self.projective)
 
         def parser(weights):
             return LinearParser(model.like(weights.astype(np.float32)), self.decoder,
-                                self.single_root, reach=self.reach_)
+                                self.single_root, reach=self.reach_, tag_reach=self.tag_reach_)
 
         if self.optimizer == "lbfgs":
             if self.resume:
@@ -212,9 +217,11 @@ class LogLinearTrainer:
             scale, v, step = float(header["scale"]), arrays["v"].copy(), int(header["step"])
             rng.bit_generator.state = header["rng"]
             self.parser_ = parser(arrays["best"])
+            kept_tag_reach(self.parser_, header)
 
         def state():
-            return ({"scale": scale, "step": step, "rng": rng.bit_generator.state},
+            return ({"scale": scale, "step": step, "rng": rng.bit_generator.state,
+                     "tag_reach": self.parser_.tag_reach is not None},
                     {"v": v, "best": self.parser_.model.weights})
 
         for epoch in log:

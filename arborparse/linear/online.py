@@ -27,7 +27,8 @@ import scipy.sparse as sp
 
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
-from arborparse.linear.common import check_decoders, gold_data, loop, reach
+from arborparse.linear.common import check_decoders, gold_data, loop
+from arborparse.linear.reach import kept_tag_reach, reaches
 from arborparse.linear.hildreth import hildreth
 from arborparse.linear.model import LinearModel, Scores, decode, gold_feature_keys
 from arborparse.linear.options import ONLINE as TRAINERS
@@ -74,6 +75,8 @@ class OnlineTrainer:
     progress : show a progress bar on stderr
     checkpoint : where the weights are written after every epoch (None: nowhere)
     resume : continue from `checkpoint`
+    tag_reach : give the parser the tag reach of the training trees
+        (`arborparse.linear.reach.TagReach`; with dev, kept where it costs no dev LAS)
 
     The defaults are `LinearOptions`' (the family's option table). After `fit`:
     ``parser_`` (the best epoch's `LinearParser`), ``history_`` (one dict per
@@ -86,7 +89,7 @@ class OnlineTrainer:
                  hash_bits: int = D.hash_bits, exact_features: bool = D.exact_features,
                  k: int = D.k, C: float = math.inf, order: int = D.order,
                  second_order: str = D.second_order, progress: bool = True, checkpoint=None,
-                 resume: bool = False):
+                 resume: bool = False, tag_reach: bool = D.tag_reach):
         if trainer not in TRAINERS:
             raise ArborparseError(f"unknown trainer {trainer!r}; choose one of {TRAINERS}")
         self.train_decoder = check_decoders(decoder, train_decoder)
@@ -104,6 +107,7 @@ class OnlineTrainer:
         self.k = k
         self.C = C
         self.order, self.second_order = order, second_order
+        self.tag_reach = tag_reach
         self.progress = progress
         self.checkpoint, self.resume = checkpoint, resume
 
@@ -241,7 +245,7 @@ class OnlineTrainer:
         ``checkpoint``, the weights are written there after every epoch, and ``resume``
         continues from them."""
         labels, encoded, gold_heads, gold_labels = gold_data(train, self.single_root)
-        self.reach_ = reach(train)
+        self.reach_, self.tag_reach_ = reaches(train, self.tag_reach)
         model = self._model(encoded, gold_heads, labels)
         w = model.weights
         u = np.zeros_like(w)
@@ -254,10 +258,12 @@ class OnlineTrainer:
             w[:], u[:], steps = arrays["w"], arrays["u"], int(header["steps"])
             rng.bit_generator.state = header["rng"]
             self.parser_ = self._parser(model, arrays["best"], header["temperature"])
+            kept_tag_reach(self.parser_, header)
 
         def state():
             return ({"steps": steps, "rng": rng.bit_generator.state,
-                     "temperature": self.parser_.temperature},
+                     "temperature": self.parser_.temperature,
+                     "tag_reach": self.parser_.tag_reach is not None},
                     {"w": w, "u": u, "best": self.parser_.model.weights})
 
         for epoch in log:
@@ -278,7 +284,8 @@ class OnlineTrainer:
     def _parser(self, model, weights, temperature: float = 1.0) -> LinearParser:
         # float32, as saved: the parser evaluated on dev is exactly the one in the file
         return LinearParser(model.like(weights.astype(np.float32)), self.decoder,
-                            self.single_root, temperature, reach=self.reach_)
+                            self.single_root, temperature, reach=self.reach_,
+                            tag_reach=self.tag_reach_)
 
     def end_epoch(self, log: Loop, epoch: int, model, average: np.ndarray,
                   sentences: int, elapsed: float, errors: int, more: dict | None = None,

@@ -97,6 +97,12 @@ class LinearOptions(FamilyOptions):
                            "its scores added to the model's with a weight chosen on dev (or "
                            "left out where dev says the model's labels do as well).",
                            may_change=True)
+    tag_reach: bool = option(True, bool, "Leave out of parsing the arcs whose pair of tags "
+                             "(UPOS of the head and of the word) never stood that far apart "
+                             "in that direction in the training trees (arcs between "
+                             "neighbours never): English-EWT parses in a sixth less time at "
+                             "the same accuracy. With --dev, kept unless dev LAS is more "
+                             "than 0.05 higher without it.")
     multi_root: bool = option(False, bool, "Allow several words attached to the root "
                               "(default: exactly one).")
     epochs: int = option(10, int, "Passes over the training data (loglinear, latent-lbfgs: "

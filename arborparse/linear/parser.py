@@ -20,8 +20,9 @@ from arborparse.linear.labeler import Labeler
 from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, VERSION, Encoded, LinearModel,
                                      Scores, decode, distribution)
 from arborparse.linear.options import LinearOptions
+from arborparse.linear.reach import TagReach, out_of_reach
 from arborparse.linear.templates import between_tables, cut_between, tree_label_scores
-from arborparse.linear.tokens import encode
+from arborparse.linear.tokens import UPOS, encode
 from arborparse.options import check_options
 from arborparse.trees import second_order
 from arborparse.trees.scores import arc_labels, fold_scaled_labels
@@ -42,18 +43,22 @@ class LinearParser:
         decided tree again (MAP, MBR and max-z trees; k-best trees keep the model's
         labels), or None; `fit_labeler` attaches one
     reach : (before, after), the longest arcs of the training trees whose head comes before
-        its word and after it (`arborparse.linear.common.reach`): parsing leaves longer
+        its word and after it (`arborparse.linear.reach.reach`): parsing leaves longer
         arcs out (not scored; -inf), every tree and distribution is over the trees
         within reach, so a sentence of n words costs O(n · reach) arc and label scores,
         not O(n²), once n is past the shorter reach; arcs from the root are never left
-        out. None (files written before it): none left out
+        out. None (files written before it): none left out for being too long
+    tag_reach : the same per pair of tags (`arborparse.linear.reach.TagReach`): an arc
+        whose head's and word's UPOS never stood that far apart in that direction in the
+        training trees is left out too, arcs between neighbours and from the root never.
+        None (files written before it): only `reach` leaves arcs out
     """
 
     kind = KIND
 
     def __init__(self, model: LinearModel, decoder: str = "mst", single_root: bool = True,
                  temperature: float = 1.0, labeler: Labeler | None = None,
-                 reach: tuple[int, int] | None = None):
+                 reach: tuple[int, int] | None = None, tag_reach: TagReach | None = None):
         if decoder not in DECODERS:
             raise ArborparseError(f"unknown decoder {decoder!r}; choose one of {DECODERS}")
         self.model = model
@@ -62,6 +67,7 @@ class LinearParser:
         self.temperature = temperature
         self.labeler = labeler
         self.reach = reach
+        self.tag_reach = tag_reach
 
     @property
     def reach(self) -> tuple[int, int] | None:
@@ -77,6 +83,17 @@ class LinearParser:
             raise ArborparseError(f"the reach must be two whole numbers >= 1 (or None), not "
                                   f"{reach!r}")
         self._reach = None if reach is None else (int(reach[0]), int(reach[1]))
+
+    @property
+    def tag_reach(self) -> TagReach | None:
+        return self._tag_reach
+
+    @tag_reach.setter
+    def tag_reach(self, tag_reach) -> None:
+        if tag_reach is not None and not isinstance(tag_reach, TagReach):
+            raise ArborparseError(f"the tag reach must be a TagReach (or None), not "
+                                  f"{type(tag_reach).__name__}")
+        self._tag_reach = tag_reach
 
     @classmethod
     def load(cls, path) -> LinearParser:
@@ -97,6 +114,8 @@ class LinearParser:
             arrays.update(more)
         if self.reach is not None:
             header["reach"] = list(self.reach)
+        if self.tag_reach is not None:
+            header["tag_reach"] = self.tag_reach.header()
         return header, arrays
 
     @classmethod
@@ -117,19 +136,18 @@ class LinearParser:
         except ArborparseError as e:
             raise files.ModelFileError(f"{path}: the model file's header is invalid ('reach': "
                                        f"{e})") from e
+        if header.get("tag_reach") is not None:  # files written before it have none
+            try:
+                parser.tag_reach = TagReach.from_header(header["tag_reach"])
+            except ValueError as e:
+                raise files.ModelFileError(f"{path}: the model file's header is invalid "
+                                           f"('tag_reach': {e})") from e
         return parser
 
     def _out_of_reach(self, x: Encoded) -> np.ndarray | None:
-        """The arcs of x that parsing leaves out, (n+1, n+1) booleans (`reach`), or None
-        where it leaves none out."""
-        n = len(x.table)
-        if self.reach is None or n - 1 <= min(self.reach):
-            return None
-        before, after = self.reach
-        offset = np.arange(n + 1)[None, :] - np.arange(n + 1)[:, None]  # m - h
-        cut = (offset > before) | (offset < -after)
-        cut[0] = cut[:, 0] = False
-        return cut if cut.any() else None
+        """The arcs of x that parsing leaves out, (n+1, n+1) booleans (`reach`,
+        `tag_reach`), or None where it leaves none out."""
+        return out_of_reach(x.table.attrs[1:, UPOS], self.reach, self.tag_reach)
 
     def _joint(self, x: Encoded, heads: np.ndarray, tables: tuple | None = None
                ) -> np.ndarray:

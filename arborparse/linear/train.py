@@ -97,7 +97,7 @@ def _trainer(options: LinearOptions, *, dev: bool, progress: bool, checkpoint, r
     name, C = o.trainer, o.C
     common = dict(epochs=o.epochs, decoder=o.decoder, train_decoder=o.train_decoder,
                   single_root=not o.multi_root, hash_bits=o.hash_bits, order=o.order,
-                  second_order=o.second_order, progress=progress)
+                  second_order=o.second_order, tag_reach=o.tag_reach, progress=progress)
     if client is not None:
         if name not in DISTRIBUTED:
             raise ArborparseError(f"on a cluster the linear family trains with "

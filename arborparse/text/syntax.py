@@ -123,7 +123,8 @@ def window_parser(train: list[Sentence], dev: list[Sentence], seed: int = 0,
     from arborparse.training import TrainingInterrupted
 
     table = registry.options_table("linear").of(
-        {"order": 1, "multi_root": True, "labeler": False, "hash_bits": WINDOW_BITS,
+        {"order": 1, "multi_root": True, "labeler": False, "tag_reach": False,
+         "hash_bits": WINDOW_BITS,
          "epochs": WINDOW_EPOCHS, "seed": seed})
     trainer = registry.trainer("linear", table, dev=True, progress=progress)
     try:

@@ -12,7 +12,8 @@ from arborparse.linear.cluster import (MixingTrainer, ShardedLogLinearTrainer,
                                              _shard_pass, shard_ranges)
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
-from arborparse.linear.common import gold_data, reach
+from arborparse.linear.common import gold_data
+from arborparse.linear.reach import reach
 from arborparse.linear.loglinear import LogLinearTrainer
 from arborparse.linear.model import LinearModel
 from arborparse.linear.online import OnlineTrainer

@@ -18,7 +18,7 @@ from arborparse.io import read_conllu
 from arborparse.io.conllu import UPOS, XPOS, Sentence
 from arborparse.io.model_files import ModelFileError
 from arborparse.io.plain import words_sentence
-from arborparse.linear.common import reach
+from arborparse.linear.reach import TagReach, reach
 from arborparse.linear.eg import EGTrainer
 from arborparse.linear.loglinear import LogLinearTrainer
 from arborparse.linear.model import Encoded
@@ -66,11 +66,18 @@ def test_trees_and_distribution_are_those_within_reach(fitted, decoder, cut, sin
     parser = LinearParser(trained.model, decoder, single_root, temperature=3.0, reach=cut)
     sentence = max(data, key=len)
     n = len(sentence)
-    S = trained._scores(Encoded.of(sentence)) / 3.0
     every = all_trees(n, decoder == "eisner", single_root)
     kept = within(every, *cut)
     assert 0 < len(kept) < len(every)
-    m = np.arange(1, n + 1)
+    assert_over(parser, trained, sentence, kept)
+
+
+def assert_over(parser, trained, sentence, kept):
+    """The best tree, MBR tree, k best trees with their probabilities, head and labeled
+    marginals of `parser` (at temperature 3): enumeration's over the trees `kept`, with the
+    scores of `trained` (the same model, nothing left out)."""
+    n, m = len(sentence), np.arange(1, len(sentence) + 1)
+    S = trained._scores(Encoded.of(sentence)) / 3.0
     best, folded = S.max(axis=2), logsumexp(S, axis=2)
     log_z = logsumexp(folded[kept[:, 1:], m].sum(axis=1))
     p = np.exp(folded[kept[:, 1:], m].sum(axis=1) - log_z)
@@ -300,3 +307,216 @@ def test_a_sentence_whose_arcs_would_not_fit_in_memory_is_refused(monkeypatch, t
     assert len(parser.parse([long])[0]) == words  # the best tree fits
     with pytest.raises(ArborparseError, match=f"about {with_marginals / 2 ** 30:.1f} GiB"):
         parser.parse([long], decode_as="mbr")  # its MBR tree does not
+
+
+# ------------------------------------------------------------------ the reach per pair of tags
+
+def tagged(heads, tags):
+    """A sentence of words "w" with the given UPOS tags (a list, or a str split at spaces)
+    on the tree `heads`."""
+    tags = tags.split() if isinstance(tags, str) else tags
+    text = "".join(f"{m}\tw\tw\t{t}\tX\t_\t{h}\tdep\t_\t_\n"
+                   for m, (h, t) in enumerate(zip(heads, tags), 1))
+    return read_conllu(io.StringIO(text + "\n"))[0]
+
+
+def test_the_tag_reach_is_the_longest_arc_of_each_pair_of_tags_each_way():
+    # N <- D (head after, 1 word), V -> N (head before, 2 and 3 words), root -> V
+    found = TagReach.of([tagged([2, 4, 4, 0, 4, 4], "D N A V P N"),
+                         tagged([0, 1, 1, 1], "V N N N")])
+    assert found.tags == ("A", "D", "N", "P", "V")
+    t = {tag: i for i, tag in enumerate(found.tags)}
+    before = {(h, d): found.before[t[h], t[d]] for h in t for d in t if found.before[t[h], t[d]]}
+    after = {(h, d): found.after[t[h], t[d]] for h in t for d in t if found.after[t[h], t[d]]}
+    assert before == {("V", "P"): 1, ("V", "N"): 3}
+    assert after == {("N", "D"): 1, ("V", "N"): 2, ("V", "A"): 1}
+    crossing = tagged([0, 1, 1, 3, 2], "V N N N N")  # 1 -> 3 crosses 2 -> 5
+    t = {tag: i for i, tag in enumerate(TagReach.of([crossing]).tags)}
+    assert TagReach.of([crossing]).after[t["N"], t["N"]] == 0
+    assert TagReach.of([crossing], projective=True).after[t["N"], t["N"]] == 2  # 3 <- 5
+
+
+def cut_by_hand(tags, table: TagReach, before, after):
+    """The arcs out of reach by the definition: farther than the reach, or (both tags
+    known) than the pair's longest arc in that direction (at least 1); neighbours and the
+    root's arcs never."""
+    n = len(tags)
+    index = {t: i for i, t in enumerate(table.tags)}
+    out = np.zeros((n + 1, n + 1), dtype=bool)
+    for h in range(1, n + 1):
+        for m in range(1, n + 1):
+            offset = m - h
+            if abs(offset) <= 1:
+                continue
+            limit = before if offset > 0 else after
+            if tags[h - 1] in index and tags[m - 1] in index:
+                pair = (index[tags[h - 1]], index[tags[m - 1]])
+                limit = min(limit, max(int((table.before if offset > 0 else table.after)[pair]),
+                                       1))
+            out[h, m] = abs(offset) > limit
+    return out
+
+
+def random_table(tags, draw):
+    K = len(tags)
+    cells = st.lists(st.integers(0, 6), min_size=K * K, max_size=K * K)
+    return TagReach(tuple(tags), *(np.array(draw(cells), dtype=np.int32).reshape(K, K)
+                                   for _ in range(2)))
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.data(), st.integers(1, 25), st.integers(1, 30), st.integers(1, 30))
+def test_the_arcs_out_of_the_tag_reach_are_those_of_the_definition(data, n, before, after):
+    table = random_table(["A", "B", "C"], data.draw)
+    tags = data.draw(st.lists(st.sampled_from("ABCZ"), min_size=n, max_size=n))  # Z: unseen
+    parser = LinearParser(None, reach=(before, after), tag_reach=table)
+    found = parser._out_of_reach(Encoded.of(tagged(range(n), tags)))
+    out = cut_by_hand(tags, table, before, after)
+    if out.any():
+        assert (found == out).all()
+    else:
+        assert found is None
+    wide = LinearParser(None, tag_reach=table)._out_of_reach(Encoded.of(tagged(range(n), tags)))
+    out = cut_by_hand(tags, table, 10 ** 6, 10 ** 6)
+    assert (wide == out).all() if out.any() else wide is None
+
+
+@pytest.mark.parametrize("single_root", [True, False], ids=["one root", "roots"])
+@pytest.mark.parametrize("decoder", ["mst", "eisner"])
+@pytest.mark.parametrize("limits", ["none seen", "some"])
+def test_trees_and_distribution_are_those_within_the_tag_reach(fitted, decoder, limits,
+                                                               single_root):
+    """As within the reach: best tree, MBR tree, k best, marginals are enumeration's over
+    the trees whose arcs are all within the tag reach; with no pair seen, the trees of
+    neighbours under any root remain."""
+    data, trained = fitted
+    sentence = max(data, key=len)
+    n, tags = len(sentence), list(sentence.upos)
+    kinds = tuple(sorted(set(tags)))
+    K = len(kinds)
+    if limits == "none seen":
+        table = TagReach(kinds, np.zeros((K, K), np.int32), np.zeros((K, K), np.int32))
+    else:
+        table = TagReach(kinds, np.full((K, K), 2, np.int32), np.ones((K, K), np.int32))
+        table.before[0, :] = n
+    parser = LinearParser(trained.model, decoder, single_root, temperature=3.0,
+                          tag_reach=table)
+    out = cut_by_hand(tags, table, n, n)
+    every = all_trees(n, decoder == "eisner", single_root)
+    m = np.arange(1, n + 1)
+    kept = every[~out[every[:, 1:], m].any(axis=1)]
+    assert 0 < len(kept) < len(every)
+    assert_over(parser, trained, sentence, kept)
+
+
+def test_trainers_give_their_parser_the_tag_reach_of_the_training_trees():
+    data = separable(1)
+    for trainer in (OnlineTrainer("perceptron", epochs=1, hash_bits=12, progress=False),
+                    LogLinearTrainer(epochs=1, hash_bits=12, progress=False),
+                    EGTrainer(epochs=1, hash_bits=12, progress=False)):
+        assert trainer.fit(data, data).parser_.tag_reach == TagReach.of(data)
+
+
+def test_the_tag_reach_is_saved_and_checked(fitted, tmp_path):
+    data, parser = fitted
+    path = tmp_path / "p.npz"
+    table = TagReach.of(data)
+    LinearParser(parser.model, tag_reach=table).save(path)
+    assert LinearParser.load(path).tag_reach == table
+    LinearParser(parser.model).save(path, force=True)  # as files written before it
+    assert LinearParser.load(path).tag_reach is None
+    from arborparse.io import model_files
+
+    header, arrays = LinearParser(parser.model, tag_reach=table).parts()
+    K = len(table.tags)
+    for bad in ([1, 2], {"tags": list(table.tags)}, {**table.header(), "before": [[1]]},
+                {**table.header(), "tags": [[t] for t in table.tags]},
+                {**table.header(), "tags": "".join(table.tags)},
+                {**table.header(), "tags": ["A"] * K},
+                {**table.header(), "after": (-table.after).tolist()},
+                {**table.header(), "before": (table.before + 0.5).tolist()}):
+        model_files.save(path, "linear", 2, {**header, "tag_reach": bad}, arrays, force=True)
+        with pytest.raises(ModelFileError, match=re.escape(f"{path}: ") + ".*'tag_reach'"):
+            LinearParser.load(path)
+    with pytest.raises(ArborparseError, match="tag reach must be a TagReach"):
+        LinearParser(parser.model, tag_reach={"tags": []})
+
+
+def test_training_drops_a_tag_reach_that_costs_dev_accuracy(fitted):
+    """A tag reach that leaves the dev trees' arcs out (tags unlike those of training) is
+    dropped; one that leaves none of them out is kept."""
+    from arborparse.eval import evaluate
+    from arborparse.linear.reach import keep_tag_reach
+
+    data, trained = fitted
+    kinds = tuple(sorted({t for s in data for t in s.upos}))
+    K = len(kinds)
+    none_seen = TagReach(kinds, np.zeros((K, K), np.int32), np.zeros((K, K), np.int32))
+    for table, kept in ((none_seen, False), (TagReach.of(data), True)):
+        parser = LinearParser(trained.model, tag_reach=table)
+        las = evaluate(data, parser.parse(data))["LAS"]
+        assert keep_tag_reach(parser, data, las) is kept
+        assert parser.tag_reach is (table if kept else None)
+    assert evaluate(data, LinearParser(trained.model, tag_reach=none_seen).parse(data))["LAS"] \
+        < evaluate(data, trained.parse(data))["LAS"]
+
+
+def test_order_2_trees_and_marginals_are_those_within_the_tag_reach():
+    """At order 2 (projective, sibling and grandparent parts): the best tree and the head
+    marginals are enumeration's over the trees within the tag reach."""
+    from oracles import brute_second_order
+
+    from arborparse.linear.options import LinearOptions
+    from arborparse.linear.train import trainer
+
+    data = separable(1)
+    parser = trainer(LinearOptions.of({"hash_bits": 16, "trainer": "perceptron", "epochs": 2,
+                                       "order": 2, "second_order": "siblings+grandparents"}),
+                     dev=False, progress=False).fit(data, data).parser_
+    parser.temperature = 5.0
+    sentence = max(data, key=len)
+    n, tags = len(sentence), list(sentence.upos)
+    kinds = tuple(sorted(set(tags)))
+    K = len(kinds)
+    parser.tag_reach = TagReach(kinds, np.ones((K, K), np.int32), np.full((K, K), 2, np.int32))
+    parser.reach = None
+    x = Encoded.of(sentence)
+    out = cut_by_hand(tags, parser.tag_reach, n, n)
+    assert out.any()
+    S, (sib, grand) = parser._scores(x), parser.model.part_scores(x, scale=0.2)
+    trees, _, _, mu, _, _ = brute_second_order(logsumexp(S, axis=2), sib, grand, True, True)
+    m = np.arange(1, n + 1)
+    kept = ~out[trees[:, 1:], m].any(axis=1)
+    assert 0 < kept.sum() < len(trees)
+    assert np.allclose(parser.head_marginals(sentence)[:, 1:], mu[:, 1:], atol=1e-9)
+    assert (mu[1:, 1:][out[1:, 1:]] == 0).all()
+    _, best, _, _, _, _ = brute_second_order(S.max(axis=2) * parser.temperature,  # unscaled
+                                             *parser.model.part_scores(x), True, True)
+    assert list(parser.parse_one(sentence).heads) == list(trees[np.argmax(best)])
+
+
+def test_the_tag_reach_is_an_option_and_the_window_parser_has_none(tmp_path):
+    from arborparse.linear.options import LinearOptions
+    from arborparse.linear.train import trainer
+
+    data = separable(1)
+    for given, found in (({}, TagReach.of(data)), ({"tag_reach": False}, None)):
+        options = LinearOptions.of({"hash_bits": 12, "epochs": 1, "trainer": "mira",
+                                    "order": 1, **given})
+        assert trainer(options, dev=True, progress=False).fit(data, data).parser_.tag_reach \
+            == found
+    from arborparse.text.syntax import window_parser
+
+    # the tokenizer's view weighs arcs across sentence ends: its parser keeps every arc
+    assert window_parser(separable(2), separable(1)).tag_reach is None
+
+
+def test_a_resumed_training_keeps_the_tag_reach_only_where_its_checkpoint_did(fitted):
+    from arborparse.linear.reach import kept_tag_reach
+
+    data, trained = fitted
+    for header, kept in (({"tag_reach": True}, True), ({"tag_reach": False}, False),
+                         ({}, False)):  # {}: a checkpoint written before the tag reach
+        parser = LinearParser(trained.model, tag_reach=TagReach.of(data))
+        kept_tag_reach(parser, header)
+        assert (parser.tag_reach is not None) == kept
