@@ -409,6 +409,12 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, components, fol
         raise ArborparseError(_flagged(ctx, str(err))) from None
 
 
+def _chosen(value) -> str:
+    """A value `chosen_on_dev` holds, as `info` shows it."""
+    return "none" if value is None else str(value) if isinstance(value, bool) else \
+        format(value, "g")
+
+
 @cli.command("info")
 @click.argument("model", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
@@ -427,20 +433,21 @@ def info_cmd(model, as_json):
         if key == "reach":
             if linear:
                 click.echo(f"{key:<20}" + (
-                    "none (every arc scored)" if value is None else
+                    "none (no arc left out for its length)" if value is None else
                     f"{value[0]} words before its word, {value[1]} after (longer arcs not "
                     "scored)" if isinstance(value, list) and len(value) == 2 else
                     f"{value!r} (invalid: the model file will not load)"))
         elif key == "tag_reach":
+            dropped = (found.get("chosen_on_dev") or {}).get("tag_reach") is False
             if linear:
                 click.echo(f"{key:<20}" + (
-                    "none (arcs are left out by the reach alone)" if value is None else
+                    "none (dropped in training: dev LAS was higher without it)"
+                    if value is None and dropped else "none" if value is None else
                     f"{value['tags']} tags, {value['pairs']} pairs of them seen as head and "
                     "word (arcs farther than their pair's longest not scored)"
                     if isinstance(value, dict) else "invalid: the model file will not load"))
         elif key in ("scores", "chosen_on_dev") and value is not None:
-            shown = "  ".join(f"{k} {v:.2f}" if key == "scores" else
-                              f"{k} {'none' if v is None else format(v, 'g')}"
+            shown = "  ".join(f"{k} {v:.2f}" if key == "scores" else f"{k} {_chosen(v)}"
                               for k, v in value.items()) or \
                 ("none (no dev data)" if key == "scores" else "none")
             click.echo(f"{key:<20}{shown}")

@@ -140,17 +140,29 @@ def describe(stored: dict, family: str | None, components: list[str], reach=None
     family) and tag reach (its header entry, `TagReach.header`, told as the number of tags
     and of the pairs of them seen as head and word; None: none)."""
     found = {key: stored.get(key) for key in INFO}
-    if isinstance(tag_reach, dict):
-        try:
-            tags = len(tag_reach["tags"])
-            pairs = sum(1 for rows in zip(tag_reach["before"], tag_reach["after"])
-                        for b, a in zip(*rows) if b or a)
-            tag_reach = {"tags": tags, "pairs": pairs}
-        except (KeyError, TypeError, ValueError):
-            tag_reach = "invalid"
+    if tag_reach is not None:
+        tag_reach = _tag_reach_summary(tag_reach)
     found.update(family=family or stored.get("family"), components=components,
                  reach=list(reach) if isinstance(reach, tuple) else reach, tag_reach=tag_reach)
     return found
+
+
+def _tag_reach_summary(entry) -> dict | str:
+    """{"tags": K, "pairs": the pairs seen as head and word} of a tag reach's header entry
+    (`TagReach.header`), or "invalid" where the parser would refuse it."""
+    tags = entry.get("tags") if isinstance(entry, dict) else None
+    tables = [entry.get(k) for k in ("before", "after")] if isinstance(entry, dict) else []
+    K = len(tags) if isinstance(tags, list) else -1
+
+    def whole(v):
+        return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 1 << 30
+    if K < 0 or not all(isinstance(t, str) for t in tags) or len(set(tags)) != K or not all(
+            isinstance(t, list) and len(t) == K and all(
+                isinstance(row, list) and len(row) == K and all(map(whole, row)) for row in t)
+            for t in tables) or len(tables) != 2:
+        return "invalid"
+    return {"tags": K, "pairs": sum(1 for rows in zip(*tables) for b, a in zip(*rows)
+                                    if b or a)}
 
 
 def _have_tags(sentences) -> None:

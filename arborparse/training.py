@@ -277,6 +277,8 @@ class Loop:
                 line += "  (best)" if best else ""
                 if best and "temperature" in record:
                     line += f"  T {record['temperature']:.3g}"
+                if best and record.get("tag_reach_dropped"):  # a linear parser's
+                    line += "  (tag reach dropped: dev LAS higher without it)"
             _say(line)
         return best
 

@@ -125,6 +125,12 @@ def test_pipeline_trains_tags_and_parses_untagged_input(tmp_path):
     # the parser trained on the tags of tiny folds, each tagger trained for the one epoch
     # the whole-data tagger kept (it was perfect on dev from the first)
     assert evaluate(gold[:6], parsed)["UAS"] >= 60
+    # tiny folds' taggers gave the parser pairs of tags unlike those it meets: its tag
+    # reach cost dev accuracy, so training dropped it, and says so
+    assert pipeline.info["chosen_on_dev"]["tag_reach"] is False
+    assert pipeline.parser.tag_reach is None
+    r = run(cli, ["info", str(model)])
+    assert "tag_reach           none (dropped in training" in r.output
     # the same model file round-trips
     pipeline.save(tmp_path / "again.npz")
     again = arborparse.load(tmp_path / "again.npz")

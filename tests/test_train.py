@@ -88,7 +88,7 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     assert found["scores"]["LAS"] > 50 and found["scores"]["UPOS"] == 100.0
     assert found["chosen_on_dev"]["epoch"] in (1, 2)
     # the second-stage labeler's weight, or None where dev left it out
-    assert set(found["chosen_on_dev"]) == {"epoch", "labeler"}
+    assert set(found["chosen_on_dev"]) == {"epoch", "labeler", "tag_reach"}
     weight = found["chosen_on_dev"]["labeler"]
     assert (weight is None) == (arborparse.load(path).parser.labeler is None)
     assert found["training_seconds"] > 0 and found["warnings"] == []
@@ -104,8 +104,9 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     assert r.exit_code == 0 and "xx_toy" in r.output and "lacks" not in r.output
     assert "trainer" in r.output and "LAS" in r.output
     shown = "none" if weight is None else f"{weight:g}"
-    assert f"chosen_on_dev       epoch {found['chosen_on_dev']['epoch']}  labeler {shown}\n" \
-        in r.output
+    kept = found["chosen_on_dev"]["tag_reach"]
+    assert f"chosen_on_dev       epoch {found['chosen_on_dev']['epoch']}  labeler {shown}  " \
+        f"tag_reach {kept}\n" in r.output
     assert f"reach               {before} words before its word, {after} after" in r.output
 
 
@@ -167,7 +168,7 @@ def test_info_of_files_of_the_first_version(name):
     if name.startswith("isbn"):  # no reach: a linear parser's
         assert f"{lacks} (" in r.output and "reach" not in r.output
     else:
-        assert f"{lacks}, reach (" in r.output and "reach               none (every arc" \
+        assert f"{lacks}, reach (" in r.output and "reach               none (no arc left out" \
             in r.output
     r = CliRunner().invoke(cli, ["info", str(MODELS / "missing.npz")])
     assert r.exit_code == 1 and "no such model file" in r.output

@@ -54,7 +54,7 @@ def loop(trainer, dev: list[Sentence] | None, save_best=None, calibrate: bool = 
     temperature is first fitted on dev (`LinearParser.calibrate`)."""
 
     def on_best(parser, record: dict) -> dict:
-        found = {"tag_reach": keep_tag_reach(parser, dev, record["LAS"])}
+        found = keep_tag_reach(parser, dev, record)
         if calibrate:  # over the trees within the reach kept
             found["temperature"] = parser.calibrate(dev)
         return found

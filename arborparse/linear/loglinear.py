@@ -137,7 +137,8 @@ class LogLinearTrainer:
         """What a resumed training must share with the checkpoint."""
         return {k: getattr(self, k) for k in (
             "optimizer", "C", "learning_rate", "decoder", "train_decoder", "single_root",
-            "seed", "hash_bits", "clusters", "init_noise", "squeeze", "order", "second_order")}
+            "seed", "hash_bits", "clusters", "init_noise", "squeeze", "order", "second_order",
+            "tag_reach")}
 
     @property
     def projective(self) -> bool:

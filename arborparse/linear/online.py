@@ -118,7 +118,8 @@ class OnlineTrainer:
                 "train_decoder": self.train_decoder, "single_root": self.single_root,
                 "seed": self.seed, "hash_bits": self.hash_bits,
                 "exact_features": self.exact_features, "k": self.k, "C": self.C,
-                "order": self.order, "second_order": self.second_order}
+                "order": self.order, "second_order": self.second_order,
+                "tag_reach": self.tag_reach}
 
     # ------------------------------------------------------------------ set-up
 

@@ -434,7 +434,9 @@ def test_the_tag_reach_is_saved_and_checked(fitted, tmp_path):
                 {**table.header(), "tags": "".join(table.tags)},
                 {**table.header(), "tags": ["A"] * K},
                 {**table.header(), "after": (-table.after).tolist()},
-                {**table.header(), "before": (table.before + 0.5).tolist()}):
+                {**table.header(), "before": (table.before + 0.5).tolist()},
+                {**table.header(), "before": [[True] * K] * K},
+                {**table.header(), "before": [[2 ** 40] * K] * K}):
         model_files.save(path, "linear", 2, {**header, "tag_reach": bad}, arrays, force=True)
         with pytest.raises(ModelFileError, match=re.escape(f"{path}: ") + ".*'tag_reach'"):
             LinearParser.load(path)
@@ -452,13 +454,16 @@ def test_training_drops_a_tag_reach_that_costs_dev_accuracy(fitted):
     kinds = tuple(sorted({t for s in data for t in s.upos}))
     K = len(kinds)
     none_seen = TagReach(kinds, np.zeros((K, K), np.int32), np.zeros((K, K), np.int32))
+    without = evaluate(data, trained.parse(data))
     for table, kept in ((none_seen, False), (TagReach.of(data), True)):
         parser = LinearParser(trained.model, tag_reach=table)
-        las = evaluate(data, parser.parse(data))["LAS"]
-        assert keep_tag_reach(parser, data, las) is kept
-        assert parser.tag_reach is (table if kept else None)
-    assert evaluate(data, LinearParser(trained.model, tag_reach=none_seen).parse(data))["LAS"] \
-        < evaluate(data, trained.parse(data))["LAS"]
+        record = evaluate(data, parser.parse(data))
+        said = keep_tag_reach(parser, data, dict(record))
+        assert said["tag_reach"] is kept and parser.tag_reach is (table if kept else None)
+        if kept:
+            assert said == {"tag_reach": True}
+        else:  # the record takes the scores of the parser kept, and says why
+            assert record["LAS"] < without["LAS"] == said["LAS"] and said["tag_reach_dropped"]
 
 
 def test_order_2_trees_and_marginals_are_those_within_the_tag_reach():
@@ -520,3 +525,24 @@ def test_a_resumed_training_keeps_the_tag_reach_only_where_its_checkpoint_did(fi
         parser = LinearParser(trained.model, tag_reach=TagReach.of(data))
         kept_tag_reach(parser, header)
         assert (parser.tag_reach is not None) == kept
+
+
+def test_info_tells_the_tag_reach_or_that_the_file_will_not_load(fitted, tmp_path):
+    from click.testing import CliRunner
+
+    from arborparse.cli import cli
+    from arborparse.io import model_files
+
+    data, trained = fitted
+    path = tmp_path / "p.npz"
+    table = TagReach.of(data)
+    LinearParser(trained.model, tag_reach=table).save(path)
+    r = CliRunner().invoke(cli, ["info", str(path)])
+    pairs = int(np.count_nonzero(np.maximum(table.before, table.after)))
+    assert f"tag_reach           {len(table.tags)} tags, {pairs} pairs" in r.output
+    header, arrays = LinearParser(trained.model, tag_reach=table).parts()
+    for bad in ({**table.header(), "before": [[True]]}, {**table.header(), "tags": "ABC"}):
+        model_files.save(path, "linear", 2, {**header, "tag_reach": bad}, arrays, force=True)
+        r = CliRunner().invoke(cli, ["info", str(path)])
+        assert r.exit_code == 0 and "tag_reach           invalid: the model file will not " \
+            "load" in r.output
