@@ -231,7 +231,10 @@ class Loop:
             return self._evaluate(parser)
         from arborparse.eval import evaluate
 
-        return evaluate(self.dev, parser.parse(self.dev))
+        # a parser of several roots is scored on dev as it parses (the official script
+        # refuses CoNLL-U trees of several roots)
+        return evaluate(self.dev, parser.parse(self.dev),
+                        multi_root=getattr(parser, "single_root", True) is False)
 
     def end(self, epoch: int, record: dict, summary: str, parser=None, scores=None,
             keep: Callable[[], None] | None = None,

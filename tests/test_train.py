@@ -15,6 +15,8 @@ import arborparse
 from arborparse import registry
 from arborparse.cli import cli
 from arborparse.errors import ArborparseError
+from arborparse.eval import evaluate
+from arborparse.io import read_conllu
 from arborparse.linear.reach import reach
 from arborparse.pipeline import INFO, info
 from arborparse.neural.train import NeuralTrainer
@@ -622,3 +624,18 @@ def test_force_replaces_a_damaged_checkpoint(tmp_path):
         arborparse.train(data, data, **options)
     arborparse.train(data, data, force=True, **options)
     assert info(path)["chosen_on_dev"]["epoch"] in (1, 2)
+
+
+def test_a_multi_root_parser_trains_with_a_dev_set(ud, tmp_path):
+    """Its dev trees may have several roots: scored as they are (the CoNLL-U format and
+    the official script want one), not refused."""
+    folder = ud / "UD_English-EWT"
+    train = read_conllu(folder / "en_ewt-ud-train.conllu")[:150]
+    dev = read_conllu(folder / "en_ewt-ud-dev.conllu")[:100]
+    fitted = arborparse.train(train, dev, family="linear", components=["parser"],
+                              multi_root=True, epochs=2, hash_bits=16, progress=False)
+    assert not fitted.parser.single_root
+    parsed = fitted.parse(dev)
+    assert any((s.heads[1:] == 0).sum() > 1 for s in parsed)  # it does parse several
+    assert fitted.info["scores"]["LAS"] == pytest.approx(
+        evaluate(dev, parsed, multi_root=True)["LAS"], abs=0.01)

@@ -48,10 +48,12 @@ def is_punct(sentence: Sentence) -> np.ndarray:
     return np.array([u == "PUNCT" for u in sentence.upos], dtype=bool)
 
 
-def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> None:
+def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence],
+                  multi_root: bool = False) -> None:
     """Raise `ArborparseError` unless both files hold the same words, each sentence a tree
     (as the CoNLL 2018 script demands: every word a HEAD, no cycle; CoNLL-U trees have one
-    root, CoNLL-X ones may have several); name the file and line of the first problem."""
+    root, CoNLL-X ones may have several; with `multi_root`, the system's trees may have
+    several too); name the file and line of the first problem."""
     for name, sentences in (("gold", gold), ("system", pred)):
         if not sentences:
             raise ArborparseError(f"the {name} file holds no sentences")
@@ -62,7 +64,7 @@ def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> None:
                 raise TreebankFormatError(s.path, s.word_line(m),
                                           f"word {m} has no HEAD (evaluation needs trees)",
                                           where=s.word_where(m))
-            check_tree(s, single_root=s.format == "conllu")
+            check_tree(s, single_root=s.format == "conllu" and not (multi_root and s is p))
         if g.forms != p.forms:
             where = next((m for m, (a, b) in enumerate(zip(g.forms, p.forms), 1) if a != b),
                          min(len(g), len(p)) + 1)
@@ -167,7 +169,8 @@ def sentence_counts(gold: Sequence[Sentence], pred: Sequence[Sentence]):
     return words, unlabeled, labeled
 
 
-def evaluate(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> dict:
+def evaluate(gold: Sequence[Sentence], pred: Sequence[Sentence], multi_root: bool = False
+             ) -> dict:
     """Scores of a system's trees against gold trees, all in percent.
 
     Also the CoNLL 2018 shared task's measures (F1 = accuracy on gold tokenization):
@@ -176,6 +179,9 @@ def evaluate(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> dict:
     gold and system content relations) ``CLAS`` (labeled attachment), ``MLAS`` (and UPOS,
     UFeats and the functional children's) and ``BLEX`` (and the lemma).
 
+    With `multi_root` the system's trees may have several roots where the CoNLL-U format
+    (and the official script) wants one: the dev scores of a parser trained for several.
+
     Returns a dict with ``UAS``, ``LAS``, ``LAS_full`` (whole DEPREL), ``UAS_nopunct``,
     ``LAS_nopunct``, ``LA`` (label accuracy), ``UCM``, ``LCM`` (complete match),
     ``root_accuracy`` (gold root words predicted as root), ``nonproj_accuracy`` (gold
@@ -183,7 +189,7 @@ def evaluate(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> dict:
     ``sentences``, ``by_deprel`` (precision/recall/F1 of labeled attachment per universal
     DEPREL) and ``by_length`` (the same for unlabeled attachment by arc length bin).
     """
-    check_aligned(gold, pred)
+    check_aligned(gold, pred, multi_root)
     total = Counter()
     label_stats = {}
     length_stats = np.zeros((len(LENGTH_BINS), 4), dtype=np.int64)  # cp, tp, cr, tr

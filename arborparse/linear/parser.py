@@ -190,7 +190,8 @@ class LinearParser:
 
         self.labeler, labels = labeler.choose(tried, las)
         return evaluate(dev, [s.with_tree(heads, [self.model.labels[i] for i in found[1:]])
-                              for s, (_, heads, _), found in zip(dev, tried, labels)])
+                              for s, (_, heads, _), found in zip(dev, tried, labels)],
+                        multi_root=not self.single_root)
 
     def _scores(self, x: Encoded) -> np.ndarray:
         """s(h, m, l) / T: the arc scores of the tree distribution."""

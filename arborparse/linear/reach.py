@@ -216,7 +216,7 @@ def keep_tag_reach(parser, dev: list[Sentence], record: dict) -> dict:
         return {"tag_reach": False}
     try:
         parser.tag_reach = None
-        without = evaluate(dev, parser.parse(dev))
+        without = evaluate(dev, parser.parse(dev), multi_root=not parser.single_root)
     finally:
         parser.tag_reach = kept
     if without["LAS"] <= record["LAS"] + TOLERANCE:

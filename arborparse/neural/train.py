@@ -314,7 +314,8 @@ class NeuralTrainer:
         lead = rank == 0
 
         def tags_and_tree(parser):
-            scores = evaluate(dev, parser.parse(dev, retag=True))
+            scores = evaluate(dev, parser.parse(dev, retag=True),
+                              multi_root=not parser.single_root)
             return {k: scores[k] for k in ("UAS", "LAS", "UPOS", "XPOS", "UFeats", "Lemmas")}
 
         loop = Loop(self, dev, save_best, report=("UPOS", "UFeats", "Lemmas", "UAS", "LAS"),

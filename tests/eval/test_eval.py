@@ -189,3 +189,18 @@ def test_tag_measures_by_hand():
     assert s["CLAS"] == 100.0
     assert s["MLAS"] == pytest.approx(100 * 3 / 4)  # dog's functional child changed UPOS
     assert s["BLEX"] == pytest.approx(100 * 3 / 4)  # barks' lemma
+
+
+def test_a_multi_root_parser_is_scored_as_it_parses_where_asked():
+    """CoNLL-U system trees of several roots are refused, as the official script refuses
+    them, unless `multi_root` (a multi-root parser's dev scores in training)."""
+    text = "1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n2\tb\tb\tX\tX\t_\t1\tdep\t_\t_\n" \
+           "3\tc\tc\tX\tX\t_\t2\tdep\t_\t_\n\n"
+    gold = read_conllu(io.StringIO(text))
+    pred = [gold[0].with_tree(np.array([-1, 0, 1, 0]), ["root", "dep", "root"])]
+    with pytest.raises(ArborparseError, match="2 words attach to the root"):
+        evaluate(gold, pred)
+    scores = evaluate(gold, pred, multi_root=True)
+    assert scores["UAS"] == pytest.approx(200 / 3) and scores["LAS"] == pytest.approx(200 / 3)
+    with pytest.raises(ArborparseError, match="2 words attach to the root"):  # gold: never
+        evaluate(pred, gold, multi_root=True)
