@@ -169,16 +169,16 @@ def test_raw_and_tokenized_text_in_conllu_out(tmp_path):
     assert "# newpar" in parsed[2].comments and all(s.has_tree for s in parsed)
     pipeline = arborparse.load(model)
     assert pipeline.parse_text(raw.read_text())[3].forms == gold[3].forms
-    # a stream is read a paragraph and a chunk of sentences at a time, not whole
+    # a stream is read a batch of paragraphs and a chunk of sentences at a time, not whole
     read = []
 
     def lines():
-        for k in range(1000):
+        for k in range(3000):
             read.append(k)
             yield " ".join(gold[k % 4].forms) + "\n"
             yield "\n"
     first = next(pipeline.iter_parse_text(lines()))
-    assert first.forms == gold[0].forms and len(read) < 1000
+    assert first.forms == gold[0].forms and len(read) < 3000
     # one sentence per line, tokens given
     tokenized = tmp_path / "tokenized.txt"
     tokenized.write_text("".join(" ".join(s.forms) + "\n" for s in gold))

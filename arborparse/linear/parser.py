@@ -8,6 +8,7 @@ k-best trees."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import islice
 
 import numpy as np
 
@@ -16,17 +17,23 @@ from arborparse.errors import ArborparseError
 from arborparse.io import model_files as files
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import require_tags
+from arborparse.linear.chunk import best_trees, concatenated
 from arborparse.linear.labeler import Labeler
-from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, VERSION, Encoded, LinearModel,
-                                     Scores, decode, distribution)
+from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, THREADED_WORDS, VERSION, Encoded,
+                                     LinearModel, Scores, decode, distribution)
 from arborparse.linear.options import LinearOptions
-from arborparse.linear.reach import TagReach, out_of_reach
-from arborparse.linear.templates import between_tables, cut_between, tree_label_scores
+from arborparse.linear.reach import FAR, NO_TABLE, TagReach, out_of_reach
+from arborparse.linear.templates import (arc_capacity, between_tables, cut_between,
+                                         tree_label_scores)
 from arborparse.linear.tokens import UPOS, encode
 from arborparse.options import check_options
 from arborparse.trees import second_order
 from arborparse.trees.scores import arc_labels, fold_scaled_labels
 from arborparse.trees.structure import is_projective
+
+CHUNK = 64  # sentences parsed by one compiled call (`LinearParser._iter_best_trees`)
+NO_LABELER = np.zeros((0, 0), dtype=np.float32)  # `best_trees`: no labeler
+
 
 class LinearParser:
     """A graph-based parser: a linear model of arcs (and, at order 2, of sibling and
@@ -417,8 +424,71 @@ class LinearParser:
         decoder, decode_as = options.get("decoder"), options.get("decode_as") or "map"
         marginals, k = bool(options.get("marginals")), options.get("kbest")
         threads = options.get("threads") or 1
-        return (self._parse_one(s, decoder, decode_as, marginals, k, threads)
-                for s in require_tags(sentences))
+        stream = require_tags(sentences)
+        if decode_as == "map" and not (marginals or k) and self.model.order == 1 \
+                and self.model.clusters == 1:
+            return self._iter_best_trees(stream, decoder or self.decoder, threads)
+        return (self._parse_one(s, decoder, decode_as, marginals, k, threads) for s in stream)
+
+    def _iter_best_trees(self, sentences: Iterator[Sentence], decoder: str, threads: int
+                         ) -> Iterator[Sentence]:
+        """`_parse_one`'s MAP trees, `CHUNK` sentences at a time in one compiled call
+        (`arborparse.linear.chunk`): the same trees and labels. A sentence scored in
+        threads, refused by `check_fits` or without a finite tree goes through
+        `_parse_one` (which raises the error), after the sentences before it."""
+        while chunk := list(islice(sentences, CHUNK)):
+            start = 0
+            while start < len(chunk):
+                end = start
+                while end < len(chunk) and self._chunkable(chunk[end], threads):
+                    end += 1
+                done = self._best_trees(chunk[start:end], decoder)
+                yield from done
+                start += len(done)
+                if start < len(chunk):
+                    yield self._parse_one(chunk[start], decoder, "map", False, None, threads)
+                    start += 1
+
+    def _chunkable(self, sentence: Sentence, threads: int) -> bool:
+        """Whether `_iter_best_trees` parses the sentence in its chunk: not scored in
+        threads (`THREADED_WORDS`), and fits in memory (`check_fits`)."""
+        if threads > 1 and len(sentence) >= THREADED_WORDS:
+            return False
+        try:
+            self.model.check_fits(len(sentence), f"{sentence.where}: ", False,
+                                  sentence.offsets is not None)
+        except ArborparseError:
+            return False
+        return True
+
+    def _best_trees(self, sentences: list[Sentence], decoder: str) -> list[Sentence]:
+        """The sentences parsed by `arborparse.linear.chunk.best_trees`, up to the first
+        without a tree of finite score (left out, with those after it)."""
+        if not sentences:
+            return []
+        tables = [encode(s) for s in sentences]
+        attrs, attrs_ptr, feats_ptr, feats, feats_at = concatenated(tables)
+        widest = int(np.diff(feats_ptr).max(initial=0))
+        buf = np.empty(arc_capacity(max(len(t) for t in tables), widest), dtype=np.uint64)
+        t, m = self.tag_reach, self.model
+        before, after = self.reach or (FAR, FAR)
+        cut_above = -1 if t is not None else min(self.reach) if self.reach else FAR
+        labeler = self.labeler
+        heads = np.empty(len(attrs), dtype=np.int64)
+        labels = np.empty(len(attrs), dtype=np.int64)
+        failed = best_trees(
+            attrs, attrs_ptr, feats_ptr, feats, feats_at, buf, m.weights, m.keys,
+            m.label_keys, len(m.labels), m.squeeze,
+            np.zeros(0, dtype=np.int64) if t is None else t.keys,
+            NO_TABLE if t is None else t.before, NO_TABLE if t is None else t.after,
+            before, after, cut_above, decoder == "eisner", self.single_root,
+            NO_LABELER if labeler is None else labeler.weights,
+            1.0 if labeler is None else labeler.joint_weight, heads, labels)
+        done = len(sentences) if failed < 0 else failed
+        names = m.labels
+        return [s.with_tree(heads[a:b], [names[i] for i in labels[a + 1:b]])
+                for s, a, b in zip(sentences[:done], attrs_ptr[:done].tolist(),
+                                   attrs_ptr[1:done + 1].tolist())]
 
     def parse(self, sentences: Iterable[Sentence], **options) -> list[Sentence]:
         """Every sentence with HEAD and DEPREL predicted (nothing else changes).

@@ -148,7 +148,7 @@ class TagReach:
             (self.before == other.before).all() and (self.after == other.after).all()
 
 
-_NO_TABLE = np.zeros((0, 0), dtype=np.int32)
+NO_TABLE = np.zeros((0, 0), dtype=np.int32)
 
 
 def out_of_reach(upos: np.ndarray, reach: tuple[int, int] | None,
@@ -161,8 +161,8 @@ def out_of_reach(upos: np.ndarray, reach: tuple[int, int] | None,
     before, after = reach or (FAR, FAR)
     cut, found = _cut(np.ascontiguousarray(upos, dtype=np.int64),  # one compiled kind
                       np.zeros(0, dtype=np.int64) if t is None else t.keys,
-                      _NO_TABLE if t is None else t.before,
-                      _NO_TABLE if t is None else t.after, before, after)
+                      NO_TABLE if t is None else t.before,
+                      NO_TABLE if t is None else t.after, before, after)
     return cut if found else None
 
 

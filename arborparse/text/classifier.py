@@ -96,13 +96,10 @@ def _parts(pptr, c):
 
 
 @njit(inline="always", cache=True)
-def _score(W, feats, c, pptr, pids, part_score, stamp, now, mask):
-    """The score of class c: its own weights and those of its parts (part p's weights
+def _with_parts(score, W, feats, c, pptr, pids, part_score, stamp, now, mask):
+    """score (class c's own weights summed) plus the scores of c's parts (part p's weights
     live at class id ``classes + p``; a part's score is computed once per item, the
     items told apart by `now` in `stamp`)."""
-    score = 0.0
-    for f in feats:
-        score += W[_slot(f, c, mask)]
     lo, hi = _parts(pptr, c)
     for j in range(lo, hi):
         p = pids[j]
@@ -116,23 +113,55 @@ def _score(W, feats, c, pptr, pids, part_score, stamp, now, mask):
     return score
 
 
+@njit(inline="always", cache=True)
+def _score(W, feats, c, pptr, pids, part_score, stamp, now, mask):
+    """The score of class c: its own weights and those of its parts (`_with_parts`)."""
+    score = 0.0
+    for f in feats:
+        score += W[_slot(f, c, mask)]
+    return _with_parts(score, W, feats, c, pptr, pids, part_score, stamp, now, mask)
+
+
 @njit(cache=True, nogil=True)
-def _best(W, feats, i, cptr, cand, classes, pptr, pids, part_score, stamp, now, mask,
-          scores, at):
+def _best(W, feats, i, cptr, cand, every, pptr, pids, part_score, stamp, now, mask,
+          scores, at, own):
     """The best candidate class of word i (the first on ties); `now` tells this word's
     part scores from those of the words before (`_score`). Each candidate's score is
-    written to ``scores[at + j]`` unless `scores` is empty."""
-    best, best_score = -1, -np.inf
+    written to ``scores[at + j]`` unless `scores` is empty. `every`: the classes in order
+    (the candidates of a word that has none); `own`: scratch of at least as many entries
+    as any word has candidates.
+
+    The candidates' own weights are summed feature by feature (each feature's weights
+    for every class lie side by side: its few cache lines read once, the sums
+    independent), each sum in the order of the features, as `_score` does: the same
+    scores."""
     lo, hi = cptr[i], cptr[i + 1]
-    count = hi - lo if hi > lo else classes
+    cs = cand[lo:hi] if hi > lo else every
+    count = cs.shape[0]
     for j in range(count):
-        c = cand[lo + j] if hi > lo else j
-        score = _score(W, feats, c, pptr, pids, part_score, stamp, now, mask)
+        own[j] = 0.0
+    for f in feats:
+        for j in range(count):
+            own[j] += W[_slot(f, cs[j], mask)]
+    best, best_score = -1, -np.inf
+    for j in range(count):
+        c = cs[j]
+        score = _with_parts(own[j], W, feats, c, pptr, pids, part_score, stamp, now, mask)
         if scores.shape[0]:
             scores[at + j] = score
         if score > best_score:
             best, best_score = c, score
     return best
+
+
+@njit(inline="always", cache=True)
+def _scratch(cptr, classes):
+    """`_best`'s `every` (the classes in order) and `own` (room for any item's
+    candidates)."""
+    most = classes
+    for i in range(cptr.shape[0] - 1):
+        most = max(most, cptr[i + 1] - cptr[i])
+    return np.arange(classes), np.empty(most)
 
 
 @njit(cache=True, nogil=True)
@@ -157,11 +186,12 @@ def predict(W, X, bounds, given, cptr, cand, classes, pairs, pptr, pids, scores,
     out = np.empty(X.shape[0], dtype=np.int64)
     feats = np.empty(X.shape[1] + DYNAMIC, dtype=np.uint64)
     part_score, stamp = np.empty(pids.shape[0]), np.full(pids.shape[0], -1, dtype=np.int64)
+    every, own = _scratch(cptr, classes)
     for s in range(bounds.shape[0] - 1):
         for i in range(bounds[s], bounds[s + 1]):
             _features(X, i, bounds[s], out, given, pairs, feats)
-            out[i] = _best(W, feats, i, cptr, cand, classes, pptr, pids, part_score, stamp,
-                           i, mask, scores, sptr[i] if scores.shape[0] else 0)
+            out[i] = _best(W, feats, i, cptr, cand, every, pptr, pids, part_score, stamp,
+                           i, mask, scores, sptr[i] if scores.shape[0] else 0, own)
     return out
 
 
@@ -191,12 +221,13 @@ def train_epoch(W, U, step, X, bounds, gold, given, cptr, cand, classes, pairs, 
     feats = np.empty(X.shape[1] + DYNAMIC, dtype=np.uint64)
     part_score, stamp = np.empty(pids.shape[0]), np.full(pids.shape[0], -1, dtype=np.int64)
     errors, none = 0, np.empty(0)  # no scores wanted
+    every, own = _scratch(cptr, classes)
     for s in order:
         for i in range(bounds[s], bounds[s + 1]):
             _features(X, i, bounds[s], history, given, pairs, feats)
             # the step tells the words apart: the weights of the parts change between them
-            guess = _best(W, feats, i, cptr, cand, classes, pptr, pids, part_score, stamp,
-                          step, mask, none, 0)
+            guess = _best(W, feats, i, cptr, cand, every, pptr, pids, part_score, stamp,
+                          step, mask, none, 0, own)
             if guess != gold[i]:
                 errors += 1
                 _update(W, U, feats, gold[i], pptr, pids, 1.0, step, mask)

@@ -57,6 +57,11 @@ def _word_row(form: str) -> tuple[int, ...]:
     return tuple(_hash(t, v) for t, v in enumerate(values))
 
 
+@lru_cache(maxsize=1 << 12)  # the ambiguity classes are few, and come back in every call
+def _ambiguity(cls: str) -> int:
+    return _hash(AMBIGUITY, cls)
+
+
 def mix(first: int, groups: list[tuple[np.ndarray, ...]]) -> np.ndarray:
     """A 32-bit hash of template number ``first + j`` and the values of ``groups[j]``
     (uint64 arrays of 32-bit integers, one dimension, all of one length), elementwise:
@@ -104,7 +109,7 @@ def word_features(sentences: list[list[str]], classes: dict[str, str]) -> np.nda
     types: dict[str, int] = {}
     ids = np.fromiter((types.setdefault(f, len(types)) for f in forms), dtype=np.int64,
                       count=len(forms))
-    table = np.array([(*_word_row(f), _hash(AMBIGUITY, classes.get(f.lower(), "?")))
+    table = np.array([(*_word_row(f), _ambiguity(classes.get(f.lower(), "?")))
                       for f in types], dtype=np.uint64).reshape(len(types), len(WORD))
     out = np.empty((len(forms), len(TEMPLATES)), dtype=np.uint32)
     if not forms:

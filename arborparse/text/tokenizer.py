@@ -72,6 +72,7 @@ _CATEGORIES = ("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No",
                "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc",
                "Cf", "Cs", "Co", "Cn")
 _CHUNK = re.compile(r"\S+")
+BATCH_CHARACTERS = 1 << 13  # of paragraphs split at once in a stream (`iter_tokenize`)
 
 
 @dataclass
@@ -252,6 +253,29 @@ def _resplit(labels: np.ndarray, text: str, where: np.ndarray, ends) -> np.ndarr
     return out
 
 
+def _token_spans(paragraph: str, text: str, place, lead: int, spans, where: np.ndarray,
+                 labels: np.ndarray) -> list[list[tuple[str, bool, int, int, bool]]]:
+    """A paragraph's sentences as (form, space after, start, end, kept whole) of each
+    token, from the labels of its visible characters (`Tokenizer.split_many`: `text` the
+    visible characters, stripped of the `lead` whitespace before them; text[i] is
+    paragraph[place[lead + i]])."""
+    kept = {a for a, _ in spans}  # where the strings kept whole start
+    sentences, tokens, start = [], [], None
+    for i, label in zip(where.tolist(), labels.tolist()):
+        start = i if start is None else start
+        if label == INSIDE:
+            continue
+        # the paragraph's end is whitespace too, as in the treebanks
+        space = i + 1 == len(text) or text[i + 1].isspace()
+        end = place[lead + i + 1] if lead + i + 1 < len(place) else len(paragraph)
+        tokens.append((text[start:i + 1], space, place[lead + start], end, start in kept))
+        start = None
+        if label == SENTENCE:
+            sentences.append(tokens)
+            tokens = []
+    return sentences
+
+
 class Tokenizer(Trained):
     """Sentence splitter and tokenizer.
 
@@ -360,39 +384,46 @@ class Tokenizer(Trained):
         it); with `one_sentence`, the paragraph is one sentence. `crossing(words)`: the
         parser's expected arcs over the gap after each word (`arborparse.text.syntax`),
         which the sentence ends weigh when `fit_syntax` kept them."""
-        text, place = visible(paragraph, self.keep)  # text[i] is paragraph[place[i]]
-        lead = len(text) - len(text.lstrip())
-        text = text.strip()
-        if not text:
-            return []
+        return self.split_many([paragraph], one_sentence, crossing)[0]
+
+    def split_many(self, paragraphs: list[str], one_sentence: bool = False, crossing=None
+                   ) -> list[list[list[Token]]]:
+        """`split` of each paragraph, their characters labeled by one compiled call and
+        their multiword tokens split by one more (the same tokens as one paragraph at a
+        time: a paragraph's labels and a sentence's words read nothing beyond them)."""
+        read = []  # (paragraph, text, place, lead, spans) of those with visible characters
+        out: list[list[list[Token]]] = [[] for _ in paragraphs]
+        at = []  # where in `paragraphs` each of `read` is
         pattern = whole_pattern(self.whole)
-        spans = [m.span() for m in pattern.finditer(text)] if pattern else []
-        kept = {a for a, _ in spans}  # where the strings kept whole start
-        X, bounds, cptr, cand, (where,) = self._arrays([text], one_sentence, [spans])
-        labels = self.classifier.predict(X, bounds, np.full(len(where), -1), cptr, cand)
-        _keep_marks(labels, text, where)
-        if self.splitter is not None and not one_sentence:
-            ends = self.splitter.ends
-            if self.syntax is not None and crossing is not None:
-                ends = functools.partial(self._syntax_ends, crossing=crossing)
-            labels = _resplit(labels, text, where, ends)
-        sentences, tokens, start = [], [], None
-        for i, label in zip(where.tolist(), labels.tolist()):
-            start = i if start is None else start
-            if label == INSIDE:
-                continue
-            # the paragraph's end is whitespace too, as in the treebanks
-            space = i + 1 == len(text) or text[i + 1].isspace()
-            end = place[lead + i + 1] if lead + i + 1 < len(place) else len(paragraph)
-            tokens.append((text[start:i + 1], space, place[lead + start], end, start in kept))
-            start = None
-            if label == SENTENCE:
-                sentences.append(tokens)
-                tokens = []
-        words = self.multiword.split([[form for form, *_ in s] for s in sentences])
-        return [[Token(form, space, (form,) if one else w, a, b)
-                 for (form, space, a, b, one), w in zip(s, ws)]
-                for s, ws in zip(sentences, words)]
+        for k, paragraph in enumerate(paragraphs):
+            text, place = visible(paragraph, self.keep)  # text[i] is paragraph[place[i]]
+            lead = len(text) - len(text.lstrip())
+            text = text.strip()
+            if text:
+                at.append(k)
+                read.append((paragraph, text, place, lead,
+                             [m.span() for m in pattern.finditer(text)] if pattern else []))
+        X, bounds, cptr, cand, positions = self._arrays([r[1] for r in read], one_sentence,
+                                                        [r[4] for r in read])
+        labels = self.classifier.predict(X, bounds, np.full(len(X), -1), cptr, cand)
+        found = []  # each paragraph's sentences: (form, space, start, end, kept whole)
+        for j, ((paragraph, text, place, lead, spans), where) in enumerate(zip(read,
+                                                                                positions)):
+            chosen = labels[bounds[j]:bounds[j + 1]]
+            _keep_marks(chosen, text, where)
+            if self.splitter is not None and not one_sentence:
+                ends = self.splitter.ends
+                if self.syntax is not None and crossing is not None:
+                    ends = functools.partial(self._syntax_ends, crossing=crossing)
+                chosen = _resplit(chosen, text, where, ends)
+            found.append(_token_spans(paragraph, text, place, lead, spans, where, chosen))
+        words = iter(self.multiword.split([[form for form, *_ in s]
+                                           for sentences in found for s in sentences]))
+        for k, sentences in zip(at, found):
+            out[k] = [[Token(form, space, (form,) if one else w, a, b)
+                       for (form, space, a, b, one), w in zip(s, next(words))]
+                      for s in sentences]
+        return out
 
     def _token_crossing(self, forms: list[str], crossing) -> np.ndarray:
         """`crossing` of a paragraph's words, at the end of each of its tokens."""
@@ -436,17 +467,22 @@ class Tokenizer(Trained):
 
     def iter_tokenize(self, lines: Iterable[str], document: str = "",
                       per_line: bool = False, crossing=None) -> Iterator[Sentence]:
-        """`tokenize` over a stream of lines: one paragraph (`per_line`: one line) in memory
-        at a time. Each sentence's `offsets` say where its tokens are in the text the lines
+        """`tokenize` over a stream of lines: the paragraphs (`per_line`: the lines) read
+        and split `BATCH_CHARACTERS` characters at a time (`split_many`; a longer one
+        alone). Each sentence's `offsets` say where its tokens are in the text the lines
         make."""
         count = 0
-        for where, paragraph, newpar in (_lines if per_line else _paragraphs)(lines):
-            for k, tokens in enumerate(self.split(paragraph, per_line, crossing)):
-                count += 1
-                sentence = _sentence(tokens, newpar and k == 0, f"{document}{count}", where)
-                if count == 1:
-                    sentence.comments.insert(0, "# newdoc")
-                yield sentence
+        for batch in _batches((_lines if per_line else _paragraphs)(lines)):
+            split = self.split_many([paragraph for _, paragraph, _ in batch], per_line,
+                                    crossing)
+            for (where, _, newpar), sentences in zip(batch, split):
+                for k, tokens in enumerate(sentences):
+                    count += 1
+                    sentence = _sentence(tokens, newpar and k == 0, f"{document}{count}",
+                                         where)
+                    if count == 1:
+                        sentence.comments.insert(0, "# newdoc")
+                    yield sentence
 
     # ------------------------------------------------------------------ model files
 
@@ -510,6 +546,21 @@ def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, str, bool]]:
         offset += len(line)
     if current:
         yield start, "".join(current), True
+
+
+def _batches(paragraphs: Iterator[tuple[int, str, bool]]
+             ) -> Iterator[list[tuple[int, str, bool]]]:
+    """The paragraphs of a stream in batches of `BATCH_CHARACTERS` characters (the last
+    one that passes it included)."""
+    batch, size = [], 0
+    for item in paragraphs:
+        batch.append(item)
+        size += len(item[1])
+        if size >= BATCH_CHARACTERS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
 
 
 def _lines(lines: Iterable[str]) -> Iterator[tuple[int, str, bool]]:

@@ -150,13 +150,26 @@ def test_feats_bundles_share_the_weights_of_their_features(tmp_path):
     def part_weights(p):
         return sum(abs(float(W[_slot(f, classes + p, mask)])) for f in row)
 
+    def in_order(c):  # a class's own weights in the order of the features, then each part's
+        total = 0.0
+        for k in [c, *(classes + p for p in parts[feats.classes[c]])]:
+            one = 0.0
+            for f in row:
+                one += float(W[_slot(f, k, mask)])
+            total = one if k == c else total + one
+        return total
+
     margins = feats.margins(X, bounds, given, none, every, 0, 1)
+    found, sptr = feats.scores(X, bounds, given, none, every)
     for s in range(len(bounds) - 1):
         for i in range(bounds[s], bounds[s + 1]):
             _features(X, i, bounds[s], predicted, given, feats.pairs, row)
             scores = [score(c) for c in range(classes)]
             assert scores[predicted[i]] >= max(scores) - 1e-4
             assert margins[i] == pytest.approx(scores[0] - scores[1], abs=1e-4)
+            # summed feature by feature over the candidates, each score is the same, to the
+            # last bit, as summed class by class
+            assert found[sptr[i]:sptr[i + 1]].tolist() == [in_order(c) for c in range(classes)]
     # training moved the shared features' weights
     assert all(part_weights(p) > 0 for p in pres)
     # a model file gives back the same parts and the same tags

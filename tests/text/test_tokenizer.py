@@ -142,13 +142,23 @@ def test_a_joiner_and_tags_inside_an_emoji_stay():
     assert visible(f"A {scotland} flag, a\U000e0067 tag.")[0] == f"A {scotland} flag, a tag."
 
 
-def test_streams_hold_one_paragraph_at_a_time():
+def test_streams_hold_a_batch_of_paragraphs_at_a_time(monkeypatch):
     tokenizer = Tokenizer(epochs=3, bits=14, progress=False).fit(treebank(2))
-    lines = iter(["Dogs bark.\n", "\n", "The cat sleeps.\n"])
+    text = ["Dogs bark.\n", "\n", "The cat sleeps.\n", "\n", "Cats run.\n"]
+    # a batch ends at the paragraph that reaches its size: the next one is not yet read
+    monkeypatch.setattr("arborparse.text.tokenizer.BATCH_CHARACTERS", 20)
+    lines = iter(text)
     stream = tokenizer.iter_tokenize(lines)
     first = next(stream)
     assert first.forms == ["Dogs", "bark", "."]
-    assert next(lines) == "The cat sleeps.\n"  # the second paragraph not yet read
+    assert next(lines) == "Cats run.\n"  # the third paragraph not yet read
+    # a batch or a paragraph at a time, the same sentences
+    whole = [s.rows for s in tokenizer.iter_tokenize(iter(text))]
+    for size in (1, 20, 1 << 13):
+        monkeypatch.setattr("arborparse.text.tokenizer.BATCH_CHARACTERS", size)
+        assert [s.rows for s in tokenizer.iter_tokenize(iter(text))] == whole
+    assert [len(s) for s in tokenizer.split_many(["Dogs bark.", " \u200b ", "Cats run."])] \
+        == [1, 0, 1]
 
 
 def test_model_parts_round_trip_and_bad_arguments():

@@ -1,0 +1,106 @@
+"""The best trees of a chunk of sentences in one compiled call (`arborparse.linear.chunk`):
+the same trees and labels as one sentence at a time (`LinearParser._parse_one`), in order,
+whatever the chunk holds (a sentence scored in threads, one refused, one without a
+finite tree)."""
+
+import numpy as np
+import pytest
+
+import arborparse.memory
+from arborparse.errors import ArborparseError
+from arborparse.io import read_conllu
+from arborparse.io.conllu import UPOS, XPOS
+from arborparse.io.plain import words_sentence
+from arborparse.linear.labeler import Labeler
+from arborparse.linear.model import ARC_BYTES, THREADED_WORDS
+from arborparse.linear.online import OnlineTrainer
+from arborparse.linear.parser import CHUNK, LinearParser
+from arborparse.trees.scores import NonFiniteScores
+
+
+@pytest.fixture(scope="module")
+def english(ud):
+    """A perceptron parser of 300 English-EWT dev sentences (with its reach and tag
+    reach), a labeler of the same, and 150 other sentences (more than two chunks)."""
+    sentences = read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
+    train, test = sentences[:300], sentences[300:450]
+    parser = OnlineTrainer("perceptron", epochs=1, hash_bits=18, progress=False).fit(
+        train).parser_
+    assert parser.reach is not None and parser.tag_reach is not None
+    assert len(test) > 2 * CHUNK
+    return parser, Labeler.fit(train, parser.model.labels, bits=14), test
+
+
+def one_at_a_time(parser, sentences, decoder=None, threads=1):
+    return [parser._parse_one(s, decoder, "map", False, None, threads).to_text()
+            for s in sentences]
+
+
+def long_sentence(sentences, words):
+    """The words and tags of the sentences one after another, as one sentence of at least
+    `words` words."""
+    forms, upos, xpos = [], [], []
+    for s in sentences:
+        forms += s.forms
+        upos += s.upos
+        xpos += s.xpos
+        if len(forms) >= words:
+            break
+    made = words_sentence(forms, 1)
+    return made.with_columns({UPOS: upos, XPOS: xpos})
+
+
+@pytest.mark.parametrize("decoder", ["mst", "eisner"])
+@pytest.mark.parametrize("single_root", [True, False], ids=["one root", "roots"])
+@pytest.mark.parametrize("labeled_by", ["model", "labeler"])
+@pytest.mark.parametrize("left_out", ["reach and tag reach", "reach", "nothing"])
+def test_chunks_give_the_trees_and_labels_of_one_sentence_at_a_time(english, decoder,
+                                                                    single_root, labeled_by,
+                                                                    left_out):
+    trained, labeler, test = english
+    parser = LinearParser(trained.model, decoder, single_root,
+                          labeler=labeler.with_weight(0.7) if labeled_by == "labeler" else None,
+                          reach=None if left_out == "nothing" else (3, 2),
+                          tag_reach=trained.tag_reach if left_out.endswith("tag reach")
+                          else None)
+    found = [s.to_text() for s in parser.parse(test)]
+    assert found == one_at_a_time(parser, test)
+    other = "eisner" if decoder == "mst" else "mst"  # a decoder asked for
+    assert [s.to_text() for s in parser.parse(test[:5], decoder=other)] == \
+        one_at_a_time(parser, test[:5], other)
+
+
+def test_a_sentence_scored_in_threads_keeps_its_place(english):
+    trained, labeler, test = english
+    parser = LinearParser(trained.model, labeler=labeler, reach=trained.reach,
+                          tag_reach=trained.tag_reach)
+    long = long_sentence(test, THREADED_WORDS + 10)
+    sentences = test[:10] + [long] + test[10:20]
+    found = [s.to_text() for s in parser.parse(sentences, threads=2)]
+    assert found == one_at_a_time(parser, sentences, threads=2)
+    assert found == [s.to_text() for s in parser.parse(sentences)]  # the same trees
+
+
+def test_the_sentences_before_a_refused_one_are_given_first(english, monkeypatch):
+    """A sentence too long for the memory free, within a chunk: the sentences before it
+    come out, then its one-line refusal (as one sentence at a time)."""
+    parser, _, test = english
+    long = long_sentence(test, 120)
+    monkeypatch.setattr(arborparse.memory, "CHECKED_FROM", 0)
+    monkeypatch.setattr(arborparse.memory, "available_memory",
+                        lambda: ARC_BYTES[False] * len(long) ** 2)  # below its (n+1)²
+    stream = parser.iter_parse(test[:10] + [long] + test[10:20])
+    got = [next(stream).to_text() for _ in range(10)]
+    assert got == one_at_a_time(parser, test[:10])
+    with pytest.raises(ArborparseError, match="too long to parse here"):
+        next(stream)
+
+
+def test_scores_without_a_finite_tree_are_refused_as_one_at_a_time(english):
+    trained, _, test = english
+    broken = LinearParser(trained.model.like(np.full_like(trained.model.weights, np.nan)),
+                          reach=trained.reach, tag_reach=trained.tag_reach)
+    with pytest.raises(NonFiniteScores):
+        broken.parse(test[:3])
+    with pytest.raises(NonFiniteScores):
+        one_at_a_time(broken, test[:1])
