@@ -92,46 +92,72 @@ def _class(c: str) -> int:
     return len(_CATEGORIES) if c.isspace() else _CATEGORIES.index(unicodedata.category(c))
 
 
-def char_features(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """(positions, X): the positions of the characters of `text` that are not whitespace
-    and their static features, (len(positions), len(TEMPLATES)) uint32 hashes."""
-    n = len(text)
-    kinds = {c: (32 if c.isspace() else ord(c.lower()) if len(c.lower()) == 1 else ord(c),
-                 _class(c)) for c in set(text)}  # lowercased; all whitespace a space
-    low = np.array([kinds[c][0] for c in text], dtype=np.uint64)
+def char_features(texts: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
+    """(positions, X): for each text, the positions of its characters that are not
+    whitespace; their static features, text after text, (all those characters,
+    len(TEMPLATES)) uint32 hashes. Each text's features read nothing beyond it (the texts
+    are read as one string, a space between them, and what a feature would see of the next
+    or the previous text is what it sees beyond a text's ends)."""
+    joined = " ".join(texts)
+    n = len(joined)
     try:
-        raw = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+        raw = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
     except UnicodeEncodeError:  # only a str made in memory holds one: refused in one line
-        characters(text, f"the paragraph {text[:30]!r}")
+        for text in texts:
+            characters(text, f"the paragraph {text[:30]!r}")
         raise
-    cls = np.array([kinds[c][1] for c in text], dtype=np.uint64)
-    space = cls == len(_CATEGORIES)
-    positions = np.flatnonzero(~space)
-    # the chunk of every character, its place in it, the next chunk
+    lengths = np.array([len(t) for t in texts], dtype=np.int64)
+    begin = np.cumsum(lengths + 1) - lengths - 1  # where each text starts in `joined`
+    text = np.repeat(np.arange(len(texts)), lengths + 1)[:n]  # the text of each character
+    here = np.arange(n) - begin[text]  # its place in its text
+    size = lengths[text]
+    # each distinct character's lowercased code (all whitespace a space) and class, then
+    # every character's, looked up
+    distinct, which = np.unique(raw, return_inverse=True)
+    kinds = [(32 if c.isspace() else ord(c.lower()) if len(c.lower()) == 1 else ord(c),
+              _class(c)) for c in map(chr, distinct.tolist())]
+    low = np.array([k[0] for k in kinds], dtype=np.uint64).reshape(-1)[which]
+    cls = np.array([k[1] for k in kinds], dtype=np.uint64).reshape(-1)[which]
+    between = here == size  # the spaces put between the texts
+    space = (cls == len(_CATEGORIES)) | between
+    # the chunk of every character (-1 outside one), where it starts and ends, the
+    # chunks before and after it in its text
+    found = [(m.start(), m.end(), zlib.crc32(m.group().lower().encode("utf-8")))
+             for m in _CHUNK.finditer(joined)]
+    first, last, hashes = (np.array(column, dtype=dtype).reshape(-1) for column, dtype in
+                           zip(zip(*found) if found else ((), (), ()),
+                               (np.int64, np.int64, np.uint64)))
+    width = last - first
+    chunk = np.full(n, -1, dtype=np.int64)
+    chunk[np.repeat(first - np.cumsum(width) + width, width) + np.arange(width.sum())] = \
+        np.repeat(np.arange(len(found)), width)
+    inside = chunk >= 0
+    k = chunk[inside]
+    of_text = text[first]  # each chunk's text
+    before = np.maximum(k - 1, 0)
+    after = np.minimum(k + 1, len(found) - 1)
+    has_before = (k > 0) & (of_text[before] == of_text[k])
+    has_next = (k + 1 < len(found)) & (of_text[after] == of_text[k])
     chunk_hash = np.zeros(n, dtype=np.uint64)
     start = np.zeros(n, dtype=np.int64)
     end = np.zeros(n, dtype=np.int64)
     following = np.zeros(n, dtype=np.uint64)
     previous = np.zeros(n, dtype=np.uint64)
     next_class = np.full(n, len(_CATEGORIES) + 1, dtype=np.uint64)
-    chunks = [(m.start(), m.end(), zlib.crc32(m.group().lower().encode("utf-8")))
-              for m in _CHUNK.finditer(text)]
-    for k, (a, b, h) in enumerate(chunks):
-        chunk_hash[a:b], start[a:b], end[a:b] = h, a, b
-        if k:
-            previous[a:b] = chunks[k - 1][2]
-        if k + 1 < len(chunks):
-            following[a:b] = chunks[k + 1][2]
-            next_class[a:b] = cls[chunks[k + 1][0]]
+    chunk_hash[inside], start[inside], end[inside] = hashes[k], first[k], last[k]
+    previous[inside] = np.where(has_before, hashes[before], 0)
+    following[inside] = np.where(has_next, hashes[after], 0)
+    next_class[inside] = np.where(has_next, cls[first[after]], len(_CATEGORIES) + 1)
 
     def at(values, k, outside):
-        """values[i + k] for every i, `outside` beyond the text."""
+        """values[i + k] for every character i, `outside` beyond its text."""
         out = np.full(n, outside, dtype=np.uint64)
         if abs(k) < n:
             if k >= 0:
                 out[:n - k] = values[k:]
             else:
                 out[-k:] = values[:n + k]
+        out[(here + k < 0) | (here + k >= size)] = outside
         return out
 
     c, c1, c2, c_1 = low, at(low, 1, 1), at(low, 2, 4), at(low, -1, 2)
@@ -148,7 +174,10 @@ def char_features(text: str) -> tuple[np.ndarray, np.ndarray]:
         "chunk start": (chunk_hash, from_start), "next chunk": (following, to_end),
         "c next class": (c, next_class, to_end), "c to end": (c, to_end),
         "previous chunk": (previous, to_end), "chunk next chunk": (chunk_hash, following, to_end)}
-    return positions, mix(100, [columns[name] for name in TEMPLATES])[positions]
+    kept = np.flatnonzero(~space)
+    X = mix(100, [columns[name] for name in TEMPLATES])[kept]
+    bounds = np.searchsorted(kept, np.append(begin, n))
+    return [kept[bounds[j]:bounds[j + 1]] - begin[j] for j in range(len(texts))], X
 
 
 def _candidates(positions: np.ndarray, one_sentence: bool = False,
@@ -304,18 +333,15 @@ class Tokenizer(Trained):
     def _arrays(self, texts: list[str], one_sentence: bool = False, spans=None):
         """(X, bounds, cptr, cand, positions) of paragraphs for the classifier
         (`one_sentence`: each paragraph is one; `spans`: for each, its strings kept whole)."""
-        X, lists, positions = [], [], []
-        for j, text in enumerate(texts):
-            where, x = char_features(text)
-            X.append(x)
+        positions, X = char_features(texts)
+        lists = []
+        for j, (text, where) in enumerate(zip(texts, positions)):
             joinable = None
             if self.spaces:  # before one space, with a character after it
                 after = np.append(where[1:], -1)
                 joinable = (after == where + 2) & np.array(
                     [text[i + 1:i + 2] == " " for i in where.tolist()], dtype=bool)
             lists += _candidates(where, one_sentence, spans[j] if spans else (), joinable)
-            positions.append(where)
-        X = np.concatenate(X) if X else np.empty((0, len(TEMPLATES)), dtype=np.uint32)
         return (X, offsets([len(w) for w in positions]), *candidate_arrays(lists), positions)
 
     def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> Tokenizer:

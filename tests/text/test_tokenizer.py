@@ -12,7 +12,7 @@ from arborparse.errors import ArborparseError
 from arborparse.io import read_conllu
 from arborparse.pipeline import Pipeline
 from arborparse.text.multiword import Multiword, apply_rule, rules_of
-from arborparse.text.tokenizer import SENTENCE, TOKEN, Tokenizer, paragraphs
+from arborparse.text.tokenizer import SENTENCE, TOKEN, Tokenizer, char_features, paragraphs
 
 # "Dogs bark, don't they?" with its multiword token "don't", and "Yes." in a new paragraph
 TREEBANK = """# newdoc
@@ -140,6 +140,20 @@ def test_a_joiner_and_tags_inside_an_emoji_stay():
     assert visible(thumbs)[0] == thumbs
     scotland = "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
     assert visible(f"A {scotland} flag, a\U000e0067 tag.")[0] == f"A {scotland} flag, a tag."
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(st.sampled_from("ab.,' \t\u00a0\u200b\x1cİẞǅ日本1"), max_size=12),
+                max_size=5))
+def test_texts_read_together_have_the_features_of_each_read_alone(texts):
+    """The characters' features of several texts at once (`char_features`, as a batch of
+    paragraphs is read) are each text's own: nothing is read across their ends."""
+    positions, X = char_features(texts)
+    alone = [char_features([t]) for t in texts]
+    assert [p.tolist() for p in positions] == [p[0].tolist() for p, _ in alone]
+    assert [p.tolist() for p in positions] == [[i for i, c in enumerate(t) if not c.isspace()]
+                                              for t in texts]
+    assert X.dtype == np.uint32 and X.tolist() == [row for _, x in alone for row in x.tolist()]
 
 
 def test_streams_hold_a_batch_of_paragraphs_at_a_time(monkeypatch):
