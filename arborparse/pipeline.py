@@ -249,9 +249,10 @@ class Pipeline:
     def iter_parse_text(self, lines, document: str = "", per_line: bool = False, **options):
         """Raw text (an iterable of lines, e.g. an open file; paragraphs separated by blank
         lines) tokenized, split into sentences (`per_line`: each non-blank line is one
-        sentence), tagged and parsed, lazily: a batch of paragraphs (`arborparse.text.tokenizer.BATCH_CHARACTERS`
-        characters) and one chunk of sentences in memory at a time. Options as in `iter_parse`; `document` prefixes the ``# sent_id``
-        numbers."""
+        sentence), tagged and parsed, lazily: a batch of paragraphs (about
+        `arborparse.text.tokenizer.BATCH_CHARACTERS` characters) and one chunk of
+        sentences in memory at a time. Options as in `iter_parse`; `document` prefixes
+        the ``# sent_id`` numbers."""
         if isinstance(lines, (str, bytes)):
             raise TypeError(f"iter_parse_text takes an iterable of lines (an open file, a "
                             f"list of str), not {type(lines).__name__}, whose lines would "

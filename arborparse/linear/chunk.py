@@ -5,8 +5,13 @@ scored in one thread) runs, for each sentence, the kernels that `LinearModel.sco
 `decode`, `LinearParser._joint` and the labeler run one by one: the label tables, the arcs
 left out (`arborparse.linear.reach`), each arc's best label, the arc scores, the best tree
 and its labels. `best_trees` runs them for every sentence of a chunk from one call, the
-same trees and labels without the Python between them (on English-EWT's test set, about
-a tenth of parsing's time once tagged).
+same trees and labels without the Python between them (English-EWT's test set tagged and
+parsed in one process: 1.50 CPU s one sentence at a time, 1.20 a chunk at a time).
+
+numba renews a kernel's cache only when the kernel's own file changes, not when a kernel
+it calls from another file does (`templates`, `labeler`, `reach`, `arborparse.trees`): after
+changing one of those in a checkout, delete the caches (``find arborparse -name
+'*.nb[ci]' -delete``) or `best_trees` keeps running the kernels as they were.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from numba import njit
 
 from arborparse.linear.labeler import _label
 from arborparse.linear.reach import _cut
-from arborparse.linear.templates import (label_rows, label_tables, own_between,
+from arborparse.linear.templates import (_no_exps, label_rows, label_tables, own_between,
                                          score_arc_rows, tree_label_scores)
 from arborparse.linear.tokens import UPOS, TokenTable
 from arborparse.trees.decode import _best_tree
@@ -39,29 +44,28 @@ def concatenated(tables: list[TokenTable]) -> tuple[np.ndarray, ...]:
 
 @njit(cache=True, nogil=True)
 def best_trees(attrs, attrs_ptr, feats_ptr, feats, feats_at, buf, w, keys, label_keys, labels,
-               squeeze, tag_keys, before, after, reach_before, reach_after, cut_above,
+               squeeze, tag_keys, before, after, reach_before, reach_after, longer_than,
                projective, single_root, labeler, joint_weight, heads, arc_labels):
     """The best tree of each sentence of a chunk (`concatenated`) and its labels, written
     into heads and arc_labels (each a sentence's n + 1 entries, from ``attrs_ptr[b]`` on;
-    -1 at the root). The arcs left out are those of `arborparse.linear.reach._cut` (its
-    tables: tag_keys, before, after, reach_before, reach_after) in sentences of more than
-    `cut_above` + 1 words; with `labeler` (its weights; none: an empty array), the labels
-    are its choice with `joint_weight` (`Labeler.labels`), else each arc's best label. buf:
+    -1 at the root). The arcs left out are those of `arborparse.linear.reach.out_of_reach`
+    (`cut_arguments`: tag_keys, before, after, reach_before, reach_after, and
+    longer_than); with `labeler` (its weights; none: an empty array), the labels are its
+    choice with `joint_weight` (`Labeler.labels`), else each arc's best label. buf:
     scratch of `arc_capacity` entries for the longest sentence. Returns the first
     sentence without a tree of finite score, or -1 (its trees and those after it are not
     written)."""
-    empty_skip = np.zeros((0, 0), dtype=np.bool_)
+    no_skip = np.zeros((0, 0), dtype=np.bool_)  # `templates.NO_SKIP` (a global is read-only)
     no_total = np.zeros((0, 0))
-    no_exps = (np.zeros((0, 2, 2, 0)), np.zeros((0, 2, 2)), np.zeros((0, 0, 2, 0)),
-               np.zeros((0, 0, 2)), np.zeros((0, 0)), np.zeros(0))
+    no_exps = _no_exps()
     for b in range(attrs_ptr.shape[0] - 1):
         lo, hi = attrs_ptr[b], attrs_ptr[b + 1]
         N = hi - lo
         x = attrs[lo:hi]
         ptr = feats_ptr[lo + b:hi + b + 1]
         fx = feats[feats_at[b]:feats_at[b + 1]]
-        skip = empty_skip
-        if N - 2 > cut_above:
+        skip = no_skip
+        if N - 2 > longer_than:  # n - 1, as `out_of_reach` has it
             cut, found = _cut(np.ascontiguousarray(x[1:, UPOS]), tag_keys, before, after,
                               reach_before, reach_after)
             if found:

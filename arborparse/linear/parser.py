@@ -8,7 +8,6 @@ k-best trees."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from itertools import islice
 
 import numpy as np
 
@@ -22,7 +21,7 @@ from arborparse.linear.labeler import Labeler
 from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, THREADED_WORDS, VERSION, Encoded,
                                      LinearModel, Scores, decode, distribution)
 from arborparse.linear.options import LinearOptions
-from arborparse.linear.reach import FAR, NO_TABLE, TagReach, out_of_reach
+from arborparse.linear.reach import TagReach, cut_arguments, out_of_reach
 from arborparse.linear.templates import (arc_capacity, between_tables, cut_between,
                                          tree_label_scores)
 from arborparse.linear.tokens import UPOS, encode
@@ -31,7 +30,9 @@ from arborparse.trees import second_order
 from arborparse.trees.scores import arc_labels, fold_scaled_labels
 from arborparse.trees.structure import is_projective
 
-CHUNK = 64  # sentences parsed by one compiled call (`LinearParser._iter_best_trees`)
+# a chunk of sentences parsed by one compiled call (`LinearParser._iter_best_trees`): this
+# many sentences, or as many as make this many words
+CHUNK, CHUNK_WORDS = 64, 2048
 NO_LABELER = np.zeros((0, 0), dtype=np.float32)  # `best_trees`: no labeler
 
 
@@ -419,7 +420,9 @@ class LinearParser:
             .with_analysis(heads=mu)
 
     def iter_parse(self, sentences: Iterable[Sentence], **options) -> Iterator[Sentence]:
-        """Parse lazily, one sentence at a time (for streams); options as in `parse`."""
+        """Parse lazily (for streams): the best trees a chunk of sentences at a time
+        (`CHUNK` sentences or `CHUNK_WORDS` words), anything else one sentence at a time;
+        options as in `parse`."""
         check_options(self, options)
         decoder, decode_as = options.get("decoder"), options.get("decode_as") or "map"
         marginals, k = bool(options.get("marginals")), options.get("kbest")
@@ -432,22 +435,42 @@ class LinearParser:
 
     def _iter_best_trees(self, sentences: Iterator[Sentence], decoder: str, threads: int
                          ) -> Iterator[Sentence]:
-        """`_parse_one`'s MAP trees, `CHUNK` sentences at a time in one compiled call
+        """`_parse_one`'s MAP trees, a chunk of sentences at a time in one compiled call
         (`arborparse.linear.chunk`): the same trees and labels. A sentence scored in
         threads, refused by `check_fits` or without a finite tree goes through
-        `_parse_one` (which raises the error), after the sentences before it."""
-        while chunk := list(islice(sentences, CHUNK)):
-            start = 0
-            while start < len(chunk):
-                end = start
-                while end < len(chunk) and self._chunkable(chunk[end], threads):
-                    end += 1
-                done = self._best_trees(chunk[start:end], decoder)
-                yield from done
-                start += len(done)
-                if start < len(chunk):
-                    yield self._parse_one(chunk[start], decoder, "map", False, None, threads)
-                    start += 1
+        `_parse_one` (which raises the error), after the sentences before it; where the
+        input fails (a malformed line, a sentence without tags), the sentences read before
+        it are parsed and given first."""
+        while True:
+            chunk, words, failed = [], 0, None
+            try:
+                while len(chunk) < CHUNK and words < CHUNK_WORDS:
+                    chunk.append(next(sentences))
+                    words += len(chunk[-1])
+            except StopIteration:
+                pass
+            except Exception as error:  # the input's, raised after the chunk read before it
+                failed = error
+            yield from self._chunk_trees(chunk, decoder, threads)
+            if failed is not None:
+                raise failed
+            if len(chunk) < CHUNK and words < CHUNK_WORDS:
+                return
+
+    def _chunk_trees(self, chunk: list[Sentence], decoder: str, threads: int
+                     ) -> Iterator[Sentence]:
+        """`_iter_best_trees` of one chunk."""
+        start = 0
+        while start < len(chunk):
+            end = start
+            while end < len(chunk) and self._chunkable(chunk[end], threads):
+                end += 1
+            done = self._best_trees(chunk[start:end], decoder)
+            yield from done
+            start += len(done)
+            if start < len(chunk):
+                yield self._parse_one(chunk[start], decoder, "map", False, None, threads)
+                start += 1
 
     def _chunkable(self, sentence: Sentence, threads: int) -> bool:
         """Whether `_iter_best_trees` parses the sentence in its chunk: not scored in
@@ -470,19 +493,14 @@ class LinearParser:
         attrs, attrs_ptr, feats_ptr, feats, feats_at = concatenated(tables)
         widest = int(np.diff(feats_ptr).max(initial=0))
         buf = np.empty(arc_capacity(max(len(t) for t in tables), widest), dtype=np.uint64)
-        t, m = self.tag_reach, self.model
-        before, after = self.reach or (FAR, FAR)
-        cut_above = -1 if t is not None else min(self.reach) if self.reach else FAR
-        labeler = self.labeler
+        m, labeler = self.model, self.labeler
+        cut, longer_than = cut_arguments(self.reach, self.tag_reach)
         heads = np.empty(len(attrs), dtype=np.int64)
         labels = np.empty(len(attrs), dtype=np.int64)
         failed = best_trees(
             attrs, attrs_ptr, feats_ptr, feats, feats_at, buf, m.weights, m.keys,
-            m.label_keys, len(m.labels), m.squeeze,
-            np.zeros(0, dtype=np.int64) if t is None else t.keys,
-            NO_TABLE if t is None else t.before, NO_TABLE if t is None else t.after,
-            before, after, cut_above, decoder == "eisner", self.single_root,
-            NO_LABELER if labeler is None else labeler.weights,
+            m.label_keys, len(m.labels), m.squeeze, *cut, longer_than, decoder == "eisner",
+            self.single_root, NO_LABELER if labeler is None else labeler.weights,
             1.0 if labeler is None else labeler.joint_weight, heads, labels)
         done = len(sentences) if failed < 0 else failed
         names = m.labels

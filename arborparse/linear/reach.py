@@ -148,21 +148,28 @@ class TagReach:
             (self.before == other.before).all() and (self.after == other.after).all()
 
 
-NO_TABLE = np.zeros((0, 0), dtype=np.int32)
+def cut_arguments(reach: tuple[int, int] | None, tag_reach: TagReach | None
+                  ) -> tuple[tuple, int]:
+    """(`_cut`'s arguments after the UPOS hashes: the tag reach's tags and tables, the
+    reach before and after; the sentence length, in words, up to which nothing is left
+    out unless `n - 1` passes it): what `out_of_reach` and `arborparse.linear.chunk`
+    read."""
+    t = tag_reach
+    before, after = reach or (FAR, FAR)
+    tables = (np.zeros(0, dtype=np.int64) if t is None else t.keys,
+              np.zeros((0, 0), dtype=np.int32) if t is None else t.before,
+              np.zeros((0, 0), dtype=np.int32) if t is None else t.after, before, after)
+    return tables, -1 if t is not None else min(reach) if reach else FAR
 
 
 def out_of_reach(upos: np.ndarray, reach: tuple[int, int] | None,
                  tag_reach: TagReach | None) -> np.ndarray | None:
     """The arcs of a sentence that parsing leaves out, (n+1, n+1) booleans, or None where
     it leaves none out. `upos`: the UPOS hashes of words 1..n (`TokenTable.attrs`)."""
-    n, t = len(upos), tag_reach
-    if t is None and (reach is None or n - 1 <= min(reach)):
+    tables, longer_than = cut_arguments(reach, tag_reach)
+    if len(upos) - 1 <= longer_than:
         return None
-    before, after = reach or (FAR, FAR)
-    cut, found = _cut(np.ascontiguousarray(upos, dtype=np.int64),  # one compiled kind
-                      np.zeros(0, dtype=np.int64) if t is None else t.keys,
-                      NO_TABLE if t is None else t.before,
-                      NO_TABLE if t is None else t.after, before, after)
+    cut, found = _cut(np.ascontiguousarray(upos, dtype=np.int64), *tables)  # one compiled kind
     return cut if found else None
 
 

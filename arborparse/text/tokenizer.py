@@ -494,9 +494,9 @@ class Tokenizer(Trained):
     def iter_tokenize(self, lines: Iterable[str], document: str = "",
                       per_line: bool = False, crossing=None) -> Iterator[Sentence]:
         """`tokenize` over a stream of lines: the paragraphs (`per_line`: the lines) read
-        and split `BATCH_CHARACTERS` characters at a time (`split_many`; a longer one
-        alone). Each sentence's `offsets` say where its tokens are in the text the lines
-        make."""
+        and split in batches (`split_many`), each batch the paragraphs read until they
+        make `BATCH_CHARACTERS` characters, the one that passes it included. Each
+        sentence's `offsets` say where its tokens are in the text the lines make."""
         count = 0
         for batch in _batches((_lines if per_line else _paragraphs)(lines)):
             split = self.split_many([paragraph for _, paragraph, _ in batch], per_line,

@@ -70,15 +70,83 @@ def test_chunks_give_the_trees_and_labels_of_one_sentence_at_a_time(english, dec
         one_at_a_time(parser, test[:5], other)
 
 
-def test_a_sentence_scored_in_threads_keeps_its_place(english):
+def test_a_sentence_scored_in_threads_keeps_its_place(english, monkeypatch):
+    """With threads, a sentence of `THREADED_WORDS` words or more is parsed alone (its arcs
+    scored in threads), in its place among the chunk's."""
     trained, labeler, test = english
     parser = LinearParser(trained.model, labeler=labeler, reach=trained.reach,
                           tag_reach=trained.tag_reach)
     long = long_sentence(test, THREADED_WORDS + 10)
     sentences = test[:10] + [long] + test[10:20]
-    found = [s.to_text() for s in parser.parse(sentences, threads=2)]
-    assert found == one_at_a_time(parser, sentences, threads=2)
-    assert found == [s.to_text() for s in parser.parse(sentences)]  # the same trees
+    expected = one_at_a_time(parser, sentences, threads=2)
+    alone = []
+    one = parser._parse_one
+    monkeypatch.setattr(parser, "_parse_one", lambda s, *a: alone.append((len(s), a[-1]))
+                        or one(s, *a))
+    assert [s.to_text() for s in parser.parse(sentences, threads=2)] == expected
+    assert alone == [(len(long), 2)]
+    assert [s.to_text() for s in parser.parse(sentences)] == expected  # the same trees
+    assert alone == [(len(long), 2)]  # one thread: in its chunk
+
+
+def test_a_sentence_the_chunk_finds_no_tree_for_is_parsed_alone(english, monkeypatch):
+    """Where the compiled call reports a sentence without a finite tree, the sentences
+    before it come out, then that one from `_parse_one` (which raises, where its scores
+    have no finite tree), then the rest, in order."""
+    import arborparse.linear.parser as module
+
+    parser, _, test = english
+    real = module.best_trees
+
+    def stops_at_the_third(*args):
+        real(*args)
+        return 2 if args[1].shape[0] > 3 else -1  # of a chunk of three sentences or more
+    monkeypatch.setattr(module, "best_trees", stops_at_the_third)
+    alone = []
+    one = parser._parse_one
+    monkeypatch.setattr(parser, "_parse_one", lambda s, *a: alone.append(s) or one(s, *a))
+    assert [s.to_text() for s in parser.parse(test[:8])] == one_at_a_time(parser, test[:8])
+    assert [s.to_text() for s in alone[:2]] == [test[2].to_text(), test[5].to_text()]
+
+
+@pytest.mark.parametrize("failure", ["malformed", "untagged"])
+def test_the_sentences_read_before_an_input_error_are_given_first(english, failure):
+    """The input fails within a chunk (a malformed sentence, one without tags): the
+    sentences read before it are parsed and given, then the error, as one sentence at a
+    time would."""
+    parser, _, test = english
+
+    def stream():
+        yield from test[:3]
+        if failure == "malformed":
+            raise ArborparseError("bad.conllu:40: expected 10 tab-separated columns")
+        yield words_sentence(["no", "tags"], 4)
+        yield from test[3:]
+    parsed = parser.iter_parse(stream())
+    assert [next(parsed).to_text() for _ in range(3)] == one_at_a_time(parser, test[:3])
+    with pytest.raises(ArborparseError, match="bad.conllu:40" if failure == "malformed"
+                       else "UPOS"):
+        next(parsed)
+
+
+def test_a_chunk_holds_at_most_so_many_words(english, monkeypatch):
+    """A stream is read a chunk at a time: `CHUNK` sentences, or as many as make
+    `CHUNK_WORDS` words."""
+    import arborparse.linear.parser as module
+
+    parser, _, test = english
+    read = []
+
+    def stream():
+        for s in test:
+            read.append(s)
+            yield s
+    first = next(parser.iter_parse(stream()))
+    assert first.to_text() == one_at_a_time(parser, test[:1])[0] and len(read) == CHUNK
+    monkeypatch.setattr(module, "CHUNK_WORDS", 30)
+    read.clear()
+    next(parser.iter_parse(stream()))
+    assert sum(len(s) for s in read[:-1]) < 30 <= sum(len(s) for s in read)
 
 
 def test_the_sentences_before_a_refused_one_are_given_first(english, monkeypatch):
