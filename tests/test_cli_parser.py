@@ -75,12 +75,13 @@ def test_parse_imports_neither_the_trainer_nor_the_service_nor_progress_bars(tra
     loaded model's objects are frozen while it parses (`gc.freeze`: full collections skip
     them), and unfrozen after (for a caller in the same process)."""
     root, train, model = trained
-    code = ("import gc, runpy, sys\n"
+    code = ("import gc, sys\n"
             "frozen, freeze = [], gc.freeze\n"
             "gc.freeze = lambda: (frozen.append(len(gc.get_objects())), freeze())\n"
             f"sys.argv = ['arborparse', 'parse', '--model', {str(model)!r}, {str(train)!r}, "
             f"'-o', {str(root / 'imports.conllu')!r}, '--force']\n"
-            "try:\n    runpy.run_module('arborparse', run_name='__main__')\n"
+            "from arborparse.cli import cli\n"  # main() ends the process (cli._end_now)
+            "try:\n    cli(prog_name='arborparse')\n"
             "except SystemExit as end:\n    assert not end.code, end.code\n"
             "print(sorted(m for m in ('arborparse.trainer', 'asyncio', 'tqdm') "
             "if m in sys.modules))\n"

@@ -57,6 +57,20 @@ def test_parse_to_a_full_device_is_one_line(treebank):
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
 
 
+def test_parse_to_stdout_ends_with_all_of_it_or_one_line(treebank, tmp_path):
+    """A serial parse ends without the interpreter's shutdown (`cli._end_now`): its output
+    is whole on stdout, and where stdout cannot take it (a full device), one line and exit
+    status 1."""
+    status, out, err = arborparse_cli("parse", "--model", MODEL, treebank)
+    assert status == 0 and err == ""
+    assert out == run("parse", "--model", MODEL, treebank).output and out.count("\n\n") > 1
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "arborparse", "parse", "--model", MODEL,
+                               treebank], stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=300)
+    one_line_error(proc.returncode, proc.stderr, "No space left on device")
+
+
 @pytest.mark.parametrize("output, reason", [("nodir/x.conllu", "No such file or directory"),
                                             ("/proc/foo", "cannot write /proc/foo")])
 def test_unwritable_parse_output(treebank, tmp_path, output, reason):
