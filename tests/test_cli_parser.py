@@ -92,6 +92,16 @@ def test_parse_imports_neither_the_trainer_nor_the_service_nor_progress_bars(tra
                                                               "True"], r.stdout + r.stderr
 
 
+def test_the_command_collects_garbage_less_often():
+    """The command (not the library) raises the youngest generation's threshold."""
+    code = ("import gc, sys\nfrom arborparse.cli import GC_YOUNG, main\n"
+            "sys.argv = ['arborparse', '--version']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(gc.get_threshold()[0] == GC_YOUNG > 700)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.stdout.splitlines()[-1] == "True", r.stdout + r.stderr
+
+
 def test_parse_file_and_stdin(trained):
     root, train, model = trained
     out = root / "out.conllu"
