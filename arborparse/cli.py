@@ -867,6 +867,8 @@ GC_YOUNG = 10_000  # the command's objects made between collections of the young
 
 
 def main():
+    """The `arborparse` command, as a process: a serial parse ends it at once (`_done`),
+    without returning. To run a command inside Python, call `cli` (a click group)."""
     signal.signal(signal.SIGTERM, _terminate)
     warnings.showwarning = _warning
     gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])

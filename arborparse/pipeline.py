@@ -25,6 +25,7 @@ from typing import NamedTuple
 from arborparse import registry
 from arborparse.errors import ArborparseError, TreebankFormatError
 from arborparse.io import model_files
+from arborparse.io.chunks import chunks
 from arborparse.io.conllu import LEMMA, Sentence, iter_conllu, lines_of
 from arborparse.io.model_files import ModelFileError, kind_of
 from arborparse.io.plain import (characters, iter_tokenized, prose_lines, text_lines,
@@ -230,9 +231,8 @@ class Pipeline:
         check_options(self, options)
         retag, keep_tags = tagging(options)
 
-        def tagged():
-            stream = only_sentences(sentences)
-            while chunk := list(islice(stream, CHUNK)):
+        def tagged():  # where the input fails, what was read before it is given first
+            for chunk in chunks(only_sentences(sentences), CHUNK):
                 if keep_tags and self.tagger is not None:
                     _have_tags(chunk)
                 yield from (chunk if keep_tags else self._annotate(chunk, retag))

@@ -14,7 +14,7 @@ from arborparse import registry
 from arborparse.cli import cli
 from arborparse.errors import TreebankFormatError
 from arborparse.eval import evaluate
-from arborparse.io import model_files
+from arborparse.io import iter_conllu, model_files, read_conllu
 from arborparse.io.model_files import ModelFileError
 from arborparse.io.plain import words_sentence
 from arborparse.isbn.parser import ISBNParser
@@ -100,7 +100,6 @@ def test_cli_refuses_options_by_the_model(tmp_path):
 
 
 def test_pipeline_trains_tags_and_parses_untagged_input(tmp_path):
-    from arborparse.io import read_conllu
     from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS
 
     train = tmp_path / "train.conllu"
@@ -144,8 +143,6 @@ def test_pipeline_trains_tags_and_parses_untagged_input(tmp_path):
 
 
 def test_raw_and_tokenized_text_in_conllu_out(tmp_path):
-    from arborparse.io import read_conllu
-
     train = tmp_path / "train.conllu"
     train.write_text(separable_text(4))
     model, parser_only = tmp_path / "pipeline.npz", tmp_path / "parser.npz"
@@ -230,6 +227,21 @@ def test_pipeline_refuses_a_component_of_another_version(tmp_path):
     model_files.save(tmp_path / "p.npz", "pipeline", 1, header, arrays)
     with pytest.raises(ModelFileError, match="the pipeline's tagger is version 99"):
         arborparse.load(tmp_path / "p.npz")
+
+
+def test_the_sentences_read_before_an_input_error_are_given_first(english_pipeline):
+    """The pipeline tags a chunk of sentences at a time and its parser parses a chunk at a
+    time: where the input fails within them (a malformed line in the 40th sentence), the
+    39 sentences before it are tagged, parsed and given first, then the error."""
+    pipeline = arborparse.load(english_pipeline)
+    text = "".join(s.to_text() for s in pipeline.parse(read_conllu(io.StringIO(
+        "1\tDogs\t_\t_\t_\t_\t_\t_\t_\t_\n2\tbark\t_\t_\t_\t_\t_\t_\t_\t_\n\n" * 39))))
+    broken = text + "1\tCats\t_\t_\n\n" + text
+    parsed = pipeline.iter_parse(iter_conllu(io.StringIO(broken)))
+    got = [next(parsed) for _ in range(39)]
+    assert [s.forms for s in got] == [["Dogs", "bark"]] * 39 and all(s.has_tree for s in got)
+    with pytest.raises(TreebankFormatError, match="expected 10 tab-separated columns"):
+        next(parsed)
 
 
 def test_a_model_file_says_what_it_offers_from_its_header(english_pipeline):

@@ -14,6 +14,7 @@ import numpy as np
 from arborparse import trees
 from arborparse.errors import ArborparseError
 from arborparse.io import model_files as files
+from arborparse.io.chunks import chunks
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import require_tags
 from arborparse.linear.chunk import best_trees, concatenated
@@ -30,9 +31,9 @@ from arborparse.trees import second_order
 from arborparse.trees.scores import arc_labels, fold_scaled_labels
 from arborparse.trees.structure import is_projective
 
-# a chunk of sentences parsed by one compiled call (`LinearParser._iter_best_trees`): this
-# many sentences, or as many as make this many words
-CHUNK, CHUNK_WORDS = 64, 2048
+# a chunk of sentences parsed by one compiled call (`LinearParser._iter_best_trees`): as many
+# as make this many words, each counted as at least SHORTEST (so at most 64 sentences)
+CHUNK_WORDS, SHORTEST = 2048, 32
 NO_LABELER = np.zeros((0, 0), dtype=np.float32)  # `best_trees`: no labeler
 
 
@@ -420,9 +421,9 @@ class LinearParser:
             .with_analysis(heads=mu)
 
     def iter_parse(self, sentences: Iterable[Sentence], **options) -> Iterator[Sentence]:
-        """Parse lazily (for streams): the best trees a chunk of sentences at a time
-        (`CHUNK` sentences or `CHUNK_WORDS` words), anything else one sentence at a time;
-        options as in `parse`."""
+        """Parse lazily (for streams): the best trees a chunk of sentences at a time (as many
+        as make `CHUNK_WORDS` words, each counted as at least `SHORTEST`), anything else
+        one sentence at a time; options as in `parse`."""
         check_options(self, options)
         decoder, decode_as = options.get("decoder"), options.get("decode_as") or "map"
         marginals, k = bool(options.get("marginals")), options.get("kbest")
@@ -441,21 +442,8 @@ class LinearParser:
         `_parse_one` (which raises the error), after the sentences before it; where the
         input fails (a malformed line, a sentence without tags), the sentences read before
         it are parsed and given first."""
-        while True:
-            chunk, words, failed = [], 0, None
-            try:
-                while len(chunk) < CHUNK and words < CHUNK_WORDS:
-                    chunk.append(next(sentences))
-                    words += len(chunk[-1])
-            except StopIteration:
-                pass
-            except Exception as error:  # the input's, raised after the chunk read before it
-                failed = error
+        for chunk in chunks(sentences, CHUNK_WORDS, lambda s: max(len(s), SHORTEST)):
             yield from self._chunk_trees(chunk, decoder, threads)
-            if failed is not None:
-                raise failed
-            if len(chunk) < CHUNK and words < CHUNK_WORDS:
-                return
 
     def _chunk_trees(self, chunk: list[Sentence], decoder: str, threads: int
                      ) -> Iterator[Sentence]:

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from arborparse.errors import ArborparseError
+from arborparse.io.chunks import chunks
 from arborparse.io.conllu import FORM, MISC, Sentence, lines_of
 from arborparse.io.model_files import ModelFileError, inner, nested
 from arborparse.io.plain import characters
@@ -495,10 +496,12 @@ class Tokenizer(Trained):
                       per_line: bool = False, crossing=None) -> Iterator[Sentence]:
         """`tokenize` over a stream of lines: the paragraphs (`per_line`: the lines) read
         and split in batches (`split_many`), each batch the paragraphs read until they
-        make `BATCH_CHARACTERS` characters, the one that passes it included. Each
+        make `BATCH_CHARACTERS` characters, the one that passes it included (where the
+        lines fail, the paragraphs read before are split and given first). Each
         sentence's `offsets` say where its tokens are in the text the lines make."""
         count = 0
-        for batch in _batches((_lines if per_line else _paragraphs)(lines)):
+        for batch in chunks((_lines if per_line else _paragraphs)(lines), BATCH_CHARACTERS,
+                            lambda paragraph: len(paragraph[1])):
             split = self.split_many([paragraph for _, paragraph, _ in batch], per_line,
                                     crossing)
             for (where, _, newpar), sentences in zip(batch, split):
@@ -572,21 +575,6 @@ def _paragraphs(lines: Iterable[str]) -> Iterator[tuple[int, str, bool]]:
         offset += len(line)
     if current:
         yield start, "".join(current), True
-
-
-def _batches(paragraphs: Iterator[tuple[int, str, bool]]
-             ) -> Iterator[list[tuple[int, str, bool]]]:
-    """The paragraphs of a stream in batches of `BATCH_CHARACTERS` characters (the last
-    one that passes it included)."""
-    batch, size = [], 0
-    for item in paragraphs:
-        batch.append(item)
-        size += len(item[1])
-        if size >= BATCH_CHARACTERS:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
 
 
 def _lines(lines: Iterable[str]) -> Iterator[tuple[int, str, bool]]:

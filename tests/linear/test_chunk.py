@@ -14,7 +14,7 @@ from arborparse.io.plain import words_sentence
 from arborparse.linear.labeler import Labeler
 from arborparse.linear.model import ARC_BYTES, THREADED_WORDS
 from arborparse.linear.online import OnlineTrainer
-from arborparse.linear.parser import CHUNK, LinearParser
+from arborparse.linear.parser import CHUNK_WORDS, SHORTEST, LinearParser
 from arborparse.trees.scores import NonFiniteScores
 
 
@@ -27,7 +27,7 @@ def english(ud):
     parser = OnlineTrainer("perceptron", epochs=1, hash_bits=18, progress=False).fit(
         train).parser_
     assert parser.reach is not None and parser.tag_reach is not None
-    assert len(test) > 2 * CHUNK
+    assert len(test) > 2 * CHUNK_WORDS // SHORTEST
     return parser, Labeler.fit(train, parser.model.labels, bits=14), test
 
 
@@ -130,8 +130,8 @@ def test_the_sentences_read_before_an_input_error_are_given_first(english, failu
 
 
 def test_a_chunk_holds_at_most_so_many_words(english, monkeypatch):
-    """A stream is read a chunk at a time: `CHUNK` sentences, or as many as make
-    `CHUNK_WORDS` words."""
+    """A stream is read a chunk at a time: as many sentences as make `CHUNK_WORDS` words,
+    each counted as at least `SHORTEST`."""
     import arborparse.linear.parser as module
 
     parser, _, test = english
@@ -141,12 +141,15 @@ def test_a_chunk_holds_at_most_so_many_words(english, monkeypatch):
         for s in test:
             read.append(s)
             yield s
-    first = next(parser.iter_parse(stream()))
-    assert first.to_text() == one_at_a_time(parser, test[:1])[0] and len(read) == CHUNK
-    monkeypatch.setattr(module, "CHUNK_WORDS", 30)
-    read.clear()
-    next(parser.iter_parse(stream()))
-    assert sum(len(s) for s in read[:-1]) < 30 <= sum(len(s) for s in read)
+
+    def counted(sentences):
+        return sum(max(len(s), SHORTEST) for s in sentences)
+    for words in (CHUNK_WORDS, 30, 300):
+        monkeypatch.setattr(module, "CHUNK_WORDS", words)
+        read.clear()
+        first = next(parser.iter_parse(stream()))
+        assert first.to_text() == one_at_a_time(parser, test[:1])[0]
+        assert counted(read[:-1]) < words <= counted(read)
 
 
 def test_the_sentences_before_a_refused_one_are_given_first(english, monkeypatch):

@@ -156,6 +156,21 @@ def test_texts_read_together_have_the_features_of_each_read_alone(texts):
     assert X.dtype == np.uint32 and X.tolist() == [row for _, x in alone for row in x.tolist()]
 
 
+def test_the_paragraphs_read_before_a_failing_line_are_split_first():
+    """A stream of lines that fails (invalid bytes, say) within a batch: the paragraphs
+    read before the failure come out first, then the error."""
+    tokenizer = Tokenizer(epochs=3, bits=14, progress=False).fit(treebank(2))
+
+    def lines():
+        yield from ["Dogs bark.\n", "\n", "The cat sleeps.\n", "\n"]
+        raise ArborparseError("text.txt:5: not valid UTF-8 at byte 29")
+    stream = tokenizer.iter_tokenize(lines())
+    assert [next(stream).forms for _ in range(2)] == [["Dogs", "bark", "."],
+                                                     ["The", "cat", "sleeps", "."]]
+    with pytest.raises(ArborparseError, match="text.txt:5"):
+        next(stream)
+
+
 def test_streams_hold_a_batch_of_paragraphs_at_a_time(monkeypatch):
     tokenizer = Tokenizer(epochs=3, bits=14, progress=False).fit(treebank(2))
     text = ["Dogs bark.\n", "\n", "The cat sleeps.\n", "\n", "Cats run.\n"]
