@@ -119,8 +119,15 @@ class Encoded:
 
     @classmethod
     def of_table(cls, table: TokenTable) -> Encoded:
-        widest = int(np.diff(table.feats_ptr).max(initial=0))
-        return cls(table, np.empty(arc_capacity(len(table), widest), dtype=np.uint64))
+        return cls(table, arc_buffer([table]))
+
+
+def arc_buffer(tables: list[TokenTable]) -> np.ndarray:
+    """Scratch room for the features of any arc of these sentences (`arc_capacity` of the
+    longest and of the most FEATS a word has)."""
+    widest = max((int(np.diff(t.feats_ptr).max(initial=0)) for t in tables), default=0)
+    return np.empty(arc_capacity(max((len(t) for t in tables), default=0), widest),
+                    dtype=np.uint64)
 
 
 @dataclass

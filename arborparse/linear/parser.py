@@ -20,11 +20,10 @@ from arborparse.io.validate import require_tags
 from arborparse.linear.chunk import best_trees, concatenated
 from arborparse.linear.labeler import Labeler
 from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, THREADED_WORDS, VERSION, Encoded,
-                                     LinearModel, Scores, decode, distribution)
+                                     LinearModel, Scores, arc_buffer, decode, distribution)
 from arborparse.linear.options import LinearOptions
 from arborparse.linear.reach import TagReach, cut_arguments, out_of_reach
-from arborparse.linear.templates import (arc_capacity, between_tables, cut_between,
-                                         tree_label_scores)
+from arborparse.linear.templates import between_tables, cut_between, tree_label_scores
 from arborparse.linear.tokens import UPOS, encode
 from arborparse.options import check_options
 from arborparse.trees import second_order
@@ -479,8 +478,7 @@ class LinearParser:
             return []
         tables = [encode(s) for s in sentences]
         attrs, attrs_ptr, feats_ptr, feats, feats_at = concatenated(tables)
-        widest = int(np.diff(feats_ptr).max(initial=0))
-        buf = np.empty(arc_capacity(max(len(t) for t in tables), widest), dtype=np.uint64)
+        buf = arc_buffer(tables)
         m, labeler = self.model, self.labeler
         cut, longer_than = cut_arguments(self.reach, self.tag_reach)
         heads = np.empty(len(attrs), dtype=np.int64)

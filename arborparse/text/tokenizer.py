@@ -418,24 +418,23 @@ class Tokenizer(Trained):
         """`split` of each paragraph, their characters labeled by one compiled call and
         their multiword tokens split by one more (the same tokens as one paragraph at a
         time: a paragraph's labels and a sentence's words read nothing beyond them)."""
-        read = []  # (paragraph, text, place, lead, spans) of those with visible characters
-        out: list[list[list[Token]]] = [[] for _ in paragraphs]
-        at = []  # where in `paragraphs` each of `read` is
+        # (its place among them, paragraph, text, place, lead, spans) of each paragraph with
+        # visible characters
+        read = []
         pattern = whole_pattern(self.whole)
         for k, paragraph in enumerate(paragraphs):
             text, place = visible(paragraph, self.keep)  # text[i] is paragraph[place[i]]
             lead = len(text) - len(text.lstrip())
             text = text.strip()
             if text:
-                at.append(k)
-                read.append((paragraph, text, place, lead,
+                read.append((k, paragraph, text, place, lead,
                              [m.span() for m in pattern.finditer(text)] if pattern else []))
-        X, bounds, cptr, cand, positions = self._arrays([r[1] for r in read], one_sentence,
-                                                        [r[4] for r in read])
+        X, bounds, cptr, cand, positions = self._arrays([r[2] for r in read], one_sentence,
+                                                        [r[5] for r in read])
         labels = self.classifier.predict(X, bounds, np.full(len(X), -1), cptr, cand)
         found = []  # each paragraph's sentences: (form, space, start, end, kept whole)
-        for j, ((paragraph, text, place, lead, spans), where) in enumerate(zip(read,
-                                                                                positions)):
+        for j, ((_, paragraph, text, place, lead, spans), where) in enumerate(zip(read,
+                                                                                   positions)):
             chosen = labels[bounds[j]:bounds[j + 1]]
             _keep_marks(chosen, text, where)
             if self.splitter is not None and not one_sentence:
@@ -446,7 +445,8 @@ class Tokenizer(Trained):
             found.append(_token_spans(paragraph, text, place, lead, spans, where, chosen))
         words = iter(self.multiword.split([[form for form, *_ in s]
                                            for sentences in found for s in sentences]))
-        for k, sentences in zip(at, found):
+        out: list[list[list[Token]]] = [[] for _ in paragraphs]
+        for (k, *_), sentences in zip(read, found):
             out[k] = [[Token(form, space, (form,) if one else w, a, b)
                        for (form, space, a, b, one), w in zip(s, next(words))]
                       for s in sentences]
