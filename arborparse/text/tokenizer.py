@@ -8,7 +8,10 @@ a token ends there (``token``), or a token and its sentence end there (``sentenc
 Whitespace always ends a token, and the end of a paragraph its sentence. An averaged
 perceptron (`arborparse.text.classifier`) labels the characters of a paragraph left to
 right from the characters around them (their code points, Unicode classes and pairs), the
-whitespace-delimited chunk they sit in with their place in it, and the chunks around it.
+whitespace-delimited chunk they sit in with their place in it, the chunks around it, and
+the shapes of the ends of those chunks (runs of letters and digits with their lengths, the
+other characters as they are: an abbreviation the treebank never wrote looks like those
+it did).
 With development data, the epoch is chosen on its boundaries and the weight of sentence
 ends shifted to make its sentence boundaries best (a text without punctuation, as
 Gothic's, otherwise gets too few). With development data, a second, word-level classifier
@@ -55,8 +58,8 @@ from arborparse.text.rules import WHOLE, kept_invisible, visible, whole_kinds, w
 from arborparse.text.sentences import SentenceSplitter, shift_bias
 from arborparse.text.syntax import GAIN, MARGIN_ONLY, SyntaxEnds
 
-VERSION = 4  # of the tokenizer inside a model file (4: the view of sentence ends keeps its
-# own parser)
+VERSION = 5  # of the tokenizer inside a model file (4: the view of sentence ends keeps its
+# own parser; 5: the chunks' shapes)
 SPACES_AT = 0.01  # the share of training tokens with a space that lets spaces join tokens
 SPLITTER_BITS = 20  # of the word-level sentence splitter's weights (whatever `bits`: its
 # features are few)
@@ -65,7 +68,7 @@ INSIDE, TOKEN, SENTENCE = range(3)
 TEMPLATES = ("bias", "c", "c raw", "c-1", "c+1", "c-2", "c+2", "c+3", "c-1 c", "c c+1",
              "c+1 c+2", "c-1 c c+1", "classes", "class+1", "class-1", "chunk", "chunk end",
              "chunk start", "next chunk", "c next class", "c to end", "previous chunk",
-             "chunk next chunk")
+             "chunk next chunk", "shape", "shape next shape")
 _COLUMN = {name: i for i, name in enumerate(TEMPLATES)}
 # paired with the previous labels by the classifier: the character, its trigram, ...
 PAIRS = tuple(_COLUMN[name] for name in ("c", "c-1 c c+1", "c c+1", "chunk end", "classes"))
@@ -73,6 +76,8 @@ _CATEGORIES = ("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No",
                "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc",
                "Cf", "Cs", "Co", "Cn")
 _CHUNK = re.compile(r"\S+")
+SHAPE_RUNS = 4  # of a chunk's runs (of letters, of digits, or one other character) its
+# shape keeps, counted from its end
 BATCH_CHARACTERS = 1 << 13  # of paragraphs split at once in a stream (`iter_tokenize`)
 
 
@@ -91,6 +96,28 @@ class Token:
 
 def _class(c: str) -> int:
     return len(_CATEGORIES) if c.isspace() else _CATEGORIES.index(unicodedata.category(c))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _shape(chunk: str) -> int:
+    """A hash of the shape of a chunk's end: its last `SHAPE_RUNS` runs, each run of upper
+    case letters (``A``), of other letters (``a``; a mark goes with the letter before it)
+    or of digits (``9``) as its kind and length up to 4, any other character as itself.
+    ``U.N.`` is ``A1.A1.``, ``ஐ.நா.`` ``a1.a2.``, ``1995.`` ``94.``: what an abbreviation
+    or a number looks like where the treebank never wrote it."""
+    runs = []
+    for c in chunk:
+        mark = unicodedata.category(c)[0] == "M"
+        kind = ("A" if c.isupper() else "a" if c.isalpha() or mark else
+                "9" if c.isdigit() else c.lower())
+        if mark and runs and runs[-1][0] == "A":
+            kind = "A"
+        if runs and kind in "aA9" and runs[-1][0] == kind:
+            runs[-1][1] += 1
+        else:
+            runs.append([kind, 1])
+    return zlib.crc32("".join(kind + str(min(n, 4)) if kind in "aA9" else kind
+                              for kind, n in runs[-SHAPE_RUNS:]).encode("utf-8"))
 
 
 def char_features(texts: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
@@ -123,11 +150,12 @@ def char_features(texts: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
     space = (cls == len(_CATEGORIES)) | between
     # the chunk of every character (-1 outside one), where it starts and ends, the
     # chunks before and after it in its text
-    found = [(m.start(), m.end(), zlib.crc32(m.group().lower().encode("utf-8")))
-             for m in _CHUNK.finditer(joined)]
-    first, last, hashes = (np.array(column, dtype=dtype).reshape(-1) for column, dtype in
-                           zip(zip(*found) if found else ((), (), ()),
-                               (np.int64, np.int64, np.uint64)))
+    found = [(m.start(), m.end(), zlib.crc32(m.group().lower().encode("utf-8")),
+              _shape(m.group())) for m in _CHUNK.finditer(joined)]
+    first, last, hashes, shapes = (
+        np.array(column, dtype=dtype).reshape(-1) for column, dtype in
+        zip(zip(*found) if found else ((), (), (), ()),
+            (np.int64, np.int64, np.uint64, np.uint64)))
     width = last - first
     chunk = np.full(n, -1, dtype=np.int64)
     chunk[np.repeat(first - np.cumsum(width) + width, width) + np.arange(width.sum())] = \
@@ -145,7 +173,11 @@ def char_features(texts: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
     following = np.zeros(n, dtype=np.uint64)
     previous = np.zeros(n, dtype=np.uint64)
     next_class = np.full(n, len(_CATEGORIES) + 1, dtype=np.uint64)
+    shape = np.zeros(n, dtype=np.uint64)
+    next_shape = np.zeros(n, dtype=np.uint64)
     chunk_hash[inside], start[inside], end[inside] = hashes[k], first[k], last[k]
+    shape[inside] = shapes[k]
+    next_shape[inside] = np.where(has_next, shapes[after], 0)
     previous[inside] = np.where(has_before, hashes[before], 0)
     following[inside] = np.where(has_next, hashes[after], 0)
     next_class[inside] = np.where(has_next, cls[first[after]], len(_CATEGORIES) + 1)
@@ -174,7 +206,8 @@ def char_features(texts: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
         "chunk": (chunk_hash,), "chunk end": (chunk_hash, to_end),
         "chunk start": (chunk_hash, from_start), "next chunk": (following, to_end),
         "c next class": (c, next_class, to_end), "c to end": (c, to_end),
-        "previous chunk": (previous, to_end), "chunk next chunk": (chunk_hash, following, to_end)}
+        "previous chunk": (previous, to_end), "chunk next chunk": (chunk_hash, following, to_end),
+        "shape": (shape, to_end), "shape next shape": (shape, next_shape, to_end)}
     kept = np.flatnonzero(~space)
     X = mix(100, [columns[name] for name in TEMPLATES])[kept]
     bounds = np.searchsorted(kept, np.append(begin, n))
@@ -380,7 +413,9 @@ class Tokenizer(Trained):
 
     def _dev_score(self, dev):
         data = paragraphs(dev)
-        X, bounds, cptr, cand, positions = self._arrays([t for t, _ in data])
+        texts = [t for t, _ in data]
+        X, bounds, cptr, cand, positions = self._arrays(texts)
+        _, _, tokens_cptr, tokens_cand, _ = self._arrays(texts, one_sentence=True)
         gold = np.concatenate([labels[p] for (_, labels), p in zip(data, positions)])
         given = np.full(len(gold), -1)
 
@@ -390,13 +425,16 @@ class Tokenizer(Trained):
 
         def score(classifier, only=None, splitter=None):
             """The mean of the token and sentence boundaries' F1 (or the F1 of `only`);
-            with `splitter`, the sentence ends are its choice among the tokens."""
-            predicted = classifier.predict(X, bounds, given, cptr, cand)
-            if splitter is not None:
-                predicted = np.concatenate([
-                    _resplit(predicted[bounds[j]:bounds[j + 1]], text, positions[j],
-                             splitter.ends)
-                    for j, (text, _) in enumerate(data)])
+            with `splitter`, the characters give the tokens alone and the sentence ends
+            are its choice among them (as `split_many` does)."""
+            if splitter is None:
+                return measure(classifier.predict(X, bounds, given, cptr, cand), only)
+            predicted = classifier.predict(X, bounds, given, tokens_cptr, tokens_cand)
+            return measure(np.concatenate([
+                _resplit(predicted[bounds[j]:bounds[j + 1]], text, positions[j],
+                         splitter.ends) for j, text in enumerate(texts)]), only)
+
+        def measure(predicted, only):
             if only is not None:
                 return f1(predicted, only)
             return (f1(predicted, TOKEN) + f1(predicted, SENTENCE)) / 2
@@ -429,15 +467,18 @@ class Tokenizer(Trained):
             if text:
                 read.append((k, paragraph, text, place, lead,
                              [m.span() for m in pattern.finditer(text)] if pattern else []))
-        X, bounds, cptr, cand, positions = self._arrays([r[2] for r in read], one_sentence,
-                                                        [r[5] for r in read])
+        resplit = self.splitter is not None and not one_sentence
+        # where the word-level splitter decides the sentence ends, the characters give the
+        # tokens alone (a sentence end they would see inside a word would split it)
+        X, bounds, cptr, cand, positions = self._arrays(
+            [r[2] for r in read], one_sentence or resplit, [r[5] for r in read])
         labels = self.classifier.predict(X, bounds, np.full(len(X), -1), cptr, cand)
         found = []  # each paragraph's sentences: (form, space, start, end, kept whole)
         for j, ((_, paragraph, text, place, lead, spans), where) in enumerate(zip(read,
                                                                                    positions)):
             chosen = labels[bounds[j]:bounds[j + 1]]
             _keep_marks(chosen, text, where)
-            if self.splitter is not None and not one_sentence:
+            if resplit:
                 ends = self.splitter.ends
                 if self.syntax is not None and crossing is not None:
                     ends = functools.partial(self._syntax_ends, crossing=crossing)

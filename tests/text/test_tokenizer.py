@@ -342,3 +342,32 @@ def test_no_token_starts_with_a_combining_mark():
     tokenizer = Tokenizer(epochs=3, bits=14, progress=False).fit(treebank(2))
     for sentence in tokenizer.tokenize("Dogs bark\u0301 . Cafe\u0301\u0301 e\u0301."):
         assert not any(unicodedata.category(f[0]).startswith("M") for f in sentence.forms)
+
+
+def _lowercase_treebank(letters: str, sentences: int, seed: int) -> str:
+    """Sentences of made-up lowercase words, each with an abbreviation of three-letter
+    runs between dots (one token, ``abc.def.``) and ending in a full stop of its own."""
+    rng = np.random.default_rng(seed)
+
+    def word(n):
+        return "".join(rng.choice(list(letters), n))
+    out = []
+    for k in range(sentences):
+        forms = [word(5), word(4), f"{word(3)}.{word(3)}.", word(6), word(5)]
+        rows = [f"{i}\t{form}\t_\t_\t_\t_\t{0 if i == 1 else 1}\t{'root' if i == 1 else 'dep'}"
+                f"\t_\t{'SpaceAfter=No' if i == len(forms) else '_'}"
+                for i, form in enumerate(forms, 1)]
+        rows.append(f"{len(forms) + 1}\t.\t_\t_\t_\t_\t1\tpunct\t_\t_")
+        out.append(f"# text = {' '.join(forms)}.\n" + "\n".join(rows) + "\n\n")
+    return "".join(out)
+
+
+def test_an_abbreviation_never_seen_is_known_by_its_shape():
+    """A script without case (as Tamil's ``ஐ.நா.``): an abbreviation whose letters the
+    training text never held ends a token, not a sentence, because it looks like those it
+    did hold."""
+    train = read_conllu(io.StringIO(_lowercase_treebank("abcdefghijklm", 200, 0)))
+    tokenizer = Tokenizer(epochs=5, bits=18, progress=False).fit(train)
+    unseen = read_conllu(io.StringIO(_lowercase_treebank("nopqrstuvwxyz", 20, 1)))
+    found = tokenizer.tokenize(text_of(unseen))
+    assert [s.forms for s in found] == [s.forms for s in unseen]
