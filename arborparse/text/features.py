@@ -14,6 +14,7 @@ few integer operations over all words at once. Stable across machines and runs.
 from __future__ import annotations
 
 import re
+import unicodedata
 import zlib
 from functools import lru_cache
 
@@ -39,10 +40,12 @@ def _hash(template: int, text: str) -> int:
 
 
 def shape(form: str) -> str:
-    """X for upper case, x for lower case, d for digits, the rest as is; runs of one
-    class collapsed (``McDonald's`` -> ``XxXx'x``, ``1984`` -> ``d``)."""
-    out = "".join("X" if c.isupper() else "x" if c.islower() else "d" if c.isdigit() else c
-                  for c in form)
+    """X for upper case, x for other letters and combining marks (scripts without case:
+    ``வருகின்றனர்`` -> ``x``), d for digits, the rest as is; runs of one class collapsed
+    (``McDonald's`` -> ``XxXx'x``, ``1984`` -> ``d``, ``1995ல்`` -> ``dx``)."""
+    out = "".join("X" if c.isupper() else
+                  "x" if c.isalpha() or unicodedata.category(c)[0] == "M" else
+                  "d" if c.isdigit() else c for c in form)
     return _RUNS.sub(r"\1", out)
 
 

@@ -29,7 +29,8 @@ from arborparse.io.conllu import LEMMA, Sentence
 from arborparse.text.classifier import Classifier, candidate_arrays, offsets
 from arborparse.text.features import word_features
 
-VERSION = 4  # of the lemmatizer inside a model file (4: the classes of a feature side by side)
+VERSION = 5  # of the lemmatizer inside a model file (4: the classes of a feature side by side;
+# 5: the shapes of words without case)
 KEEP, LOWER = "keep", "lower"
 FOUND = 1 << 17  # (form, UPOS) pairs whose candidate scripts are kept between calls
 

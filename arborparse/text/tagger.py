@@ -64,7 +64,8 @@ from arborparse.text.features import word_features
 TAGGERS = ("upos_feats", "upos_feats_backward", "xpos")
 ONE_WAY = ("upos_feats", "xpos")  # without `backward`: the pairs left to right alone
 PAIRS = TAGGERS[:2]  # the two that score the (UPOS, FEATS) pairs, one in each direction
-VERSION = 6  # of the tagger inside a model file (6: the pairs scored in both directions)
+VERSION = 7  # of the tagger inside a model file (6: the pairs scored in both directions;
+# 7: the shapes of words without case)
 SUFFIXES = (4, 3, 2, 1)
 GUESSES = 10  # a suffix guesses (UPOS, FEATS) pairs when seen with at least this many
 FEW = 50  # with at most this many pairs in training, every pair is a candidate of every word

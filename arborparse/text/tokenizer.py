@@ -78,6 +78,9 @@ _CATEGORIES = ("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No",
 _CHUNK = re.compile(r"\S+")
 SHAPE_RUNS = 4  # of a chunk's runs (of letters, of digits, or one other character) its
 # shape keeps, counted from its end
+SHAPE_TAIL = 96  # of a chunk's last characters its shape reads (a chunk of a script
+# without spaces may be a paragraph)
+_LETTERS, _RUNS = {"a", "A"}, {"a", "A", "9"}
 BATCH_CHARACTERS = 1 << 13  # of paragraphs split at once in a stream (`iter_tokenize`)
 
 
@@ -98,25 +101,35 @@ def _class(c: str) -> int:
     return len(_CATEGORIES) if c.isspace() else _CATEGORIES.index(unicodedata.category(c))
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def _shape(chunk: str) -> int:
-    """A hash of the shape of a chunk's end: its last `SHAPE_RUNS` runs, each run of upper
-    case letters (``A``), of other letters (``a``; a mark goes with the letter before it)
-    or of digits (``9``) as its kind and length up to 4, any other character as itself.
-    ``U.N.`` is ``A1.A1.``, ``ஐ.நா.`` ``a1.a2.``, ``1995.`` ``94.``: what an abbreviation
-    or a number looks like where the treebank never wrote it."""
+    """A hash of the shape of a chunk's end (its last `SHAPE_TAIL` characters): its last
+    `SHAPE_RUNS` runs, each run of upper case letters (``A``), of other letters (``a``) or
+    of digits (``9``) as its kind and length up to 4 (a combining mark joins the letters
+    before it, else counts as a letter), any other character as itself. ``U.N.`` is
+    ``A1.A1.``, ``ஐ.நா.`` ``a1.a2.``, ``1995.`` ``94.``: what an abbreviation or a number
+    looks like where the treebank never wrote it."""
+    return _tail_shape(chunk[-SHAPE_TAIL:])
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _tail_shape(tail: str) -> int:
     runs = []
-    for c in chunk:
-        mark = unicodedata.category(c)[0] == "M"
-        kind = ("A" if c.isupper() else "a" if c.isalpha() or mark else
-                "9" if c.isdigit() else c.lower())
-        if mark and runs and runs[-1][0] == "A":
+    for c in tail:
+        if c.isupper():
             kind = "A"
-        if runs and kind in "aA9" and runs[-1][0] == kind:
+        elif c.isalpha():
+            kind = "a"
+        elif c.isdigit():
+            kind = "9"
+        elif unicodedata.category(c)[0] == "M":
+            kind = runs[-1][0] if runs and runs[-1][0] in _LETTERS else "a"
+        else:
+            kind = c
+        if runs and kind in _RUNS and runs[-1][0] == kind:
             runs[-1][1] += 1
         else:
             runs.append([kind, 1])
-    return zlib.crc32("".join(kind + str(min(n, 4)) if kind in "aA9" else kind
+    return zlib.crc32("".join(kind + str(min(n, 4)) if kind in _RUNS else kind
                               for kind, n in runs[-SHAPE_RUNS:]).encode("utf-8"))
 
 
@@ -368,6 +381,12 @@ class Tokenizer(Trained):
         """(X, bounds, cptr, cand, positions) of paragraphs for the classifier
         (`one_sentence`: each paragraph is one; `spans`: for each, its strings kept whole)."""
         positions, X = char_features(texts)
+        return (X, offsets([len(w) for w in positions]),
+                *self._label_candidates(texts, positions, one_sentence, spans), positions)
+
+    def _label_candidates(self, texts: list[str], positions: list[np.ndarray],
+                          one_sentence: bool = False, spans=None):
+        """(cptr, cand): the labels each character of the paragraphs may take."""
         lists = []
         for j, (text, where) in enumerate(zip(texts, positions)):
             joinable = None
@@ -376,12 +395,13 @@ class Tokenizer(Trained):
                 joinable = (after == where + 2) & np.array(
                     [text[i + 1:i + 2] == " " for i in where.tolist()], dtype=bool)
             lists += _candidates(where, one_sentence, spans[j] if spans else (), joinable)
-        return (X, offsets([len(w) for w in positions]), *candidate_arrays(lists), positions)
+        return candidate_arrays(lists)
 
     def fit(self, train: list[Sentence], dev: list[Sentence] | None = None) -> Tokenizer:
         """Learn from the text of `train`; keep the epoch whose token and sentence
         boundaries are best on `dev` (F1, averaged), and the word-level sentence splitter
-        if it finds the sentences of `dev` better."""
+        if the boundaries of `dev` come out better with it (its sentence ends among the
+        tokens the characters give alone)."""
         data = paragraphs(train)
         if not data:
             raise ArborparseError("the training data holds no sentences")
@@ -407,7 +427,9 @@ class Tokenizer(Trained):
             splitter.fit(*token_paragraphs(train), token_paragraphs(dev))
             self.sentence_f1_ = {"characters": score(self.classifier, SENTENCE),
                                  "words": score(self.classifier, SENTENCE, splitter)}
-            if self.sentence_f1_["words"] > self.sentence_f1_["characters"]:
+            # with the splitter the characters give the tokens alone, which may differ:
+            # it is kept where the two F1 together come out better
+            if score(self.classifier, splitter=splitter) > score(self.classifier):
                 self.splitter = splitter
         return self
 
@@ -415,7 +437,7 @@ class Tokenizer(Trained):
         data = paragraphs(dev)
         texts = [t for t, _ in data]
         X, bounds, cptr, cand, positions = self._arrays(texts)
-        _, _, tokens_cptr, tokens_cand, _ = self._arrays(texts, one_sentence=True)
+        tokens_cptr, tokens_cand = self._label_candidates(texts, positions, one_sentence=True)
         gold = np.concatenate([labels[p] for (_, labels), p in zip(data, positions)])
         given = np.full(len(gold), -1)
 

@@ -5,7 +5,7 @@ from text.test_tokenizer import text_of, treebank
 
 from arborparse.io import Sentence
 from arborparse.text.sentences import SentenceSplitter, sentence_f1
-from arborparse.text.tokenizer import Tokenizer, token_paragraphs
+from arborparse.text.tokenizer import SENTENCE, Tokenizer, char_features, token_paragraphs
 
 WORDS = ["hlaifs", "waurd", "guma", "barn", "fisks", "stains", "dags", "mats", "hus", "skip"]
 
@@ -90,3 +90,17 @@ def test_the_weight_shift_bias_moves_is_the_one_the_splitter_reads():
     X, *_ = splitter._arrays([tokens])
     splitter.classifier.weights[splitter.classifier.weight_index(X[0, 0], END)] = 100.0
     assert splitter.ends(tokens).all()
+
+
+def test_with_the_splitter_the_characters_give_the_tokens_alone():
+    """A sentence end the characters would put inside a word does not split the word when
+    the word-level splitter decides the sentences."""
+    train, dev = unpunctuated(300, 0), unpunctuated(60, 1)
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(train, dev)
+    assert tokenizer.splitter is not None
+    bias = tokenizer.classifier.weight_index(char_features(["x"])[1][0, 0], SENTENCE)
+    tokenizer.classifier.weights[bias] += 1e6  # the characters see sentence ends everywhere
+    found = tokenizer.tokenize(text_of(dev))
+    assert [f for s in found for f in s.forms] == [f for s in dev for f in s.forms]
+    tokenizer.splitter = None  # the characters alone: every character its own sentence
+    assert len(tokenizer.tokenize(text_of(dev[:1]))) == len(text_of(dev[:1]).replace(" ", ""))

@@ -26,6 +26,9 @@ def with_features(copies=3):
 
 def test_shapes():
     assert shape("McDonald's") == "XxXx'x" and shape("1984") == "d" and shape("e-mail") == "x-x"
+    # letters without case, and the marks written with them, are letters too
+    assert shape("வருகின்றனர்") == shape("中国") == shape("בבית") == "x"
+    assert shape("1995ல்") == "dx"
 
 
 def test_features_are_stable_and_one_row_per_word():
