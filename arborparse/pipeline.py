@@ -435,7 +435,8 @@ class Pipeline:
             if entry.get("version") != version:
                 raise ModelFileError(f"{path}: the pipeline's {name} is version "
                                      f"{entry.get('version')!r}, this arborparse reads "
-                                     f"version {version}; retrain the model with this version")
+                                     f"version {version}; "
+                                     f"{model_files.what_to_do(entry.get('version'), version)}")
             found[name] = _class(home).from_parts(part, model_files.inner(name, arrays), path)
         return cls(found.get("tagger"), found.get("lemmatizer"), found.get("parser"),
                    found.get("tokenizer"), header.get("info"))

@@ -225,7 +225,12 @@ def test_pipeline_refuses_a_component_of_another_version(tmp_path):
     header, arrays = pipeline.parts()
     header["components"]["tagger"]["version"] = 99
     model_files.save(tmp_path / "p.npz", "pipeline", 1, header, arrays)
-    with pytest.raises(ModelFileError, match="the pipeline's tagger is version 99"):
+    with pytest.raises(ModelFileError, match="the pipeline's tagger is version 99.*newer "
+                                             "arborparse: upgrade"):
+        arborparse.load(tmp_path / "p.npz")
+    header["components"]["tagger"]["version"] = 1
+    model_files.save(tmp_path / "p.npz", "pipeline", 1, header, arrays, force=True)
+    with pytest.raises(ModelFileError, match="the pipeline's tagger is version 1.*retrain"):
         arborparse.load(tmp_path / "p.npz")
 
 

@@ -203,5 +203,13 @@ def load(path, kind: str, version: int, old_kinds: tuple[str, ...] = ()
                              "or written by another program")
     if found != version:
         raise ModelFileError(f"{path}: model file version {found}, this arborparse "
-                             f"reads version {version}; retrain the model with this version")
+                             f"reads version {version}; {what_to_do(found, version)}")
     return meta, arrays
+
+
+def what_to_do(found, version: int) -> str:
+    """The advice for a model (or a part of one) of version `found` where this arborparse
+    reads `version`: retrain an older one, upgrade arborparse for a newer one."""
+    if type(found) is int and found > version:
+        return "it was written by a newer arborparse: upgrade arborparse to read it"
+    return "retrain the model with this version"

@@ -80,6 +80,7 @@ SHAPE_RUNS = 4  # of a chunk's runs (of letters, of digits, or one other charact
 # shape keeps, counted from its end
 SHAPE_TAIL = 96  # of a chunk's last characters its shape reads (a chunk of a script
 # without spaces may be a paragraph)
+SHAPE_LENGTH = 4  # the longest length of a run its shape tells apart
 _LETTERS, _RUNS = {"a", "A"}, {"a", "A", "9"}
 BATCH_CHARACTERS = 1 << 13  # of paragraphs split at once in a stream (`iter_tokenize`)
 
@@ -104,10 +105,11 @@ def _class(c: str) -> int:
 def _shape(chunk: str) -> int:
     """A hash of the shape of a chunk's end (its last `SHAPE_TAIL` characters): its last
     `SHAPE_RUNS` runs, each run of upper case letters (``A``), of other letters (``a``) or
-    of digits (``9``) as its kind and length up to 4 (a combining mark joins the letters
-    before it, else counts as a letter), any other character as itself. ``U.N.`` is
-    ``A1.A1.``, ``ஐ.நா.`` ``a1.a2.``, ``1995.`` ``94.``: what an abbreviation or a number
-    looks like where the treebank never wrote it."""
+    of digits (``9``) as its kind and length up to 4, any other character as itself. A
+    combining mark is part of the letter before it (a Tamil vowel sign or virama, an
+    accent written apart), else a letter. ``U.N.`` is ``A1.A1.``, ``ஐ.நா.`` and
+    ``டி.வி.`` ``a1.a1.``, ``டி.எம்.`` ``a1.a2.``, ``1995.`` ``94.``: what an abbreviation
+    or a number looks like where the treebank never wrote it."""
     return _tail_shape(chunk[-SHAPE_TAIL:])
 
 
@@ -122,14 +124,16 @@ def _tail_shape(tail: str) -> int:
         elif c.isdigit():
             kind = "9"
         elif unicodedata.category(c)[0] == "M":
-            kind = runs[-1][0] if runs and runs[-1][0] in _LETTERS else "a"
+            if runs and runs[-1][0] in _LETTERS:  # part of the letter before it
+                continue
+            kind = "a"
         else:
             kind = c
         if runs and kind in _RUNS and runs[-1][0] == kind:
             runs[-1][1] += 1
         else:
             runs.append([kind, 1])
-    return zlib.crc32("".join(kind + str(min(n, 4)) if kind in _RUNS else kind
+    return zlib.crc32("".join(kind + str(min(n, SHAPE_LENGTH)) if kind in _RUNS else kind
                               for kind, n in runs[-SHAPE_RUNS:]).encode("utf-8"))
 
 

@@ -34,7 +34,11 @@ def test_round_trip(parser, tmp_path):
 def test_wrong_version_and_kind(parser, tmp_path):
     path = tmp_path / "m.npz"
     files.save(path, "first-order", 999, {}, {"weights": np.zeros(4)})
-    with pytest.raises(ModelFileError, match="version 999.*reads version 2"):
+    with pytest.raises(ModelFileError, match="version 999.*reads version 2.*newer arborparse: "
+                                             "upgrade"):
+        LinearParser.load(path)
+    files.save(path, "first-order", 1, {}, {"weights": np.zeros(4)}, force=True)
+    with pytest.raises(ModelFileError, match="version 1.*reads version 2.*retrain the model"):
         LinearParser.load(path)
     files.save(path, "isbn", 1, {}, {"weights": np.zeros(4)})
     with pytest.raises(ModelFileError, match="kind 'isbn'"):

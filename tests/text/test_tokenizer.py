@@ -371,3 +371,10 @@ def test_an_abbreviation_never_seen_is_known_by_its_shape():
     unseen = read_conllu(io.StringIO(_lowercase_treebank("nopqrstuvwxyz", 20, 1)))
     found = tokenizer.tokenize(text_of(unseen))
     assert [s.forms for s in found] == [s.forms for s in unseen]
+
+
+def test_a_shape_counts_a_letter_with_its_marks_as_one():
+    from arborparse.text.tokenizer import _shape
+    assert _shape("டி.வி.") == _shape("ஐ.நா.") == _shape("a.b.") != _shape("டி.எம்.")
+    assert _shape("é.") == _shape("e\u0301.") == _shape("x.")  # composed or not
+    assert _shape("U.N.") != _shape("u.n.") and _shape("1995.") != _shape("1.")
