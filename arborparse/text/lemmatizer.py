@@ -13,15 +13,19 @@ FEATS. A script's score is its own weights' and those of its parts (`script_part
 prefix rewrite, the suffix rewrite, the case), which it shares with every script that has
 them (dev lemmas on gold words and tags: Finnish-TDT 78.20 -> 78.79, Gothic-PROIEL 94.67
 -> 95.07, Russian-GSD 92.27 -> 92.52, German-GSD, Turkish-IMST and Hungarian-Szeged
-+0.04 to +0.05). A treebank without lemmas (``_`` everywhere) gives a lemmatizer that
-writes ``_``.
++0.04 to +0.05). A script that adds letters applies only to forms of the writing systems
+(that of the form's last letter: Latin, Tamil, CJK, ...) it was seen with in training, so a
+Latin word, a URL or a number in a Tamil text keeps its form rather than taking a Tamil
+ending. A treebank without lemmas (``_`` everywhere) gives a lemmatizer that writes ``_``.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 import numpy as np
 
@@ -49,6 +53,21 @@ def edit_script(form: str, lemma: str) -> tuple[str, str, str, str, str]:
     if apply_script(form, script) != lemma:  # case the script cannot express
         script = (f, lemma, "", "", KEEP)
     return script
+
+
+@lru_cache(maxsize=1 << 12)
+def _writing_system(c: str) -> str:
+    """The first word of a letter's Unicode name (``LATIN``, ``TAMIL``, ``CJK``,
+    ``HIRAGANA``, ...): its writing system, near enough; "" for anything else."""
+    return unicodedata.name(c, "").split(" ")[0] if c.isalpha() else ""
+
+
+def writing_system(form: str) -> str:
+    """The writing system of a form's last letter ("" without letters)."""
+    for c in reversed(form):
+        if c.isalpha():
+            return _writing_system(c)
+    return ""
 
 
 def script_parts(name: str) -> list[str]:
@@ -109,10 +128,13 @@ class Lemmatizer:
         self.script_index = {s: i for i, s in enumerate(scripts)}
         self.scripts = scripts
         by_suffix = defaultdict(set)  # (UPOS, suffix cut) -> scripts
+        systems = defaultdict(set)  # script -> the writing systems of its forms
         for form, upos, _, lemma in pairs:
             script = script_of[form, lemma]
             by_suffix[upos, script[2]].add(self.script_index[script])
+            systems[self.script_index[script]].add(writing_system(form))
         self.scripts_by_suffix = {k: sorted(v) for k, v in by_suffix.items()}
+        self.systems = [sorted(systems[i]) for i in range(len(scripts))]
         self._index_prefixes()
         self.given_index = {}
         self.classifier = Classifier([self._name(s) for s in scripts], self.bits,
@@ -174,6 +196,7 @@ class Lemmatizer:
                 by_prefix[self.scripts[i][0]].append(i)
             cuts[key[0]].add(len(key[1]))
         self._suffix_cuts = {upos: sorted(lengths) for upos, lengths in cuts.items()}
+        self._systems = [set(found) for found in self.systems]
 
     def _candidates(self, form: str, upos: str) -> list[int]:
         """The scripts seen with `upos` that apply to `form` (`applies`): those of each
@@ -182,6 +205,7 @@ class Lemmatizer:
         lower = form.lower()
         n = len(lower)
         found = []
+        system = writing_system(form)
         for k in self._suffix_cuts.get(upos, ()):  # not every suffix: a long word's are many
             if k > n:
                 break
@@ -198,7 +222,10 @@ class Lemmatizer:
                     found.extend(ids)
                 elif j + k == n:  # all of the form cut: the script must add something
                     found.extend(i for i in ids if self.scripts[i][1] or self.scripts[i][3])
-        return found
+        # a script that adds letters applies to the writing systems it was seen with (no
+        # Tamil ending after a Latin word)
+        return [i for i in found if system in self._systems[i]
+                or not (self.scripts[i][1] or self.scripts[i][3])]
 
     def lemmas(self, sentences: list[Sentence]) -> list[list[str]]:
         """The lemma of every word (UPOS and FEATS as given in the sentences)."""
@@ -226,7 +253,7 @@ class Lemmatizer:
                   "scripts": [list(s) for s in self.scripts],
                   "scripts_by_suffix": {f"{u}\t{suffix}": v for (u, suffix), v
                                         in self.scripts_by_suffix.items()},
-                  "given_index": self.given_index}
+                  "given_index": self.given_index, "systems": self.systems}
         return header, {"weights": self.classifier.weights}
 
     @classmethod
@@ -242,6 +269,9 @@ class Lemmatizer:
                 lemmatizer.script_index = {s: i for i, s in enumerate(lemmatizer.scripts)}
                 lemmatizer.scripts_by_suffix = {tuple(k.split("\t", 1)): v for k, v
                                                 in header["scripts_by_suffix"].items()}
+                lemmatizer.systems = [list(found) for found in header["systems"]]
+                if len(lemmatizer.systems) != len(lemmatizer.scripts):
+                    raise ValueError("a writing system list per script")
                 lemmatizer._index_prefixes()
                 lemmatizer.given_index = dict(header["given_index"])
                 lemmatizer.classifier = Classifier(

@@ -5,7 +5,8 @@ from treebanks import separable_text
 
 from arborparse.io import read_conllu
 from arborparse.io.conllu import LEMMA
-from arborparse.text.lemmatizer import Lemmatizer, applies, apply_script, edit_script
+from arborparse.text.lemmatizer import (Lemmatizer, applies, apply_script, edit_script,
+                                        writing_system)
 
 
 @pytest.mark.parametrize("form, lemma, script", [
@@ -91,9 +92,15 @@ def test_scripts_share_their_parts(tmp_path):
     assert loaded.lemmas(train) == lemmatizer.lemmas(train)
 
 
+def fits(lemmatizer, form, i):
+    """The script adds nothing, or was seen with the form's writing system."""
+    script = lemmatizer.scripts[i]
+    return writing_system(form) in lemmatizer.systems[i] or not (script[1] or script[3])
+
+
 def test_candidates_are_the_scripts_that_apply(ud_files):
     """`_candidates` finds by suffix and prefix exactly the scripts seen with the UPOS that
-    `applies` to the form, each once (forms from the treebanks, and each script's own cut
+    `applies` to the form (and `fits` its writing system), each once (forms from the treebanks, and each script's own cut
     strings as forms: the cases where the whole form is cut; and forms of 50,000
     characters, whose suffixes are not each looked up)."""
     for path in ud_files:
@@ -112,13 +119,32 @@ def test_candidates_are_the_scripts_that_apply(ud_files):
             found = lemmatizer._candidates(form, upos)
             assert len(found) == len(set(found))
             assert sorted(found) == sorted(i for i in seen.get(upos, ()) if applies(
-                form, lemmatizer.scripts[i])), (path.name, form, upos)
+                form, lemmatizer.scripts[i]) and fits(lemmatizer, form, i)), \
+                (path.name, form, upos)
     # cuts that overlap (abA: "ab" and "ba"), that take the whole form and add nothing,
     # and that take it and add something
     made = Lemmatizer()
     made.scripts = [("ab", "", "ba", "x", "lower"), ("ab", "", "a", "y", "lower"),
                     ("a", "", "ba", "", "lower"), ("", "", "aba", "z", "lower")]
     made.scripts_by_suffix = {("X", "ba"): [0, 2], ("X", "a"): [1], ("X", "aba"): [3]}
+    made.systems = [["LATIN"]] * 4
     made._index_prefixes()
     assert made._candidates("abA", "X") == [1, 3]
     assert [applies("abA", s) for s in made.scripts] == [False, True, False, True]
+
+
+def test_a_script_adding_letters_keeps_to_the_writing_systems_it_was_seen_with(tmp_path):
+    """A script that adds a Tamil vowel sign (``செய்த`` -> ``செய்து``) applies to Tamil
+    words: a Latin word, a URL or a number in the same text never gets a Tamil ending."""
+    from arborparse.pipeline import Pipeline
+
+    rows = "".join(f"1\t{form}\t{lemma}\tVERB\t_\t_\t0\troot\t_\t_\n\n" for form, lemma in
+                   [("செய்த", "செய்து"), ("வந்த", "வந்து"), ("போன", "போனு")] * 3)
+    lemmatizer = Lemmatizer(epochs=3, bits=12).fit(read_conllu(io.StringIO(rows)))
+    forms = ["கொண்ட", "iPhone", "https://example.com/a?b=c", "1995"]
+    new = read_conllu(io.StringIO("".join(f"{i}\t{form}\t_\tVERB\t_\t_\t0\troot\t_\t_\n"
+                                          for i, form in enumerate(forms, 1)) + "\n"))
+    assert lemmatizer.lemmas(new) == [["கொண்டு", *forms[1:]]]
+    path = tmp_path / "m.npz"
+    Pipeline(lemmatizer=lemmatizer).save(path)
+    assert Pipeline.load(path).lemmatizer.lemmas(new) == lemmatizer.lemmas(new)
