@@ -34,7 +34,7 @@ from arborparse.text.classifier import Classifier, candidate_arrays, offsets
 from arborparse.text.features import word_features
 
 VERSION = 5  # of the lemmatizer inside a model file (4: the classes of a feature side by side;
-# 5: the shapes of words without case)
+# 5: the shapes of words without case, the writing systems of each script)
 KEEP, LOWER = "keep", "lower"
 FOUND = 1 << 17  # (form, UPOS) pairs whose candidate scripts are kept between calls
 
@@ -134,7 +134,7 @@ class Lemmatizer:
             by_suffix[upos, script[2]].add(self.script_index[script])
             systems[self.script_index[script]].add(writing_system(form))
         self.scripts_by_suffix = {k: sorted(v) for k, v in by_suffix.items()}
-        self.systems = [sorted(systems[i]) for i in range(len(scripts))]
+        self.systems = [systems[i] for i in range(len(scripts))]
         self._index_prefixes()
         self.given_index = {}
         self.classifier = Classifier([self._name(s) for s in scripts], self.bits,
@@ -196,7 +196,6 @@ class Lemmatizer:
                 by_prefix[self.scripts[i][0]].append(i)
             cuts[key[0]].add(len(key[1]))
         self._suffix_cuts = {upos: sorted(lengths) for upos, lengths in cuts.items()}
-        self._systems = [set(found) for found in self.systems]
 
     def _candidates(self, form: str, upos: str) -> list[int]:
         """The scripts seen with `upos` that apply to `form` (`applies`): those of each
@@ -224,7 +223,7 @@ class Lemmatizer:
                     found.extend(i for i in ids if self.scripts[i][1] or self.scripts[i][3])
         # a script that adds letters applies to the writing systems it was seen with (no
         # Tamil ending after a Latin word)
-        return [i for i in found if system in self._systems[i]
+        return [i for i in found if system in self.systems[i]
                 or not (self.scripts[i][1] or self.scripts[i][3])]
 
     def lemmas(self, sentences: list[Sentence]) -> list[list[str]]:
@@ -253,7 +252,8 @@ class Lemmatizer:
                   "scripts": [list(s) for s in self.scripts],
                   "scripts_by_suffix": {f"{u}\t{suffix}": v for (u, suffix), v
                                         in self.scripts_by_suffix.items()},
-                  "given_index": self.given_index, "systems": self.systems}
+                  "given_index": self.given_index,
+                  "systems": [sorted(found) for found in self.systems]}
         return header, {"weights": self.classifier.weights}
 
     @classmethod
@@ -269,7 +269,7 @@ class Lemmatizer:
                 lemmatizer.script_index = {s: i for i, s in enumerate(lemmatizer.scripts)}
                 lemmatizer.scripts_by_suffix = {tuple(k.split("\t", 1)): v for k, v
                                                 in header["scripts_by_suffix"].items()}
-                lemmatizer.systems = [list(found) for found in header["systems"]]
+                lemmatizer.systems = [set(found) for found in header["systems"]]
                 if len(lemmatizer.systems) != len(lemmatizer.scripts):
                     raise ValueError("a writing system list per script")
                 lemmatizer._index_prefixes()

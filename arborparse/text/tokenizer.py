@@ -105,9 +105,9 @@ def _class(c: str) -> int:
 def _shape(chunk: str) -> int:
     """A hash of the shape of a chunk's end (its last `SHAPE_TAIL` characters): its last
     `SHAPE_RUNS` runs, each run of upper case letters (``A``), of other letters (``a``) or
-    of digits (``9``) as its kind and length up to 4, any other character as itself. A
-    combining mark is part of the letter before it (a Tamil vowel sign or virama, an
-    accent written apart), else a letter. ``U.N.`` is ``A1.A1.``, ``ஐ.நா.`` and
+    of digits (``9``) as its kind and length (up to `SHAPE_LENGTH`), any other character
+    as itself. A combining mark is part of the letter before it (a Tamil vowel sign or
+    virama, an accent written apart), else a letter. ``U.N.`` is ``A1.A1.``, ``ஐ.நா.`` and
     ``டி.வி.`` ``a1.a1.``, ``டி.எம்.`` ``a1.a2.``, ``1995.`` ``94.``: what an abbreviation
     or a number looks like where the treebank never wrote it."""
     return _tail_shape(chunk[-SHAPE_TAIL:])
@@ -420,7 +420,7 @@ class Tokenizer(Trained):
         X, bounds, cptr, cand, positions = self._arrays([t for t, _ in data])
         gold = np.concatenate([labels[p] for (_, labels), p in zip(data, positions)])
         self.classifier = Classifier(list(LABELS), self.bits, pairs=PAIRS)
-        score = self._dev_score(dev) if dev else None
+        score, boundaries = self._dev_scores(dev) if dev else (None, None)
         self.history_ = self.classifier.fit((X, bounds, gold, np.full(len(gold), -1), cptr,
                                              cand), self.epochs, self.seed, score,
                                             self.progress, "tokenizer", "boundary F1")
@@ -429,15 +429,21 @@ class Tokenizer(Trained):
                                              lambda: score(self.classifier, SENTENCE))
             splitter = SentenceSplitter(self.epochs, SPLITTER_BITS, self.seed, self.progress)
             splitter.fit(*token_paragraphs(train), token_paragraphs(dev))
-            self.sentence_f1_ = {"characters": score(self.classifier, SENTENCE),
-                                 "words": score(self.classifier, SENTENCE, splitter)}
+            characters = boundaries(self.classifier)
+            words = boundaries(self.classifier, splitter)
+            self.sentence_f1_ = {"characters": characters[1], "words": words[1]}
             # with the splitter the characters give the tokens alone, which may differ:
             # it is kept where the two F1 together come out better
-            if score(self.classifier, splitter=splitter) > score(self.classifier):
+            if sum(words) > sum(characters):
                 self.splitter = splitter
         return self
 
-    def _dev_score(self, dev):
+    def _dev_scores(self, dev):
+        """(score, boundaries) on `dev`: `score(classifier, only=None)`, the mean of the
+        token and sentence boundaries' F1 (or the F1 of `only`), by which the epoch and the
+        sentence ends' bias are chosen; `boundaries(classifier, splitter=None)`, the token
+        and the sentence boundaries' F1, with `splitter` of the tokens the characters give
+        alone and the sentence ends it chooses among them (as `split_many` does)."""
         data = paragraphs(dev)
         texts = [t for t, _ in data]
         X, bounds, cptr, cand, positions = self._arrays(texts)
@@ -449,22 +455,20 @@ class Tokenizer(Trained):
             p, g = predicted >= label, gold >= label
             return 200.0 * (p & g).sum() / max(p.sum() + g.sum(), 1)
 
-        def score(classifier, only=None, splitter=None):
-            """The mean of the token and sentence boundaries' F1 (or the F1 of `only`);
-            with `splitter`, the characters give the tokens alone and the sentence ends
-            are its choice among them (as `split_many` does)."""
+        def boundaries(classifier, splitter=None):
             if splitter is None:
-                return measure(classifier.predict(X, bounds, given, cptr, cand), only)
-            predicted = classifier.predict(X, bounds, given, tokens_cptr, tokens_cand)
-            return measure(np.concatenate([
-                _resplit(predicted[bounds[j]:bounds[j + 1]], text, positions[j],
-                         splitter.ends) for j, text in enumerate(texts)]), only)
+                predicted = classifier.predict(X, bounds, given, cptr, cand)
+            else:
+                tokens = classifier.predict(X, bounds, given, tokens_cptr, tokens_cand)
+                predicted = np.concatenate([
+                    _resplit(tokens[bounds[j]:bounds[j + 1]], text, positions[j],
+                             splitter.ends) for j, text in enumerate(texts)])
+            return f1(predicted, TOKEN), f1(predicted, SENTENCE)
 
-        def measure(predicted, only):
-            if only is not None:
-                return f1(predicted, only)
-            return (f1(predicted, TOKEN) + f1(predicted, SENTENCE)) / 2
-        return score
+        def score(classifier, only=None):
+            token, sentence = boundaries(classifier)
+            return {None: (token + sentence) / 2, TOKEN: token, SENTENCE: sentence}[only]
+        return score, boundaries
 
     # ------------------------------------------------------------------ tokenizing
 
