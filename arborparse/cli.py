@@ -33,7 +33,7 @@ from arborparse.errors import ArborparseError, EncodingError, NotTreebankError, 
 from arborparse.eval import LENGTH_BINS, TAG_MEASURES, compare, evaluate
 from arborparse.io import iter_conllu, read_conllu, write_conllu
 from arborparse.io.conllu import FORMATS as CONLL_FORMATS
-from arborparse.io.conllu import check_encoding
+from arborparse.io.conllu import check_decodes, check_encoding
 from arborparse.io.plain import FORMATS as PLAIN_FORMATS
 from arborparse.io.model_files import check_output
 from arborparse.options import DIRECTORY, FILE, Capabilities
@@ -433,8 +433,8 @@ def _chosen(value) -> str:
 @click.argument("model", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def info_cmd(model, as_json):
-    """What the model file MODEL says of itself: version, date, family, components,
-    options, the data it was trained on, language, dev scores, training time, warnings,
+    """What the model file MODEL says of itself: version, date, family, components and the
+    version of each one's format in the file, options, the data it was trained on, language, dev scores, training time, warnings,
     and a linear parser's reach and tag reach (the longest arcs it scores)."""
     from arborparse.pipeline import info
 
@@ -460,6 +460,8 @@ def info_cmd(model, as_json):
                     f"{value['tags']} tags, {value['pairs']} pairs of them seen as head and "
                     "word (arcs farther than their pair's longest not scored)"
                     if isinstance(value, dict) else "invalid: the model file will not load"))
+        elif key == "versions" and isinstance(value, dict):
+            click.echo(f"{key:<20}" + ", ".join(f"{k} {v}" for k, v in value.items()))
         elif key in ("scores", "chosen_on_dev") and value is not None:
             shown = "  ".join(f"{k} {v:.2f}" if key == "scores" else f"{k} {_chosen(v)}"
                               for k, v in value.items()) or \
@@ -609,8 +611,11 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
                                + (f" (it takes {takes})" if takes else "")) from None
     gc.freeze()  # the model lives while it parses: full collections need not walk its
     # objects (English-EWT's test text: 0.26 -> 0.13 CPU s of garbage collection)
+    count = [0]
     try:
-        write_conllu(_counted(_interruptible(parsed), input != "-"), output)
+        if output == "-" and input != "-":  # stdout gets each sentence as it is parsed
+            check_decodes(input, encoding)
+        write_conllu(_counted(_interruptible(parsed), input != "-", count), output)
         _done.set()
     except NotTreebankError as err:  # what parse takes besides CoNLL
         raise err.hinted("for raw text give --input-format text, for one sentence per line "
@@ -621,19 +626,27 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
                                   ) from None
     finally:  # a caller in the same process (the API's tests) gets its collections back
         gc.unfreeze()
+    if not count[0]:
+        name = "standard input" if input == "-" else input
+        click.echo(f"Warning: {name} holds no sentences (as --input-format {fmt} reads it): "
+                   "the output is empty", err=True)
 
 
-def _counted(sentences, show: bool):
-    """The sentences, counted on a progress bar on stderr (sentences, words/s) when `show`
-    and stderr is a terminal (tqdm, a tenth of a second to import, only then)."""
+def _counted(sentences, show: bool, count: list[int]):
+    """The sentences, counted in `count[0]`, and on a progress bar on stderr (sentences,
+    words/s) when `show` and stderr is a terminal (tqdm, a tenth of a second to import, only
+    then)."""
     if not (show and sys.stderr.isatty()):
-        yield from sentences
+        for sentence in sentences:
+            count[0] += 1
+            yield sentence
         return
     from tqdm import tqdm
 
     bar = tqdm(sentences, desc="parsing", unit=" sentences", file=sys.stderr)
     words, start = 0, time.perf_counter()
     for sentence in bar:
+        count[0] += 1
         words += len(sentence)
         bar.set_postfix_str(f"{words / (time.perf_counter() - start):,.0f} words/s",
                             refresh=False)

@@ -70,7 +70,9 @@ class Capabilities:
     label probabilities), `mbr` (minimum Bayes-risk decoding), `kbest` (the k best trees
     with their probabilities), `max_z` (max-z decoding of hidden clusters), `beam` (beam
     search, with width and branching), `threads` (long sentences scored in several
-    threads), `decoders` (the decoders ``decoder=`` may pick)."""
+    threads), `decoders` (the decoders ``decoder=`` may pick); `why_not`: why this model
+    lacks what its family offers, as (what, reason) pairs, where what is a keyword of
+    `parse` or ``keyword=value`` (the refusal says the reason)."""
 
     tags: bool = False
     marginals: bool = False
@@ -80,16 +82,19 @@ class Capabilities:
     beam: bool = False
     threads: bool = False
     decoders: tuple[str, ...] = ()
+    why_not: tuple[tuple[str, str], ...] = ()
 
     def __or__(self, other: Capabilities) -> Capabilities:
-        return Capabilities(*(a or b for a, b in zip(dataclasses.astuple(self)[:-1],
-                                                       dataclasses.astuple(other)[:-1])),
-                            decoders=self.decoders or other.decoders)
+        return Capabilities(**{name: getattr(self, name) or getattr(other, name)
+                               for name in self.names(every=True)},
+                            decoders=self.decoders or other.decoders,
+                            why_not=self.why_not + other.why_not)
 
-    def names(self) -> list[str]:
-        """What is offered, e.g. ``["marginals", "mbr", "kbest"]``."""
-        return [f.name for f in dataclasses.fields(self)
-                if f.name != "decoders" and getattr(self, f.name)]
+    def names(self, every: bool = False) -> list[str]:
+        """What is offered, e.g. ``["marginals", "mbr", "kbest"]`` (`every`: all that may
+        be)."""
+        return [f.name for f in dataclasses.fields(self) if f.type == "bool"
+                and (every or getattr(self, f.name))]
 
     def parse_options(self) -> dict:
         """The keyword options of `parse` that follow: keyword -> accepted values."""
@@ -115,21 +120,23 @@ def check_options(parser, given: dict) -> None:
     """Raise `OptionError` for the first of `given` (keyword -> value) that `parser` does
     not take; None values mean "the model's default" and always pass."""
     accepted = parser.capabilities.parse_options()
+    because = {what: f": {reason}" for what, reason in parser.capabilities.why_not}
     kind = getattr(getattr(parser, "parser", None), "kind", parser.kind)  # a pipeline's parser
     for name, value in given.items():
         if value is None:
             continue
         if name not in accepted:
-            raise OptionError(name, value, f"does not apply to this {kind} model",
-                              tuple(accepted))
+            raise OptionError(name, value, f"does not apply to this {kind} model"
+                              + because.get(name, ""), tuple(accepted))
         allowed = accepted[name]
         if allowed is int:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise OptionError(name, value, "must be an integer >= 1")
         elif value not in allowed:
             choices = ", ".join(map(str, allowed))
-            raise OptionError(name, value, f"does not apply to this {kind} model "
-                                           f"(choose one of {choices})")
+            raise OptionError(name, value, f"does not apply to this {kind} model"
+                              + because.get(f"{name}={value}", "")
+                              + f" (choose one of {choices})")
 
 
 # ---------------------------------------------------------------------- option tables

@@ -58,9 +58,17 @@ TEXT = {"tokenizer": ("arborparse.text.tokenizer", "Tokenizer"),
 COMPONENTS = ("tokenizer", "tagger", "lemmatizer", "parser")
 CHUNK = 256  # sentences tagged at once in a stream
 # what a model file says of itself (`Pipeline.info`, ``arborparse info``)
-INFO = ("arborparse_version", "created", "family", "components", "options",
+INFO = ("arborparse_version", "created", "family", "components", "versions", "options",
         "defaults_by_size", "data", "language", "scores", "chosen_on_dev",
         "training_seconds", "warnings", "reach", "tag_reach")
+
+
+def _home(name: str, family: str) -> tuple[str, str] | None:
+    """(module, class) of the component `name` (a parser: of `family`); None if unknown."""
+    if name in TEXT:
+        return TEXT[name]
+    return tuple(registry.FAMILIES[family].parser.split(":")) \
+        if family in registry.FAMILIES else None
 
 
 def _class(home):
@@ -96,7 +104,8 @@ def _header_parts(path) -> tuple[dict, dict, str | None]:
     header = model_files.header(path)
     kind = str(header.get("kind"))
     if kind != KIND:
-        return {}, {"parser": {"kind": kind, "header": header}}, _family_of(kind, path)
+        return {}, {"parser": {"kind": kind, "version": header.get("version"),
+                               "header": header}}, _family_of(kind, path)
     components = header.get("components") or {}
     parser = components.get("parser") or {}
     family = _family_of(parser["kind"], path) if parser.get("kind") else None
@@ -108,7 +117,8 @@ def info(path) -> dict:
     written by an earlier version lacks one), from its header alone."""
     stored, components, family = _header_parts(path)
     parser = (components.get("parser") or {}).get("header") or {}
-    return describe(stored, family, [c for c in COMPONENTS if c in components],
+    return describe(stored, family, {c: (components[c] or {}).get("version")
+                                     for c in COMPONENTS if c in components},
                     parser.get("reach"), parser.get("tag_reach"))
 
 
@@ -134,17 +144,18 @@ def offer(path) -> Offer:
                  | tags)
 
 
-def describe(stored: dict, family: str | None, components: list[str], reach=None,
+def describe(stored: dict, family: str | None, versions: dict, reach=None,
              tag_reach=None) -> dict:
-    """`INFO`'s keys in order: what `stored` holds, the family and components as found, and
+    """`INFO`'s keys in order: what `stored` holds, the family, the components and their
+    format versions as found (`versions`: component -> version), and
     the linear parser's reach (`LinearParser.reach` as a list; None: none, or another
     family) and tag reach (its header entry, `TagReach.header`, told as the number of tags
     and of the pairs of them seen as head and word; None: none)."""
     found = {key: stored.get(key) for key in INFO}
     if tag_reach is not None:
         tag_reach = _tag_reach_summary(tag_reach)
-    found.update(family=family or stored.get("family"), components=components,
-                 reach=list(reach) if isinstance(reach, tuple) else reach, tag_reach=tag_reach)
+    found.update(family=family or stored.get("family"), components=list(versions),
+                 versions=versions, reach=list(reach) if isinstance(reach, tuple) else reach, tag_reach=tag_reach)
     return found
 
 
@@ -206,7 +217,9 @@ class Pipeline:
         of an earlier version, or a pipeline put together by hand)."""
         family = registry.canonical(self.parser.kind) if self.parser is not None else None
         tag_reach = getattr(self.parser, "tag_reach", None)
-        return describe(self._info, family, self.components, getattr(self.parser, "reach", None),
+        versions = {name: import_module(_home(name, family)[0]).VERSION
+                    for name in self.components}
+        return describe(self._info, family, versions, getattr(self.parser, "reach", None),
                         None if tag_reach is None else tag_reach.header())
 
     def _annotate(self, sentences, retag: bool):
@@ -425,9 +438,7 @@ class Pipeline:
             except (KeyError, TypeError):
                 raise ModelFileError(f"{path}: the pipeline's {name!r} is invalid") from None
             family = registry.ALIASES.get(kind, kind)
-            home = TEXT.get(name) if name in TEXT else \
-                registry.FAMILIES[family].parser.split(":") \
-                if family in registry.FAMILIES else None
+            home = _home(name, family)
             if home is None or (name == "parser") != (family in registry.FAMILIES):
                 raise ModelFileError(f"{path}: the pipeline's {name!r} is of kind {kind!r}, "
                                      "which this arborparse does not read")

@@ -292,6 +292,25 @@ def test_input_in_another_encoding(treebank, tmp_path):
     assert r.exit_code == 2 and "--encoding does not apply to --scheduler local" in r.output
 
 
+def test_a_bad_byte_late_in_a_file_is_refused_before_stdout_gets_a_sentence(tmp_path):
+    late = tmp_path / "late.conllu"
+    text = separable_text(20)
+    late.write_bytes(text.encode() + text.replace("\t", "é\t", 1).encode("latin-1"))
+    status, out, err = arborparse_cli("parse", "--model", MODEL, late)
+    one_line_error(status, err, "late.conllu:", "not valid UTF-8 at byte "
+                                f"{len(text.encode()) + text.index(chr(9))}")
+    assert out == ""
+
+
+def test_an_empty_input_is_said_to_be_empty(tmp_path):
+    empty = tmp_path / "empty.conllu"
+    empty.write_text("\n\n")
+    status, out, err = arborparse_cli("parse", "--model", MODEL, empty)
+    assert status == 0 and out == ""
+    assert err == f"Warning: {empty} holds no sentences (as --input-format auto reads it): " \
+                  "the output is empty\n"
+
+
 def test_a_directory_as_input(tmp_path):
     status, _, err = arborparse_cli("parse", "--model", MODEL, tmp_path)
     one_line_error(status, err, "cannot open: Is a directory")

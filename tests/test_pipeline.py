@@ -55,7 +55,8 @@ def test_options_a_model_does_not_take_are_refused():
     assert latent.capabilities.max_z and not linear.capabilities.max_z
     assert "max-z" in latent.capabilities.parse_options()["decode_as"]
     with pytest.raises(OptionError, match=r"decode_as='max-z' does not apply to this "
-                                          r"linear model \(choose one of map, mbr\)"):
+                                          r"linear model: max-z decoding needs hidden arc "
+                                          r"clusters .* \(choose one of map, mbr\)"):
         linear.parse(data, decode_as="max-z")
     with pytest.raises(OptionError, match=r"beam=5 does not apply.*its options: decoder"):
         linear.parse(data, beam=5)
@@ -84,8 +85,9 @@ def test_cli_refuses_options_by_the_model(tmp_path):
     run = CliRunner().invoke
     r = run(cli, ["parse", "--model", str(MODELS / "perceptron-v2.npz"), str(text),
                   "--decode", "max-z"])
-    assert r.exit_code == 2 and "--decode max-z does not apply to this linear model " \
-                                "(choose one of map, mbr)" in r.output
+    assert r.exit_code == 2 and "--decode max-z does not apply to this linear model: " \
+                                "max-z decoding needs hidden arc clusters" in r.output
+    assert "(choose one of map, mbr)" in r.output
     r = run(cli, ["parse", "--model", str(MODELS / "perceptron-v2.npz"), str(text),
                   "--beam", "3"])
     assert r.exit_code == 2 and "--beam 3 does not apply to this linear model " \

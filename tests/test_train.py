@@ -77,6 +77,9 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     assert found["arborparse_version"] == arborparse.__version__
     assert found["created"].endswith("+00:00")
     assert found["family"] == "linear" and found["components"] == ["tagger", "parser"]
+    from arborparse.linear.model import VERSION
+    from arborparse.text.tagger import VERSION as TAGGER
+    assert found["versions"] == {"tagger": TAGGER, "parser": VERSION}  # their formats
     assert found["options"]["trainer"] == "perceptron" and found["options"]["decoder"] == "mst"
     assert found["options"]["folds"] == 10  # defaults included
     # the linear family's options need no scaling; the jackknife's folds do
@@ -105,6 +108,7 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     r = CliRunner().invoke(cli, ["info", str(path)])
     assert r.exit_code == 0 and "xx_toy" in r.output and "lacks" not in r.output
     assert "trainer" in r.output and "LAS" in r.output
+    assert f"versions            tagger {TAGGER}, parser {VERSION}\n" in r.output
     shown = "none" if weight is None else f"{weight:g}"
     kept = found["chosen_on_dev"]["tag_reach"]
     assert f"chosen_on_dev       epoch {found['chosen_on_dev']['epoch']}  labeler {shown}  " \

@@ -69,8 +69,13 @@ class LinearOptions(FamilyOptions):
     @classmethod
     def offers(cls, header: dict) -> Capabilities:
         """Max-z decoding only with hidden clusters; no k-best trees at order 2."""
-        return dataclasses.replace(cls.parses, max_z=header.get("clusters", 1) > 1,
-                                   kbest=header.get("order", 1) == 1)
+        clusters, order = header.get("clusters", 1) > 1, header.get("order", 1) == 1
+        why_not = (("kbest", "k-best trees come from order-1 models, and this one is order "
+                    "2 (arborparse train's default up to 2,000 training sentences: train "
+                    "with order 1 for them)"),) * (not order) + \
+            (("decode_as=max-z", "max-z decoding needs hidden arc clusters (a model "
+              "trained with trainer latent or latent-lbfgs)"),) * (not clusters)
+        return dataclasses.replace(cls.parses, max_z=clusters, kbest=order, why_not=why_not)
 
     trainer: str = option(
         "mira", str, "Online large-margin trainers; conditional log-linear training "

@@ -29,7 +29,10 @@ class NeuralOptions(FamilyOptions):
         """A crf2o model's marginals are second-order: it decodes projectively and keeps no
         k-best lists."""
         if header.get("objective") == "crf2o":
-            return replace(cls.parses, kbest=False, decoders=("eisner",))
+            return replace(cls.parses, kbest=False, decoders=("eisner",), why_not=(
+                ("kbest", "a crf2o model keeps no k-best lists (train with objective crf "
+                 "for them)"),
+                ("decoder=mst", "a crf2o model decodes projectively")))
         return cls.parses
 
     @classmethod

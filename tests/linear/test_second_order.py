@@ -159,7 +159,9 @@ def test_marginals_and_mbr_come_from_the_second_order_distribution():
     parsed = parser.parse([sentence], decode_as="mbr", marginals=True)[0]
     assert np.allclose(parsed.analysis["heads"], mu, atol=1e-9)
     assert parser.capabilities.names() == ["marginals", "mbr", "threads"]
-    with pytest.raises(OptionError, match="kbest"):
+    with pytest.raises(OptionError, match="kbest=2 does not apply to this linear model: "
+                                          "k-best trees come from order-1 models, and this "
+                                          "one is order 2"):
         parser.parse([sentence], kbest=2)
 
 
