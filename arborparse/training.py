@@ -4,6 +4,8 @@ A trainer's ``fit(train, dev=None, save_best=None)`` supplies "one epoch" and th
 gives; `Loop` supplies the rest: the progress bar of each epoch, the dev scores after it and
 one line on stderr, the trainer's ``history_`` and ``best_epoch_`` (best dev score, or the
 last epoch without dev), early stopping after `patience` epochs without a better score,
+more epochs than asked while the best is one of the last `extend` (at most `EXTENDED` times
+as many),
 the best parser kept as the trainer's ``parser_`` and saved to `save_best` as soon as it is
 best (a path, or a callable taking
 the parser and the epoch's record: inside a pipeline, say), and, with a `checkpoint` path,
@@ -37,6 +39,7 @@ from arborparse.errors import ArborparseError
 CHECKPOINT = "checkpoint"
 CHECKPOINT_VERSION = 1
 WHY_NOTHING = "a model is written when an epoch ends with the best score so far"
+EXTENDED = 3  # `Loop`'s extend: at most this many times the epochs asked for
 
 
 class TrainingInterrupted(ArborparseError):
@@ -161,6 +164,8 @@ class Loop:
     metric : the dev score that picks the best epoch; `report`: the scores in the line
     evaluate : the dev scores of a parser (default: `arborparse.eval.evaluate` of its parse)
     patience : stop after this many epochs without a better score (None: never)
+    extend : with dev, go on past the trainer's epochs while the best epoch is one of the
+        last `extend` (0: never), up to `EXTENDED` times the epochs
     on_best : called with a new best parser and its record (its dev scores); returns
         entries for the record (a temperature fitted on dev, say)
     checkpoint, settings : where the trainer's state goes after every epoch, and the
@@ -174,7 +179,8 @@ class Loop:
 
     def __init__(self, trainer, dev=None, save_best=None, *, metric: str = "LAS",
                  report: tuple[str, ...] = ("UAS", "LAS"), evaluate: Callable | None = None,
-                 patience: int | None = None, on_best: Callable | None = None,
+                 patience: int | None = None, extend: int = 0,
+                 on_best: Callable | None = None,
                  checkpoint=None, settings: dict | None = None, may_change=(),
                  resume: bool = False, name: str = "", unit: str = "sent", lead: bool = True,
                  agree: Callable[[bool], bool] = bool):
@@ -186,6 +192,7 @@ class Loop:
         self.metric, self.report = metric, report
         self._evaluate = evaluate
         self.patience = patience
+        self.extend = extend
         self.on_best = on_best
         self.checkpoint = checkpoint
         self.settings = settings or {}
@@ -206,18 +213,26 @@ class Loop:
     # ------------------------------------------------------------------ the loop
 
     def __iter__(self):
-        for epoch in range(self.first, self.epochs + 1):
+        epoch = self.first
+        while epoch <= self.epochs or (self.dev and self.waited < self.extend and
+                                       epoch <= EXTENDED * self.epochs):
             stop = self.dev is not None and self.patience is not None and \
                 self.waited >= self.patience
             if self.agree(stop):
                 return
             yield epoch
+            epoch += 1
+
+    def _of(self, epoch: int) -> str:
+        """``3/10``, or past the epochs asked for, ``12 (past 10: dev rising)``."""
+        return f"{epoch}/{self.epochs}" if epoch <= self.epochs else \
+            f"{epoch} (past {self.epochs}: dev rising)"
 
     def bar(self, epoch: int, items: Iterable) -> Iterable:
         """`items` with a progress bar (on a terminal, when progress is on)."""
         from tqdm import tqdm  # here: the command line imports this module to parse too
 
-        bar = tqdm(items, desc=f"{self.name}epoch {epoch}/{self.epochs}", unit=self.unit,
+        bar = tqdm(items, desc=f"{self.name}epoch {self._of(epoch)}", unit=self.unit,
                    disable=None if self.progress else True, file=sys.stderr, leave=False)
         if self.history and self.metric in self.history[-1]:
             last = self.history[-1]
@@ -273,7 +288,7 @@ class Loop:
         if self.checkpoint is not None and state is not None and self.lead:
             self._save_checkpoint(epoch, *state())
         if self.progress:
-            line = f"{self.name}epoch {epoch}/{self.epochs}  {summary}"
+            line = f"{self.name}epoch {self._of(epoch)}  {summary}"
             if self.dev:
                 line += "  dev " + "  ".join(f"{k} {record[k]:.2f}" for k in self.report
                                              if k in record)

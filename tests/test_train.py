@@ -17,6 +17,7 @@ from arborparse.cli import cli
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
 from arborparse.io import read_conllu
+from arborparse.linear.online import OnlineTrainer
 from arborparse.linear.reach import reach
 from arborparse.pipeline import INFO, info
 from arborparse.neural.train import NeuralTrainer
@@ -545,7 +546,7 @@ def test_an_interrupt_outside_the_parsers_epochs_says_what_was_written(
     with pytest.raises(TrainingInterrupted, match=f"^training interrupted {says}"):
         arborparse.train(separable(2), separable(1), components="tokenizer,tagger,parser",
                          progress=False, path=path, folds=2, trainer="perceptron", epochs=1,
-                         hash_bits=12)
+                         extend=0, hash_bits=12)
     assert path.exists() == (stage == "sentence ends")
     assert not Path(f"{path}.tags").exists()  # nothing left to resume from
 
@@ -643,3 +644,34 @@ def test_a_multi_root_parser_trains_with_a_dev_set(ud, tmp_path):
     assert any((s.heads[1:] == 0).sum() > 1 for s in parsed)  # it does parse several
     assert fitted.info["scores"]["LAS"] == pytest.approx(
         evaluate(dev, parsed, multi_root=True)["LAS"], abs=0.01)
+
+
+def test_a_loop_goes_on_past_its_epochs_while_the_best_is_recent():
+    class Trainer:
+        epochs, progress = 4, False
+
+    def epochs_run(scores, extend):
+        loop, seen = Loop(Trainer(), True, extend=extend), []
+        for epoch in loop:
+            seen.append(epoch)
+            loop.end(epoch, {}, "", scores={"LAS": scores[epoch - 1]})
+        return seen
+    rising = list(range(1, 20))
+    assert epochs_run(rising, 0) == [1, 2, 3, 4]
+    assert epochs_run(rising, 3) == list(range(1, 13))  # at most 3 times the epochs
+    # the best at 5, then three without a better score
+    assert epochs_run([1, 2, 3, 4, 5, 4, 4, 4, 9, 9, 9, 9], 3) == list(range(1, 9))
+    assert epochs_run([1, 5, 3, 3, 9, 9], 2) == [1, 2, 3, 4]  # the best two epochs back
+    assert epochs_run([1, 5, 3, 3, 9, 9, 9, 9], 3) == [1, 2, 3, 4, 5, 6, 7, 8]
+
+
+def test_the_linear_family_extends_its_epochs_on_dev(treebank):
+    train, dev = treebank
+    nlp = arborparse.train(train, dev, components="parser", progress=False, extend=2,
+                           trainer="perceptron", hash_bits=12)
+    assert nlp.info["options"]["extend"] == 2
+    for extend, epochs in ((0, 1), (2, 3)):  # the first epoch is the best so far: two more
+        trainer = OnlineTrainer("perceptron", epochs=1, extend=extend, hash_bits=12,
+                                progress=False)
+        trainer.fit(read_conllu(train), read_conllu(dev))
+        assert len(trainer.history_) == epochs

@@ -98,6 +98,7 @@ class MixingTrainer:
     def __init__(self, trainer: OnlineTrainer, shards: int, client=None):
         self.trainer, self.shards, self.client = trainer, shards, client
         self.epochs, self.progress = trainer.epochs, trainer.progress
+        self.extend = trainer.extend
 
     @keeps_best
     def fit(self, train: list[Sentence], dev: list[Sentence] | None = None,
@@ -117,7 +118,7 @@ class MixingTrainer:
         model_ref, trainer_ref = client.scatter([model, t], broadcast=True, hash=False)
         w = model.weights.astype(np.float64)
         total, steps = np.zeros_like(w), 0.0
-        log = loop(self, dev, save_best, calibrate=True)
+        log = loop(self, dev, save_best, calibrate=True, extend=self.extend)
         for epoch in log:
             start = time.perf_counter()
             w_ref = client.scatter(w, broadcast=True, hash=False)

@@ -61,6 +61,8 @@ class OnlineTrainer:
     trainer : ``"perceptron"``, ``"mira"``, ``"mira-kbest"`` or ``"mira-factored"``
     epochs : passes over the training data; the epoch with the best development LAS
         (UAS for unlabeled data) is kept
+    extend : with dev, more passes while the best is one of the last `extend`
+        (`arborparse.training.Loop`'s)
     decoder : ``"mst"`` (non-projective) or ``"eisner"`` (projective), used for parsing
     train_decoder : the decoder used during training (default: `decoder`)
     single_root : trees with exactly one word attached to the root (as UD requires)
@@ -83,7 +85,7 @@ class OnlineTrainer:
     epoch) and ``best_epoch_``.
     """
 
-    def __init__(self, trainer: str = D.trainer, epochs: int = D.epochs,
+    def __init__(self, trainer: str = D.trainer, epochs: int = D.epochs, extend: int = D.extend,
                  decoder: str = D.decoder, train_decoder: str | None = D.train_decoder,
                  single_root: bool = not D.multi_root, seed: int = D.seed,
                  hash_bits: int = D.hash_bits, exact_features: bool = D.exact_features,
@@ -98,7 +100,7 @@ class OnlineTrainer:
         LinearOptions(trainer=trainer, exact_features=exact_features, order=order,
                       second_order=second_order)  # refuses what order 2 cannot honour
         self.trainer = trainer
-        self.epochs = epochs
+        self.epochs, self.extend = epochs, extend
         self.decoder = decoder
         self.single_root = single_root
         self.seed = seed
@@ -279,8 +281,8 @@ class OnlineTrainer:
     def loop(self, dev, save_best) -> Loop:
         """The epoch loop, calibrated on dev, with the checkpoint if one was asked for."""
         return loop(self, dev, save_best, calibrate=True, checkpoint=self.checkpoint,
-                    settings=self.settings, may_change=("epochs", "progress"),
-                    resume=self.resume)
+                    settings=self.settings, may_change=("epochs", "extend", "progress"),
+                    resume=self.resume, extend=self.extend)
 
     def _parser(self, model, weights, temperature: float = 1.0) -> LinearParser:
         # float32, as saved: the parser evaluated on dev is exactly the one in the file

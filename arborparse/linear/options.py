@@ -113,6 +113,9 @@ class LinearOptions(FamilyOptions):
     epochs: int = option(10, int, "Passes over the training data (loglinear, latent-lbfgs: "
                          "L-BFGS iterations); with --dev the best one is kept.", low=1,
                          may_change=True)
+    extend: int = option(3, int, "With --dev: after --epochs passes, go on while the best "
+                         "dev LAS came in the last N (at most 3 times --epochs in all; 0: "
+                         "stop at --epochs).", low=0, trainers=ONLINE, may_change=True)
     seed: int = option(0, int, "Seed of the shuffling (and of the initial weights where "
                        "they are random).", low=0)
     hash_bits: int = option(23, int, "log2 of the hashed weight vector's size.", low=10,

@@ -106,7 +106,7 @@ def _trainer(options: LinearOptions, *, dev: bool, progress: bool, checkpoint, r
             raise ArborparseError("on a cluster give C (-C): choosing it on dev trains one "
                                   "model per value, one after another")
     if name in ONLINE:
-        online = OnlineTrainer(name, seed=o.seed, exact_features=o.exact_features, k=o.k,
+        online = OnlineTrainer(name, extend=o.extend, seed=o.seed, exact_features=o.exact_features, k=o.k,
                                C=math.inf if C is None else C, checkpoint=checkpoint,
                                resume=resume, **common)
         if client is None:
