@@ -349,9 +349,12 @@ class _TrainCommand(click.Command):
             formatter.write_dl([r for r in general if r])
         for family, table in _tables().items():
             rows = []
+            sized = {name for n in (10, 1000, 100_000) for name in table.by_size(n, {})}
             for spec in table.specs():
                 extra = []
-                if _default_text(spec):
+                if spec.name in sized:
+                    extra.append("default: by the training data's size (as said)")
+                elif _default_text(spec):
                     extra.append(f"default: {_default_text(spec)}")
                 if spec.trainers is not None:
                     extra.append(f"trainers: {', '.join(spec.trainers)}")
@@ -617,13 +620,18 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
             check_decodes(input, encoding)
         write_conllu(_counted(_interruptible(parsed), input != "-", count), output)
         _done.set()
-    except NotTreebankError as err:  # what parse takes besides CoNLL
-        raise err.hinted("for raw text give --input-format text, for one sentence per line "
-                         "--input-format lines, for one tokenized sentence per line "
-                         "--input-format tokenized") from None
-    except EncodingError as err:
-        raise TreebankFormatError(err.path, err.line, f"{err.reason} (give --encoding NAME)"
-                                  ) from None
+    except TreebankFormatError as err:
+        if isinstance(err, NotTreebankError):  # what parse takes besides CoNLL
+            err = err.hinted("for raw text give --input-format text, for one sentence per "
+                             "line --input-format lines, for one tokenized sentence per line "
+                             "--input-format tokenized")
+        elif isinstance(err, EncodingError):
+            err = TreebankFormatError(err.path, err.line, f"{err.reason} (give --encoding "
+                                      "NAME)")
+        if output == "-" and count[0]:  # a stream read as it came (stdin, a pipe)
+            raise ArborparseError(f"{err}; the {count[0]} sentences before it were parsed "
+                                  "and written out: the output stops there") from None
+        raise err from None
     finally:  # a caller in the same process (the API's tests) gets its collections back
         gc.unfreeze()
     if not count[0]:

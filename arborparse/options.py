@@ -20,6 +20,7 @@ defaults included.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import numbers
 import os
@@ -126,8 +127,12 @@ def check_options(parser, given: dict) -> None:
         if value is None:
             continue
         if name not in accepted:
-            raise OptionError(name, value, f"does not apply to this {kind} model"
-                              + because.get(name, ""), tuple(accepted))
+            close = difflib.get_close_matches(name, accepted)  # one taking the value first
+            close = [c for c in close if isinstance(accepted[c], tuple) and
+                     value in accepted[c]] + close
+            raise OptionError(name, value, f"does not apply to this {kind} model" +
+                              because.get(name, f": did you mean {close[0]}?" if close else ""),
+                              tuple(accepted))
         allowed = accepted[name]
         if allowed is int:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -32,6 +32,7 @@ from arborparse.io.plain import (characters, iter_tokenized, prose_lines, text_l
                                  words_sentence)
 from arborparse.io.validate import only_sentences
 from arborparse.options import Capabilities, OptionError, check_options, tagging
+from arborparse.training import CHECKPOINT
 
 KIND = "pipeline"
 VERSION = 1
@@ -77,6 +78,10 @@ def _class(home):
 
 
 def _family_of(kind: str, path) -> str:
+    if kind == CHECKPOINT:
+        raise ModelFileError(f"{path}: a training's checkpoint, not a model: the model is "
+                             "the file beside it (without .checkpoint), and arborparse train "
+                             "--resume continues the training from it")
     try:
         return registry.canonical(kind)
     except ArborparseError:

@@ -90,6 +90,9 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     family = registry.canonical(family)
     table = registry.options_table(family).of(options)
     parts = _components(components, table.components)
+    if dev is None and options.get("extend") is not None:
+        raise ArborparseError("extend goes on past the epochs only with dev data (--dev), "
+                              "whose LAS says when to stop: give dev, or leave out extend")
     if folds is not None and (not isinstance(folds, numbers.Integral) or
                               isinstance(folds, bool) or folds < 2):
         raise ArborparseError(f"folds={folds!r}: give an integer >= 2")

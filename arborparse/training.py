@@ -224,9 +224,9 @@ class Loop:
             epoch += 1
 
     def _of(self, epoch: int) -> str:
-        """``3/10``, or past the epochs asked for, ``12 (past 10: dev rising)``."""
+        """``3/10``, or past the epochs asked for, ``12 (past 10: a best in the last 3)``."""
         return f"{epoch}/{self.epochs}" if epoch <= self.epochs else \
-            f"{epoch} (past {self.epochs}: dev rising)"
+            f"{epoch} (past {self.epochs}: a best in the last {self.extend})"
 
     def bar(self, epoch: int, items: Iterable) -> Iterable:
         """`items` with a progress bar (on a terminal, when progress is on)."""
@@ -301,9 +301,18 @@ class Loop:
         return best
 
     def finish(self) -> None:
-        """Training is over: the checkpoint goes."""
+        """Training is over: the checkpoint goes; past the epochs asked for, a line says
+        why it stopped where it did."""
         if self.checkpoint is not None and self.lead and os.path.exists(self.checkpoint):
             os.remove(self.checkpoint)
+        last = self.history[-1]["epoch"] if self.history else 0
+        if self.progress and last > self.epochs:
+            _say(f"{self.name}went on past epoch {self.epochs} while the best dev "
+                 f"{self.metric} came in the last {self.extend} epochs: " +
+                 (f"stopped at epoch {last}, {EXTENDED} times the epochs asked for, with the "
+                  "best still recent (give more epochs to go on)"
+                  if self.waited < self.extend else
+                  f"stopped at epoch {last}, {self.extend} epochs after the best"))
 
     # ------------------------------------------------------------------ checkpoints
 

@@ -302,6 +302,16 @@ def test_a_bad_byte_late_in_a_file_is_refused_before_stdout_gets_a_sentence(tmp_
     assert out == ""
 
 
+def test_a_stream_with_a_bad_line_says_the_output_stops_there(tmp_path):
+    text = separable_text(20)
+    n = text.count("# sent_id")
+    status, out, err = arborparse_cli("parse", "--model", MODEL, input=text + "1\tx\n\n")
+    one_line_error(status, err, "<stdin>:", "expected 10 tab-separated columns, found 2; "
+                   f"the {n} sentences before it were parsed and written out: the output "
+                   "stops there")
+    assert out.count("# sent_id") == n
+
+
 def test_an_empty_input_is_said_to_be_empty(tmp_path):
     empty = tmp_path / "empty.conllu"
     empty.write_text("\n\n")

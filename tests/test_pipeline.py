@@ -58,6 +58,9 @@ def test_options_a_model_does_not_take_are_refused():
                                           r"linear model: max-z decoding needs hidden arc "
                                           r"clusters .* \(choose one of map, mbr\)"):
         linear.parse(data, decode_as="max-z")
+    with pytest.raises(OptionError, match=r"decode='mbr' does not apply to this linear "
+                                          r"model: did you mean decode_as\?"):
+        linear.parse(data, decode="mbr")  # the name of another call's option
     with pytest.raises(OptionError, match=r"beam=5 does not apply.*its options: decoder"):
         linear.parse(data, beam=5)
     with pytest.raises(OptionError, match=r"decoder='mst' does not apply to this isbn model"):

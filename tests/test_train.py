@@ -396,7 +396,11 @@ def test_help_groups_every_familys_options():
         for spec in registry.options_table(family).specs():
             assert spec.flag in section.split(" options (--model-type")[0], (family, spec.name)
     neural = r.output.split("neural options (--model-type neural)")[1]
-    assert "[default: 40]" in neural and "[default: 200]" in neural  # epochs, hidden
+    assert "[default: 200]" in neural  # hidden
+    sized = "[default: by the training data's size (as said)]"  # epochs, patience
+    assert " ".join(neural.split()).count(sized) == 2
+    linear = r.output.split("linear options (--model-type linear)")[1].split("--second")[0]
+    assert sized in " ".join(linear.split())  # --order
 
 
 def _interrupted_after_epoch_2(monkeypatch):
@@ -428,6 +432,9 @@ def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
     assert f"unfinished: {path}.checkpoint holds an unfinished training (its last finished " \
         "epoch, epoch 2); unless it is still running, arborparse train with the same options " \
         "and --resume continues it" in said
+    said = CliRunner().invoke(cli, ["info", f"{path}.checkpoint"]).output
+    assert "m.npz.checkpoint: a training's checkpoint, not a model: the model is the file " \
+        "beside it (without .checkpoint), and arborparse train --resume continues" in said
     with pytest.raises(ArborparseError, match="holds an interrupted training"):
         arborparse.train(data, dev, path=path, **options)
     with pytest.raises(ArborparseError, match=r"had other seed 0 \(now 1\)"):
@@ -646,15 +653,16 @@ def test_a_multi_root_parser_trains_with_a_dev_set(ud, tmp_path):
         evaluate(dev, parsed, multi_root=True)["LAS"], abs=0.01)
 
 
-def test_a_loop_goes_on_past_its_epochs_while_the_best_is_recent():
+def test_a_loop_goes_on_past_its_epochs_while_the_best_is_recent(capsys):
     class Trainer:
         epochs, progress = 4, False
 
-    def epochs_run(scores, extend):
-        loop, seen = Loop(Trainer(), True, extend=extend), []
+    def epochs_run(scores, extend, trainer=Trainer()):
+        loop, seen = Loop(trainer, True, extend=extend), []
         for epoch in loop:
             seen.append(epoch)
             loop.end(epoch, {}, "", scores={"LAS": scores[epoch - 1]})
+        loop.finish()
         return seen
     rising = list(range(1, 20))
     assert epochs_run(rising, 0) == [1, 2, 3, 4]
@@ -663,6 +671,19 @@ def test_a_loop_goes_on_past_its_epochs_while_the_best_is_recent():
     assert epochs_run([1, 2, 3, 4, 5, 4, 4, 4, 9, 9, 9, 9], 3) == list(range(1, 9))
     assert epochs_run([1, 5, 3, 3, 9, 9], 2) == [1, 2, 3, 4]  # the best two epochs back
     assert epochs_run([1, 5, 3, 3, 9, 9, 9, 9], 3) == [1, 2, 3, 4, 5, 6, 7, 8]
+    shown = Trainer()
+    shown.progress = True  # the lines say why it went on, and why it stopped
+    epochs_run([1, 5, 3, 3, 9, 9, 9, 9], 3, shown)
+    err = capsys.readouterr().err
+    assert "epoch 4/4  " in err and "epoch 5 (past 4: a best in the last 3)  " in err
+    assert err.endswith("went on past epoch 4 while the best dev LAS came in the last 3 "
+                        "epochs: stopped at epoch 8, 3 epochs after the best\n")
+    epochs_run(rising, 3, shown)
+    assert capsys.readouterr().err.endswith(
+        "stopped at epoch 12, 3 times the epochs asked for, with the best still recent (give "
+        "more epochs to go on)\n")
+    epochs_run([9, 1, 1, 1], 3, shown)  # not past the epochs: nothing more to say
+    assert "went on" not in capsys.readouterr().err
 
 
 def test_the_linear_family_extends_its_epochs_on_dev(treebank):
@@ -670,6 +691,9 @@ def test_the_linear_family_extends_its_epochs_on_dev(treebank):
     nlp = arborparse.train(train, dev, components="parser", progress=False, extend=2,
                            trainer="perceptron", hash_bits=12)
     assert nlp.info["options"]["extend"] == 2
+    with pytest.raises(ArborparseError, match="extend goes on past the epochs only with dev "
+                                              "data"):
+        arborparse.train(train, components="parser", progress=False, extend=2)
     for extend, epochs in ((0, 1), (2, 3)):  # the first epoch is the best so far: two more
         trainer = OnlineTrainer("perceptron", epochs=1, extend=extend, hash_bits=12,
                                 progress=False)

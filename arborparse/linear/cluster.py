@@ -131,6 +131,7 @@ class MixingTrainer:
             t.end_epoch(log, epoch, model, total / steps, len(train),
                         time.perf_counter() - start, errors, {"shards": self.shards},
                         f"  ({self.shards} shards mixed)")
+        log.finish()
         return self
 
 

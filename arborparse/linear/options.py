@@ -72,9 +72,9 @@ class LinearOptions(FamilyOptions):
         clusters, order = header.get("clusters", 1) > 1, header.get("order", 1) == 1
         why_not = (("kbest", "k-best trees come from order-1 models, and this one is order "
                     "2 (arborparse train's default up to 2,000 training sentences: train "
-                    "with order 1 for them)"),) * (not order) + \
+                    "with order 1 for them, arborparse train --order 1)"),) * (not order) + \
             (("decode_as=max-z", "max-z decoding needs hidden arc clusters (a model "
-              "trained with trainer latent or latent-lbfgs)"),) * (not clusters)
+              "trained with --trainer latent or latent-lbfgs)"),) * (not clusters)
         return dataclasses.replace(cls.parses, max_z=clusters, kbest=order, why_not=why_not)
 
     trainer: str = option(
