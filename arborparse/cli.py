@@ -428,7 +428,7 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, components, fol
 
 def _chosen(value) -> str:
     """A value `chosen_on_dev` holds, as `info` shows it."""
-    return "none" if value is None else str(value) if isinstance(value, bool) else \
+    return "none" if value is None else str(value) if isinstance(value, (bool, str)) else \
         format(value, "g")
 
 

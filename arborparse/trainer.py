@@ -180,9 +180,9 @@ def train(train, dev=None, *, family: str = "linear", components=None,
                   **{k: record[k] for k in SCORES if k in record}}
         scores = {k: round(float(v), 2) for k, v in scores.items()}
         # the kept epoch, the C that `-C auto` chose (`ChooseC`), the second-stage
-        # labeler's weight (None: left out) and whether a linear parser kept its tag reach,
-        # where dev chose them
-        chosen = {k: record[k] for k in ("epoch", "C", "labeler", "tag_reach")
+        # labeler's weight (None: left out), whether a linear parser kept its tag reach and
+        # its decoder, where dev chose them
+        chosen = {k: record[k] for k in ("epoch", "C", "labeler", "tag_reach", "decoder")
                   if k in record} if dev else {}
         now = {**info, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "scores": scores, "chosen_on_dev": chosen,

@@ -81,7 +81,8 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     from arborparse.linear.model import VERSION
     from arborparse.text.tagger import VERSION as TAGGER
     assert found["versions"] == {"tagger": TAGGER, "parser": VERSION}  # their formats
-    assert found["options"]["trainer"] == "perceptron" and found["options"]["decoder"] == "mst"
+    assert found["options"]["trainer"] == "perceptron" and found["options"]["decoder"] is None
+    assert found["chosen_on_dev"]["decoder"] in ("mst", "eisner")  # the default: chosen
     assert found["options"]["folds"] == 10  # defaults included
     # the linear family's options need no scaling; the jackknife's folds do
     assert found["defaults_by_size"] == {"train_sentences": len(separable(3)), "folds": 10,
@@ -94,7 +95,7 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     assert found["scores"]["LAS"] > 50 and found["scores"]["UPOS"] == 100.0
     assert found["chosen_on_dev"]["epoch"] in (1, 2)
     # the second-stage labeler's weight, or None where dev left it out
-    assert set(found["chosen_on_dev"]) == {"epoch", "labeler", "tag_reach"}
+    assert set(found["chosen_on_dev"]) == {"epoch", "labeler", "tag_reach", "decoder"}
     weight = found["chosen_on_dev"]["labeler"]
     assert (weight is None) == (arborparse.load(path).parser.labeler is None)
     assert found["training_seconds"] > 0 and found["warnings"] == []
@@ -113,7 +114,7 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     shown = "none" if weight is None else f"{weight:g}"
     kept = found["chosen_on_dev"]["tag_reach"]
     assert f"chosen_on_dev       epoch {found['chosen_on_dev']['epoch']}  labeler {shown}  " \
-        f"tag_reach {kept}\n" in r.output
+        f"tag_reach {kept}  decoder {found['chosen_on_dev']['decoder']}\n" in r.output
     assert f"reach               {before} words before its word, {after} after" in r.output
 
 
@@ -699,3 +700,32 @@ def test_the_linear_family_extends_its_epochs_on_dev(treebank):
                                 progress=False)
         trainer.fit(read_conllu(train), read_conllu(dev))
         assert len(trainer.history_) == epochs
+
+
+@pytest.mark.parametrize("tags", [False, True])
+def test_the_linear_decoder_is_chosen_on_dev_unless_given(treebank, monkeypatch, tags):
+    """The kept decoder is the one whose dev LAS is higher by more than the tolerance (mst
+    otherwise), whichever wins: `tags` makes eisner's trees score better on dev."""
+    from arborparse.linear.parser import LinearParser
+    from arborparse.linear.reach import TOLERANCE
+
+    train, dev = treebank
+    if tags:  # eisner's dev trees made the gold ones, mst's a chain to the left
+        def rigged(self, sentences, decoder=None, **options):
+            sentences = list(sentences)
+            if (decoder or self.decoder) == "eisner":
+                return sentences
+            return [s.with_tree(np.arange(-1, len(s)), ["dep"] * len(s)) for s in sentences]
+        monkeypatch.setattr(LinearParser, "parse", rigged)
+    nlp = arborparse.train(train, dev, components="parser", progress=False, labeler=False,
+                           trainer="perceptron", hash_bits=12)
+    chosen = nlp.info["chosen_on_dev"]["decoder"]
+    gold = read_conllu(dev)
+    las = {d: evaluate(gold, nlp.parser.parse(gold, decoder=d))["LAS"]
+           for d in ("mst", "eisner")}
+    assert chosen == ("eisner" if las["eisner"] > las["mst"] + TOLERANCE else "mst")
+    assert nlp.parser.decoder == chosen and nlp.info["scores"]["LAS"] == round(las[chosen], 2)
+    assert chosen == ("eisner" if tags else "mst")
+    given = arborparse.train(train, dev, components="parser", progress=False, labeler=False,
+                             trainer="perceptron", hash_bits=12, decoder="mst")
+    assert "decoder" not in given.info["chosen_on_dev"] and given.parser.decoder == "mst"

@@ -33,7 +33,7 @@ from arborparse.io.conllu import Sentence
 from arborparse.linear.common import check_decoders, gold_data, loop
 from arborparse.linear.reach import kept_tag_reach, reaches
 from arborparse.linear.model import Encoded, LinearModel, distribution
-from arborparse.linear.options import LinearOptions
+from arborparse.linear.options import DECODERS, LinearOptions
 from arborparse.linear.parser import LinearParser
 from arborparse.training import Loop, keeps_best
 
@@ -97,7 +97,7 @@ class LogLinearTrainer:
     """
 
     def __init__(self, optimizer: str = "lbfgs", C: float = DEFAULT_C, epochs: int = D.epochs,
-                 learning_rate: float = LEARNING_RATE, decoder: str = D.decoder,
+                 learning_rate: float = LEARNING_RATE, decoder: str = DECODERS[0],
                  train_decoder: str | None = D.train_decoder,
                  single_root: bool = not D.multi_root, seed: int = D.seed,
                  hash_bits: int = D.hash_bits, progress: bool = True, clusters: int = 1,

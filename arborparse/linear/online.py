@@ -32,7 +32,7 @@ from arborparse.linear.reach import kept_tag_reach, reaches
 from arborparse.linear.hildreth import hildreth
 from arborparse.linear.model import LinearModel, Scores, decode, gold_feature_keys
 from arborparse.linear.options import ONLINE as TRAINERS
-from arborparse.linear.options import LinearOptions
+from arborparse.linear.options import DECODERS, LinearOptions
 from arborparse.linear.parser import LinearParser
 from arborparse.trees import kbest
 from arborparse.trees.scores import arc_labels
@@ -86,7 +86,7 @@ class OnlineTrainer:
     """
 
     def __init__(self, trainer: str = D.trainer, epochs: int = D.epochs, extend: int = D.extend,
-                 decoder: str = D.decoder, train_decoder: str | None = D.train_decoder,
+                 decoder: str = DECODERS[0], train_decoder: str | None = D.train_decoder,
                  single_root: bool = not D.multi_root, seed: int = D.seed,
                  hash_bits: int = D.hash_bits, exact_features: bool = D.exact_features,
                  k: int = D.k, C: float = math.inf, order: int = D.order,

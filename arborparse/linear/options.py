@@ -82,10 +82,13 @@ class LinearOptions(FamilyOptions):
         "(loglinear: batch L-BFGS; loglinear-sgd: online); eg: max-margin by exponentiated "
         "gradient; latent: log-linear with hidden arc clusters (online; latent-lbfgs: batch).",
         choices=TRAINERS)
-    decoder: str = option("mst", str, "Decoder for parsing (mst: non-projective; eisner: "
-                          "projective).", choices=DECODERS)
+    decoder: str | None = option(None, str, "Decoder for parsing (mst: non-projective; "
+                                 "eisner: projective). Default: with --dev, the one whose "
+                                 "trees score the higher dev LAS after training (mst unless "
+                                 "eisner's is more than 0.1 points higher; chosen_on_dev says "
+                                 "which), else mst.", choices=DECODERS)
     train_decoder: str | None = option(None, str, "Decoder during training (default: "
-                                       "--decoder).", choices=DECODERS)
+                                       "--decoder, or mst).", choices=DECODERS)
     order: int = option(1, int, "1: arc features; 2: also sibling features (McDonald & "
                         "Pereira 2006), decoded exactly by eisner (projective) or "
                         "approximately by mst; loglinear and eg then train over "

@@ -1,7 +1,7 @@
 """The linear family's trainer, as its option table (`LinearOptions`) describes it: the
 online trainers, log-linear (L-BFGS, SGD, hidden clusters) and EG, C chosen on dev where
 asked (`ChooseC`), and the cluster trainers (`cluster`) given a Dask client; then, with dev
-data, the second-stage labeler (`Relabeling`)."""
+data, the decoder chosen on it and the second-stage labeler (`OnDev`)."""
 
 from __future__ import annotations
 
@@ -16,32 +16,41 @@ from arborparse.linear import eg, loglinear
 from arborparse.linear.common import ChooseC
 from arborparse.linear.labeler import Labeler
 from arborparse.linear.online import OnlineTrainer
-from arborparse.linear.options import DISTRIBUTED, LATENT, ONLINE, LinearOptions
+from arborparse.linear.options import DECODERS, DISTRIBUTED, LATENT, ONLINE, LinearOptions
+from arborparse.linear.reach import TOLERANCE
 from arborparse.training import interrupt_says, save_parser
 
 
 def trainer(options: LinearOptions, *, dev: bool, progress: bool = True, checkpoint=None,
             resume: bool = False, client=None):
     """The trainer of `options` (its ``fit(train, dev, save_best)`` gives ``parser_``),
-    followed by the second-stage labeler where `options.labeler` and `dev` ask for it.
+    followed, with `dev`, by the choice of the decoder where `options` gives none and the
+    second-stage labeler where `options.labeler` asks for it.
     """
     fit = _trainer(options, dev=dev, progress=progress, checkpoint=checkpoint, resume=resume,
                    client=client)
-    return Relabeling(fit, options.seed, progress) if options.labeler and dev else fit
+    choose = options.decoder is None
+    return OnDev(fit, options.seed, progress, choose, options.labeler) \
+        if dev and (choose or options.labeler) else fit
 
 
-class Relabeling:
-    """A linear trainer, then the second-stage labeler (`arborparse.linear.labeler`):
-    trained on the gold trees of the training data and attached to the best parser with
-    the weight that dev chooses (`LinearParser.fit_labeler`); the parser is then saved
-    again, its record's dev scores those of the parser with its labeler (``labeler``: the
-    weight chosen, None where dev left the labeler out). Otherwise the trainer's own:
-    ``parser_``, ``best_epoch_``, ``history_``."""
+class OnDev:
+    """A linear trainer, then, on dev: the decoder of the best parser chosen (where
+    `decoder` asks: the other decoder where its dev LAS is higher by more than `TOLERANCE`
+    points, ``decoder`` in the record), and the second-stage labeler
+    (`arborparse.linear.labeler`, where `labeler` asks) trained on the gold trees of the
+    training data and attached to the best parser with the weight that dev chooses
+    (`LinearParser.fit_labeler`; ``labeler`` in the record: the weight, None where dev left
+    the labeler out). The parser is then saved again, its record's dev scores those of the
+    parser as it now is. Otherwise the trainer's own: ``parser_``, ``best_epoch_``,
+    ``history_``."""
 
-    def __init__(self, trainer, seed: int = 0, progress: bool = True):
+    def __init__(self, trainer, seed: int = 0, progress: bool = True, decoder: bool = False,
+                 labeler: bool = True):
         self.trainer = trainer
         self.seed = seed
         self.progress = progress
+        self.decoder, self.labeler = decoder, labeler
 
     def __getattr__(self, name):
         if name == "trainer":  # not set yet (a copy being made)
@@ -62,28 +71,48 @@ class Relabeling:
         if not dev:
             return self
         parser, epoch = self.trainer.parser_, self.trainer.best_epoch_
-        with interrupt_says("training interrupted while training the second-stage labeler, "
-                            "after the parser's epochs" + (f": {path} holds epoch {epoch}, "
-                                                           "the best, without it"
-                                                           if path is not None else ""),
-                            epoch, path):
-            labeler = Labeler.fit(train, parser.model.labels, seed=self.seed)
-            scores = parser.fit_labeler(labeler, dev)
+        what = " and ".join(["choosing the decoder"] * self.decoder +
+                            ["training the second-stage labeler"] * self.labeler)
+        with interrupt_says(f"training interrupted while {what}, after the parser's epochs" +
+                            (f": {path} holds epoch {epoch}, the best, without it"
+                             if path is not None else ""), epoch, path):
             # the record the trainer saved; a resumed run that found no better epoch saved
             # none: its best epoch's, from the history
             record = kept.get("record") or next(
                 (r for r in self.trainer.history_ if r.get("epoch") == epoch), {})
-            record = {**record, **{k: scores[k] for k in ("UAS", "LAS")},
-                      "labeler": None if parser.labeler is None else
-                      parser.labeler.joint_weight}
+            if self.decoder:
+                record = {**record, **self._choose_decoder(parser, dev, record)}
+            if self.labeler:
+                labeler = Labeler.fit(train, parser.model.labels, seed=self.seed)
+                scores = parser.fit_labeler(labeler, dev)
+                record = {**record, **{k: scores[k] for k in ("UAS", "LAS")},
+                          "labeler": None if parser.labeler is None else
+                          parser.labeler.joint_weight}
             if save_best is not None:  # atomic: interrupted, the file holds what it held
                 save_parser(parser, save_best, record)
-        if self.progress:
+        if self.progress and self.labeler:
             said = ("left out (the model's labels do as well)" if parser.labeler is None else
                     f"joint weight {parser.labeler.joint_weight:.3g}")
             tqdm.write(f"second-stage labeler: {said}; dev LAS {record['LAS']:.2f}",
                        file=sys.stderr)
         return self
+
+    def _choose_decoder(self, parser, dev, record: dict) -> dict:
+        """The record's entries of the decoder dev chooses for `parser` (set on it)."""
+        from arborparse.eval import evaluate
+
+        other = next(d for d in DECODERS if d != parser.decoder)
+        scores = evaluate(dev, parser.parse(dev, decoder=other),
+                          multi_root=not parser.single_root)
+        better = scores["LAS"] > record["LAS"] + TOLERANCE
+        if self.progress:
+            tqdm.write(f"decoder: dev LAS {parser.decoder} {record['LAS']:.2f}, {other} "
+                       f"{scores['LAS']:.2f}: {other if better else parser.decoder} kept",
+                       file=sys.stderr)
+        if not better:
+            return {"decoder": parser.decoder}
+        parser.decoder = other
+        return {"decoder": other, **{k: scores[k] for k in ("UAS", "LAS")}}
 
 
 def _trainer(options: LinearOptions, *, dev: bool, progress: bool, checkpoint, resume,
@@ -95,7 +124,8 @@ def _trainer(options: LinearOptions, *, dev: bool, progress: bool, checkpoint, r
     gradient over shards; `checkpoint` and `resume` as the trainers take them."""
     o = options
     name, C = o.trainer, o.C
-    common = dict(epochs=o.epochs, decoder=o.decoder, train_decoder=o.train_decoder,
+    common = dict(epochs=o.epochs, decoder=o.decoder or DECODERS[0],
+                  train_decoder=o.train_decoder,
                   single_root=not o.multi_root, hash_bits=o.hash_bits, order=o.order,
                   second_order=o.second_order, tag_reach=o.tag_reach, progress=progress)
     if client is not None:

@@ -171,7 +171,8 @@ def test_an_interrupt_while_the_labeler_trains_says_what_the_file_holds(tmp_path
 
     monkeypatch.setattr(Labeler, "fit", interrupted)
     path = tmp_path / "m.npz"
-    with pytest.raises(TrainingInterrupted, match="while training the second-stage labeler, "
+    with pytest.raises(TrainingInterrupted, match="while choosing the decoder and training the "
+                                                  "second-stage labeler, "
                                                   "after the parser's epochs: .*m.npz holds "
                                                   "epoch 1, the best, without it"):
         arborparse.train(separable(3), separable(1), path=path, components="parser",
@@ -183,8 +184,8 @@ def test_the_trainer_with_the_labeler_is_the_trainers_own_else():
     import copy
 
     from arborparse.linear.online import OnlineTrainer
-    from arborparse.linear.train import Relabeling
+    from arborparse.linear.train import OnDev
 
     inner = OnlineTrainer("perceptron", epochs=3)
-    relabeling = Relabeling(inner)
+    relabeling = OnDev(inner)
     assert relabeling.epochs == 3 and copy.copy(relabeling).trainer is inner
