@@ -437,8 +437,9 @@ def _chosen(value) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def info_cmd(model, as_json):
     """What the model file MODEL says of itself: version, date, family, components and the
-    version of each one's format in the file, options, the data it was trained on, language, dev scores, training time, warnings,
-    and a linear parser's reach and tag reach (the longest arcs it scores)."""
+    version of each one's format in the file, options, the data it was trained on,
+    language, dev scores, training time, warnings, and a linear parser's reach and tag
+    reach (the longest arcs it scores)."""
     from arborparse.pipeline import info
 
     found = info(model)
@@ -616,8 +617,8 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
     # objects (English-EWT's test text: 0.26 -> 0.13 CPU s of garbage collection)
     count = [0]
     try:
-        if output == "-" and input != "-":  # stdout gets each sentence as it is parsed
-            check_decodes(input, encoding)
+        if output == "-" and os.path.isfile(input):  # stdout gets each sentence as it is
+            check_decodes(input, encoding)  # parsed (a pipe cannot be read twice)
         write_conllu(_counted(_interruptible(parsed), input != "-", count), output)
         _done.set()
     except TreebankFormatError as err:

@@ -160,7 +160,8 @@ def describe(stored: dict, family: str | None, versions: dict, reach=None,
     if tag_reach is not None:
         tag_reach = _tag_reach_summary(tag_reach)
     found.update(family=family or stored.get("family"), components=list(versions),
-                 versions=versions, reach=list(reach) if isinstance(reach, tuple) else reach, tag_reach=tag_reach)
+                 versions=versions, tag_reach=tag_reach,
+                 reach=list(reach) if isinstance(reach, tuple) else reach)
     return found
 
 

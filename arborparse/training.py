@@ -214,10 +214,11 @@ class Loop:
 
     def __iter__(self):
         epoch = self.first
-        while epoch <= self.epochs or (self.dev and self.waited < self.extend and
-                                       epoch <= EXTENDED * self.epochs):
-            stop = self.dev is not None and self.patience is not None and \
-                self.waited >= self.patience
+        while epoch <= self.epochs or self.extend:  # past the epochs: process 0 decides
+            more = epoch <= self.epochs or (self.dev and self.waited < self.extend and
+                                            epoch <= EXTENDED * self.epochs)
+            stop = not more or (self.dev is not None and self.patience is not None and
+                                self.waited >= self.patience)
             if self.agree(stop):
                 return
             yield epoch
@@ -306,13 +307,13 @@ class Loop:
         if self.checkpoint is not None and self.lead and os.path.exists(self.checkpoint):
             os.remove(self.checkpoint)
         last = self.history[-1]["epoch"] if self.history else 0
-        if self.progress and last > self.epochs:
+        if self.progress and self.extend and last > self.epochs:
             _say(f"{self.name}went on past epoch {self.epochs} while the best dev "
                  f"{self.metric} came in the last {self.extend} epochs: " +
-                 (f"stopped at epoch {last}, {EXTENDED} times the epochs asked for, with the "
-                  "best still recent (give more epochs to go on)"
-                  if self.waited < self.extend else
-                  f"stopped at epoch {last}, {self.extend} epochs after the best"))
+                 (f"stopped at epoch {last}, {self.waited} epochs after the best"
+                  if self.waited >= self.extend else
+                  f"stopped at epoch {last}, {EXTENDED} times the epochs asked for, with the "
+                  "best still recent (give more epochs to go on)"))
 
     # ------------------------------------------------------------------ checkpoints
 

@@ -31,7 +31,8 @@ from arborparse.linear.online import OnlineTrainer
 
 
 def trainers(epochs):
-    online = {name: (lambda name=name: OnlineTrainer(name, epochs=epochs, progress=False))
+    online = {name: (lambda name=name: OnlineTrainer(name, epochs=epochs, progress=False,
+                                                     extend=0))
               for name in ("perceptron", "mira", "mira-kbest", "mira-factored")}
     return {**online,
             "eg": lambda: EGTrainer(0.003, epochs, progress=False),

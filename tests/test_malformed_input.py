@@ -302,6 +302,16 @@ def test_a_bad_byte_late_in_a_file_is_refused_before_stdout_gets_a_sentence(tmp_
     assert out == ""
 
 
+def test_a_pipe_named_as_input_is_read_once(tmp_path):
+    text = tmp_path / "t.conllu"
+    text.write_text(separable_text(2))
+    proc = subprocess.run(f"{sys.executable} -m arborparse parse --model {MODEL} "
+                          f"<(cat {text})", shell=True, capture_output=True, text=True,
+                          timeout=300, executable="/bin/bash")
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.stdout.count("# sent_id") == separable_text(2).count("# sent_id") > 0
+
+
 def test_a_stream_with_a_bad_line_says_the_output_stops_there(tmp_path):
     text = separable_text(20)
     n = text.count("# sent_id")

@@ -729,3 +729,46 @@ def test_the_linear_decoder_is_chosen_on_dev_unless_given(treebank, monkeypatch,
     given = arborparse.train(train, dev, components="parser", progress=False, labeler=False,
                              trainer="perceptron", hash_bits=12, decoder="mst")
     assert "decoder" not in given.info["chosen_on_dev"] and given.parser.decoder == "mst"
+
+
+def test_a_decoder_chosen_on_dev_fits_the_temperature_and_tag_reach_again(treebank):
+    from arborparse.linear.train import OnDev
+
+    class Parser:
+        decoder, single_root, tag_reach = "mst", True, None
+
+        def parse(self, sentences, decoder=None):  # eisner's trees are the gold ones
+            return list(sentences)
+
+        def calibrate(self, dev):
+            self.calibrated_for = self.decoder
+            return 2.0
+    parser, dev = Parser(), read_conllu(treebank[1])
+    found = OnDev(None, progress=False, decoder=True)._choose_decoder(
+        parser, dev, {"UAS": 60.0, "LAS": 50.0, "temperature": 1.0})
+    assert found == {"decoder": "eisner", "UAS": 100.0, "LAS": 100.0, "temperature": 2.0,
+                     "tag_reach": False}
+    assert parser.decoder == parser.calibrated_for == "eisner"
+    assert OnDev(None, progress=False, decoder=True)._choose_decoder(  # within the margin
+        Parser(), dev, {"UAS": 100.0, "LAS": 99.95}) == {"decoder": "mst"}
+
+
+@pytest.mark.parametrize("scores", [[1, 2, 3, 4, 1, 1, 1, 1], [4, 3, 2, 1, 1], list(range(20))])
+def test_past_its_epochs_every_process_follows_process_0(scores):
+    """In a data-parallel run the other processes keep no scores: past the epochs they ask
+    process 0 (`agree`) as often as it decides, and stop where it stops."""
+    class Trainer:
+        epochs, progress = 4, False
+
+    def run(lead, agree):
+        loop, seen = Loop(Trainer(), True, extend=3, lead=lead, agree=agree), []
+        for epoch in loop:
+            seen.append(epoch)
+            loop.end(epoch, {}, "", scores={"LAS": scores[epoch - 1]})
+        return seen
+    decided = []
+    first = run(True, lambda stop: decided.append(stop) or stop)
+    replay = iter(decided)
+    asked = []
+    others = run(False, lambda stop: asked.append(stop) or next(replay))
+    assert others == first and len(asked) == len(decided)

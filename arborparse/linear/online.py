@@ -85,13 +85,13 @@ class OnlineTrainer:
     epoch) and ``best_epoch_``.
     """
 
-    def __init__(self, trainer: str = D.trainer, epochs: int = D.epochs, extend: int = D.extend,
+    def __init__(self, trainer: str = D.trainer, epochs: int = D.epochs,
                  decoder: str = DECODERS[0], train_decoder: str | None = D.train_decoder,
                  single_root: bool = not D.multi_root, seed: int = D.seed,
                  hash_bits: int = D.hash_bits, exact_features: bool = D.exact_features,
                  k: int = D.k, C: float = math.inf, order: int = D.order,
                  second_order: str = D.second_order, progress: bool = True, checkpoint=None,
-                 resume: bool = False, tag_reach: bool = D.tag_reach):
+                 resume: bool = False, tag_reach: bool = D.tag_reach, extend: int = D.extend):
         if trainer not in TRAINERS:
             raise ArborparseError(f"unknown trainer {trainer!r}; choose one of {TRAINERS}")
         self.train_decoder = check_decoders(decoder, train_decoder)

@@ -17,7 +17,9 @@ from arborparse.linear.common import ChooseC
 from arborparse.linear.labeler import Labeler
 from arborparse.linear.online import OnlineTrainer
 from arborparse.linear.options import DECODERS, DISTRIBUTED, LATENT, ONLINE, LinearOptions
-from arborparse.linear.reach import TOLERANCE
+from arborparse.linear.reach import keep_tag_reach
+
+DECODER_MARGIN = 0.1  # dev LAS points by which the other decoder must win (`OnDev`)
 from arborparse.training import interrupt_says, save_parser
 
 
@@ -36,8 +38,9 @@ def trainer(options: LinearOptions, *, dev: bool, progress: bool = True, checkpo
 
 class OnDev:
     """A linear trainer, then, on dev: the decoder of the best parser chosen (where
-    `decoder` asks: the other decoder where its dev LAS is higher by more than `TOLERANCE`
-    points, ``decoder`` in the record), and the second-stage labeler
+    `decoder` asks: the other decoder where its dev LAS is higher by more than
+    `DECODER_MARGIN` points, ``decoder`` in the record; the temperature and the tag reach
+    chosen again for it), and the second-stage labeler
     (`arborparse.linear.labeler`, where `labeler` asks) trained on the gold trees of the
     training data and attached to the best parser with the weight that dev chooses
     (`LinearParser.fit_labeler`; ``labeler`` in the record: the weight, None where dev left
@@ -74,7 +77,7 @@ class OnDev:
         what = " and ".join(["choosing the decoder"] * self.decoder +
                             ["training the second-stage labeler"] * self.labeler)
         with interrupt_says(f"training interrupted while {what}, after the parser's epochs" +
-                            (f": {path} holds epoch {epoch}, the best, without it"
+                            (f": {path} holds epoch {epoch}, the best, as trained"
                              if path is not None else ""), epoch, path):
             # the record the trainer saved; a resumed run that found no better epoch saved
             # none: its best epoch's, from the history
@@ -104,7 +107,7 @@ class OnDev:
         other = next(d for d in DECODERS if d != parser.decoder)
         scores = evaluate(dev, parser.parse(dev, decoder=other),
                           multi_root=not parser.single_root)
-        better = scores["LAS"] > record["LAS"] + TOLERANCE
+        better = scores["LAS"] > record["LAS"] + DECODER_MARGIN
         if self.progress:
             tqdm.write(f"decoder: dev LAS {parser.decoder} {record['LAS']:.2f}, {other} "
                        f"{scores['LAS']:.2f}: {other if better else parser.decoder} kept",
@@ -112,12 +115,16 @@ class OnDev:
         if not better:
             return {"decoder": parser.decoder}
         parser.decoder = other
-        return {"decoder": other, **{k: scores[k] for k in ("UAS", "LAS")}}
+        found = {"decoder": other, **{k: scores[k] for k in ("UAS", "LAS")}}
+        if "temperature" in record:  # fitted over the other decoder's class of trees
+            found["temperature"] = parser.calibrate(dev)
+        return {**found, **keep_tag_reach(parser, dev, found)}
 
 
 def _trainer(options: LinearOptions, *, dev: bool, progress: bool, checkpoint, resume,
              client):
-    """The trainer of `options` without the second-stage labeler.
+    """The trainer of `options` without what `OnDev` adds (the decoder's choice, the
+    second-stage labeler).
 
     `dev`: development data will be given (``C=None`` then means "choose C on it"); with a
     Dask `client`, the perceptron and MIRA train by parameter mixing and loglinear sums its
@@ -136,7 +143,8 @@ def _trainer(options: LinearOptions, *, dev: bool, progress: bool, checkpoint, r
             raise ArborparseError("on a cluster give C (-C): choosing it on dev trains one "
                                   "model per value, one after another")
     if name in ONLINE:
-        online = OnlineTrainer(name, extend=o.extend, seed=o.seed, exact_features=o.exact_features, k=o.k,
+        online = OnlineTrainer(name, extend=o.extend, seed=o.seed,
+                               exact_features=o.exact_features, k=o.k,
                                C=math.inf if C is None else C, checkpoint=checkpoint,
                                resume=resume, **common)
         if client is None:
