@@ -7,6 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from arborparse.options import Capabilities, FamilyOptions, option
+from arborparse.training import EXTENDED
 
 ONLINE = ("perceptron", "mira", "mira-kbest", "mira-factored")
 LATENT = ("latent", "latent-lbfgs")
@@ -17,6 +18,7 @@ SECOND_ORDER = ("siblings", "siblings+grandparents")
 SECOND_ORDER_TRAINERS = ("perceptron", "mira", "loglinear", "loglinear-sgd", "eg")
 MARGINAL_TRAINERS = ("loglinear", "loglinear-sgd", "eg")  # at order 2: projective training
 SMALL = 2000  # training sentences up to which the default order is 2 (`by_size`)
+DECODER_MARGIN = 0.1  # dev LAS points by which eisner must beat mst to be kept (`OnDev`)
 
 
 @dataclass(frozen=True)
@@ -85,8 +87,8 @@ class LinearOptions(FamilyOptions):
     decoder: str | None = option(None, str, "Decoder for parsing (mst: non-projective; "
                                  "eisner: projective). Default: with --dev, the one whose "
                                  "trees score the higher dev LAS after training (mst unless "
-                                 "eisner's is more than 0.1 points higher; chosen_on_dev says "
-                                 "which), else mst.", choices=DECODERS)
+                                 f"eisner's is more than {DECODER_MARGIN:g} points higher; "
+                                 "chosen_on_dev says which), else mst.", choices=DECODERS)
     train_decoder: str | None = option(None, str, "Decoder during training (default: "
                                        "--decoder, or mst).", choices=DECODERS)
     order: int = option(1, int, "1: arc features; 2: also sibling features (McDonald & "
@@ -117,8 +119,9 @@ class LinearOptions(FamilyOptions):
                          "L-BFGS iterations); with --dev the best one is kept.", low=1,
                          may_change=True)
     extend: int = option(3, int, "With --dev: after --epochs passes, go on while the best "
-                         "dev LAS came in the last N (at most 3 times --epochs in all; 0: "
-                         "stop at --epochs).", low=0, trainers=ONLINE, may_change=True)
+                         f"dev LAS came in the last N (at most {EXTENDED} times --epochs in "
+                         "all; 0: stop at --epochs).", low=0, trainers=ONLINE,
+                         may_change=True)
     seed: int = option(0, int, "Seed of the shuffling (and of the initial weights where "
                        "they are random).", low=0)
     hash_bits: int = option(23, int, "log2 of the hashed weight vector's size.", low=10,

@@ -16,10 +16,9 @@ from arborparse.linear import eg, loglinear
 from arborparse.linear.common import ChooseC
 from arborparse.linear.labeler import Labeler
 from arborparse.linear.online import OnlineTrainer
-from arborparse.linear.options import DECODERS, DISTRIBUTED, LATENT, ONLINE, LinearOptions
+from arborparse.linear.options import (DECODER_MARGIN, DECODERS, DISTRIBUTED, LATENT, ONLINE,
+                                       LinearOptions)
 from arborparse.linear.reach import keep_tag_reach
-
-DECODER_MARGIN = 0.1  # dev LAS points by which the other decoder must win (`OnDev`)
 from arborparse.training import interrupt_says, save_parser
 
 
