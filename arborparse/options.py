@@ -34,13 +34,15 @@ class OptionError(ArborparseError):
     """A parse option that the model does not take, or a value it does not accept."""
 
     def __init__(self, name: str, value, reason: str, takes: tuple[str, ...] = (),
-                 spell=repr):
+                 spell=repr, close: str | None = None):
         self.name = name
         self.value = value
         self.reason = reason
         self.takes = takes  # the model's options, when `name` is none of them
+        self.close = close  # the option of `takes` that `name` may have meant
         takes_text = f" (its options: {', '.join(takes) or 'none'})" if takes else ""
-        super().__init__(f"{name}={spell(value)} {reason}{takes_text}")
+        guess = f": did you mean {close}?" if close else ""
+        super().__init__(f"{name}={spell(value)} {reason}{guess}{takes_text}")
 
     def renamed(self, names: dict[str, str], others: bool = True, spell=repr) -> OptionError:
         """The same refusal in a caller's names (`names`: option -> the caller's name for
@@ -48,8 +50,9 @@ class OptionError(ArborparseError):
         has no name for are kept in `takes` as they are, or left out when `others` is
         False."""
         takes = tuple(names.get(t, t) for t in self.takes if others or t in names)
+        close = names.get(self.close, self.close) if others or self.close in names else None
         return OptionError(names.get(self.name, self.name), self.value, self.reason, takes,
-                           spell)
+                           spell, close)
 
 
 # the options of whatever tags: predict tags for every sentence, or for none
@@ -131,8 +134,8 @@ def check_options(parser, given: dict) -> None:
             close = [c for c in close if isinstance(accepted[c], tuple) and
                      value in accepted[c]] + close
             raise OptionError(name, value, f"does not apply to this {kind} model" +
-                              because.get(name, f": did you mean {close[0]}?" if close else ""),
-                              tuple(accepted))
+                              because.get(name, ""), tuple(accepted),
+                              close=close[0] if close and name not in because else None)
         allowed = accepted[name]
         if allowed is int:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:

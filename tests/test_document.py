@@ -141,6 +141,11 @@ def test_every_input_kind_and_option(families, family):
             nlp(words, beam=3)
     with pytest.raises(OptionError, match="decode='max-z' does not apply"):
         nlp(words, decode="max-z")
+    if can.mbr:  # a misspelt option is answered in the call's own names
+        with pytest.raises(OptionError, match=r"decod='mbr' does not apply to this \w+ "
+                                              r"model: did you mean decode\? \(its options: "
+                                              r"[^)]*\bdecode\b"):
+            nlp(words, decod="mbr")
     with pytest.raises(ArborparseError, match="no tokenizer"):
         nlp("Raw text needs a tokenizer.")
     for parser in (nlp, nlp.parser):  # a str is no stream of sentences, in any family
