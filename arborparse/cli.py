@@ -438,8 +438,9 @@ def _chosen(value) -> str:
 def info_cmd(model, as_json):
     """What the model file MODEL says of itself: version, date, family, components and the
     version of each one's format in the file, options, the data it was trained on,
-    language, dev scores, training time, warnings, and a linear parser's reach and tag
-    reach (the longest arcs it scores)."""
+    language, dev scores, training time, warnings, the decoder the parser parses with
+    (linear and neural), and a linear parser's reach and tag reach (the longest arcs it
+    scores)."""
     from arborparse.pipeline import info
 
     found = info(model)
@@ -464,6 +465,10 @@ def info_cmd(model, as_json):
                     f"{value['tags']} tags, {value['pairs']} pairs of them seen as head and "
                     "word (arcs farther than their pair's longest not scored)"
                     if isinstance(value, dict) else "invalid: the model file will not load"))
+        elif key == "decoder":
+            if value is not None:
+                chosen = "decoder" in (found.get("chosen_on_dev") or {})
+                click.echo(f"{key:<20}{value}" + (" (chosen on dev)" if chosen else ""))
         elif key == "versions" and isinstance(value, dict):
             click.echo(f"{key:<20}" + ", ".join(f"{k} {v}" for k, v in value.items()))
         elif key in ("scores", "chosen_on_dev") and value is not None:
@@ -485,7 +490,8 @@ def info_cmd(model, as_json):
             shown = (", ".join(value) or "none") if isinstance(value, list) else value
             click.echo(f"{key:<20}{shown}")
     lacking = [key for key, value in found.items()
-               if value is None and key != "tag_reach" and (key != "reach" or linear)]
+               if value is None and key not in ("tag_reach", "decoder") and
+               (key != "reach" or linear)]
     if lacking:
         click.echo(f"this file lacks: {', '.join(lacking)} (written by an earlier version, "
                    "or not by arborparse train)")

@@ -116,6 +116,14 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     assert f"chosen_on_dev       epoch {found['chosen_on_dev']['epoch']}  labeler {shown}  " \
         f"tag_reach {kept}  decoder {found['chosen_on_dev']['decoder']}\n" in r.output
     assert f"reach               {before} words before its word, {after} after" in r.output
+    decoder = found["chosen_on_dev"]["decoder"]  # the one it parses with, and how it came
+    assert found["decoder"] == decoder == arborparse.load(path).parser.decoder
+    assert f"decoder             {decoder} (chosen on dev)\n" in r.output
+    blind = arborparse.train(train, components="parser", progress=False, path=path,
+                             trainer="perceptron", epochs=1, hash_bits=12, force=True)
+    assert blind.info["options"]["decoder"] is None and info(path)["decoder"] == "mst"
+    r = CliRunner().invoke(cli, ["info", str(path)])
+    assert "decoder             mst\n" in r.output and "lacks" not in r.output
 
 
 def test_the_jackknifes_folds_follow_the_training_size_and_yield_to_the_users(monkeypatch):
@@ -173,8 +181,10 @@ def test_info_of_files_of_the_first_version(name):
     assert r.exit_code == 0
     lacks = "this file lacks: arborparse_version, created, options, defaults_by_size, data, " \
             "language, scores, chosen_on_dev, training_seconds, warnings"
-    if name.startswith("isbn"):  # no reach: a linear parser's
+    assert ("decoder             mst\n" in r.output) == (found["decoder"] == "mst")
+    if name.startswith("isbn"):  # no reach nor decoder: a linear parser's
         assert f"{lacks} (" in r.output and "reach" not in r.output
+        assert found["decoder"] is None and "decoder" not in r.output
     else:
         assert f"{lacks}, reach (" in r.output and "reach               none (no arc left out" \
             in r.output
