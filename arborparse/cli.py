@@ -384,7 +384,9 @@ class _TrainCommand(click.Command):
               help="What the model file holds, comma-separated: tokenizer (sentences and "
                    "tokens of raw text), tagger (UPOS, XPOS, FEATS), lemmatizer, parser. With "
                    "a tagger the parser trains on jackknifed tags. Default: all four; neural: "
-                   "tokenizer,parser (its parser tags and lemmatizes).")
+                   "tokenizer,parser (its parser tags and lemmatizes). The family's options "
+                   "below (--epochs too) are the parser's; the tagger and the lemmatizer "
+                   "train 10 epochs each, keeping their best on --dev.")
 @click.option("--folds", type=click.IntRange(2),
               help="Jackknifing: the parser's training tags come from taggers trained on the "
                    "other folds (default: 10, or 5 from 3,000 training sentences on).")

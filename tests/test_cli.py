@@ -60,6 +60,14 @@ def test_help_on_every_command():
         assert r.exit_code == 0 and "Usage" in r.output
 
 
+def test_train_help_says_whose_epochs_the_options_set():
+    from arborparse.trainer import FRONT_EPOCHS
+
+    text = " ".join(run("train", "--help").output.split())
+    assert f"(--epochs too) are the parser's; the tagger and the lemmatizer train " \
+        f"{FRONT_EPOCHS} epochs each" in text
+
+
 def test_projectivize_command(tmp_path):
     text = ("1\ta\t_\tX\t_\t_\t3\tx\t_\t_\n2\tb\t_\tX\t_\t_\t0\troot\t_\t_\n"
             "3\tc\t_\tX\t_\t_\t2\ty\t_\t_\n4\td\t_\tX\t_\t_\t1\tz\t_\t_\n\n")
