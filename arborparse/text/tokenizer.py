@@ -137,12 +137,35 @@ def _tail_shape(tail: str) -> int:
                               for kind, n in runs[-SHAPE_RUNS:]).encode("utf-8"))
 
 
+_RUN = re.compile(r"\s\s")
+_SPACES = re.compile(r"\s+")
+# every whitespace character (str.isspace, as the pattern's \s): none lies above U+3000
+_SPACE_CODES = np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
+
+
 def char_features(texts: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
     """(positions, X): for each text, the positions of its characters that are not
     whitespace; their static features, text after text, (all those characters,
     len(TEMPLATES)) uint32 hashes. Each text's features read nothing beyond it (the texts
     are read as one string, a space between them, and what a feature would see of the next
-    or the previous text is what it sees beyond a text's ends)."""
+    or the previous text is what it sees beyond a text's ends). A run of whitespace is
+    read as one space, as the treebanks' texts write it: a line end of CR LF, a line's
+    indent or two spaces after a full stop leave the features as they are."""
+    runs = [j for j, text in enumerate(texts) if _RUN.search(text)]
+    if not runs:
+        return _char_features(texts)
+    texts = list(texts)
+    given = {}  # the positions of the characters that are not whitespace, as given
+    for j in runs:
+        codes = np.frombuffer(texts[j].encode("utf-32-le"), dtype=np.uint32)
+        given[j] = np.flatnonzero(~np.isin(codes, _SPACE_CODES))
+        texts[j] = _SPACES.sub(" ", texts[j])
+    positions, X = _char_features(texts)
+    return [given.get(j, where) for j, where in enumerate(positions)], X
+
+
+def _char_features(texts: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
+    """`char_features` of texts without runs of whitespace."""
     joined = " ".join(texts)
     n = len(joined)
     try:

@@ -1,3 +1,4 @@
+import functools
 import io
 import re
 import unicodedata
@@ -154,6 +155,29 @@ def test_texts_read_together_have_the_features_of_each_read_alone(texts):
     assert [p.tolist() for p in positions] == [[i for i, c in enumerate(t) if not c.isspace()]
                                               for t in texts]
     assert X.dtype == np.uint32 and X.tolist() == [row for _, x in alone for row in x.tolist()]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(st.sampled_from("ab.,?'Xy1é"), min_size=1, max_size=6), min_size=1,
+                max_size=8),
+       st.lists(st.sampled_from([" ", "\n", "\r", "\r\n", "  ", " \n", "\n ", "\t", "\n\t",
+                                 "\u00a0 "]), min_size=8, max_size=8))
+def test_a_run_of_whitespace_is_read_as_one_space(words, spaces):
+    """CR LF line ends, indents and double spaces split a text as single spaces do (the
+    treebanks' texts have nothing else), its tokens' offsets still the text's own."""
+    text = "".join(w + s for w, s in zip(words, spaces)).strip()
+    single = " ".join(text.split())
+    assert char_features([text])[1].tolist() == char_features([single])[1].tolist()
+    tokenizer = _small_tokenizer()
+    out, alike = tokenizer.tokenize(text), tokenizer.tokenize(single)
+    assert [s.forms for s in out] == [s.forms for s in alike]
+    assert [text[a:b] for s in out for a, b in s.offsets] == \
+        [s.rows[r][1] for s in out for r, _ in s.tokens()]
+
+
+@functools.lru_cache(maxsize=1)
+def _small_tokenizer():
+    return Tokenizer(epochs=3, bits=14, progress=False).fit(treebank(2))
 
 
 def test_the_paragraphs_read_before_a_failing_line_are_split_first():
