@@ -729,7 +729,7 @@ def projectivize_cmd(input, output, multi_root, pseudo, fmt, force):
     sentences = read_conllu(input, fmt)
     out, changed = [], 0
     for s in sentences:
-        check_tree(s, not multi_root)
+        check_tree(s, not multi_root, " (--multi-root allows several)")
         p = lift(s, pseudo) if pseudo else projectivize(s, not multi_root)
         changed += p.deprels != s.deprels or bool((p.heads != s.heads).any())
         out.append(p)

@@ -38,6 +38,7 @@ from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
 from arborparse.io import model_files, read_conllu
 from arborparse.io.conllu import COLUMNS, FEATS, FORMATS, LEMMA, UPOS, XPOS, Sentence
+from arborparse.io.validate import MULTI_ROOT, check_tree
 from arborparse.pipeline import COMPONENTS, Pipeline
 from arborparse.training import TrainingInterrupted, interrupt_says
 
@@ -162,6 +163,9 @@ def train(train, dev=None, *, family: str = "linear", components=None,
                               "parser behind a tagger or "
                               "lemmatizer trains on jackknifed tags, which need at least 2 "
                               "training sentences")
+    if "parser" in parts:  # every gold tree, before the front end trains on the data
+        for s in train:
+            check_tree(s, not table.multi_root, MULTI_ROOT)
     if taggers and folds is None:  # the jackknife's default follows the data's size too
         folds = sized["folds"] = theirs.get("folds", FOLDS_LARGE if len(train) >= LARGE
                                             else FOLDS)

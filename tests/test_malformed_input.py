@@ -228,6 +228,31 @@ def test_evaluate_refuses_cycles_and_several_roots(treebank, tmp_path):
     one_line_error(status, err, "cycle")
 
 
+def test_a_training_tree_with_a_cycle_or_two_roots_is_refused_before_any_training(
+        treebank, tmp_path, monkeypatch):
+    """Found before the tokenizer and the tagger spend their epochs on the data, the
+    message naming the option that allows several roots (and evaluate none)."""
+    from arborparse.text.tokenizer import Tokenizer
+
+    def never(*_):
+        raise AssertionError("the tokenizer trained")
+    monkeypatch.setattr(Tokenizer, "fit", never)
+    text = separable_text(2)
+    cyclic, rooted = tmp_path / "cyclic.conllu", tmp_path / "rooted.conllu"
+    cyclic.write_text(text + with_head(treebank.read_text(), 3, "1"))
+    rooted.write_text(text + with_head(treebank.read_text(), 2, "0"))
+    lines = text.count("\n")
+    for path, line, what in ((cyclic, lines + 2, "the heads form a cycle"),
+                             (rooted, lines + 4, "2 words attach to the root")):
+        r = run("train", "--train", path, "--model", tmp_path / "m.npz")
+        assert r.exit_code == 1 and f"{path}:{line}: {what}" in r.output, r.output
+        assert not (tmp_path / "m.npz").exists()
+    assert "single-root trees need exactly one (--multi-root allows several)" in r.output
+    status, _, err = arborparse_cli("evaluate", rooted, rooted)
+    one_line_error(status, err, "single-root trees need exactly one (in CoNLL-U, as UD and "
+                                "the official evaluation script have it)")
+
+
 def test_evaluate_mismatch_empty_and_no_nonprojective_arcs(treebank, tmp_path):
     other = tmp_path / "other.conllu"
     other.write_text(treebank.read_text().replace("\tdog\t", "\tcat\t", 1))

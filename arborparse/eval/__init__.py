@@ -17,7 +17,7 @@ import numpy as np
 
 from arborparse.errors import ArborparseError, TreebankFormatError
 from arborparse.io.conllu import Sentence
-from arborparse.io.validate import check_tree
+from arborparse.io.validate import CONLLU_ROOT, check_tree
 from arborparse.trees.structure import nonprojective_arcs
 
 LENGTH_BINS = ("root", "1", "2", "3-6", ">6")
@@ -64,7 +64,8 @@ def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence],
                 raise TreebankFormatError(s.path, s.word_line(m),
                                           f"word {m} has no HEAD (evaluation needs trees)",
                                           where=s.word_where(m))
-            check_tree(s, single_root=s.format == "conllu" and not (multi_root and s is p))
+            check_tree(s, s.format == "conllu" and not (multi_root and s is p),
+                       CONLLU_ROOT)
         if g.forms != p.forms:
             where = next((m for m, (a, b) in enumerate(zip(g.forms, p.forms), 1) if a != b),
                          min(len(g), len(p)) + 1)

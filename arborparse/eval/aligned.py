@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from arborparse.errors import ArborparseError
 from arborparse.eval import CONTENT_DEPRELS, Words
 from arborparse.io.conllu import FORM, ID, Sentence
-from arborparse.io.validate import check_tree
+from arborparse.io.validate import CONLLU_ROOT, check_tree
 
 MEASURES = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags", "Lemmas",
             "UAS", "LAS", "CLAS", "MLAS", "BLEX")
@@ -60,7 +60,8 @@ def _read(sentences: Sequence[Sentence], name: str) -> _Text:
         raise ArborparseError(f"the {name} file holds no sentences")
     text = _Text()
     for s in sentences:
-        check_tree(s, single_root=s.format == "conllu")
+        check_tree(s, s.format == "conllu",
+                   CONLLU_ROOT)
         first, start, words = len(text.words), len(text.characters), Words(s)
         for r, numbers in s.tokens():
             form = _no_space(s.rows[r][FORM])

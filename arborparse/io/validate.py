@@ -12,11 +12,18 @@ from arborparse.io.conllu import Sentence
 from arborparse.trees.structure import find_cycle
 
 
-def check_tree(sentence: Sentence, single_root: bool = True) -> None:
+# what allows several words on the root, where a trainer's check says it needs one
+MULTI_ROOT = " (multi_root allows several)"
+# and where evaluation does (CoNLL-U trees; CoNLL-X ones may have several)
+CONLLU_ROOT = " (in CoNLL-U, as UD and the official evaluation script have it)"
+
+
+def check_tree(sentence: Sentence, single_root: bool = True, several: str = "") -> None:
     """Raise `TreebankFormatError` unless the sentence holds a well-formed tree.
 
     Every word needs a head, the heads must form a tree rooted at 0, and with
-    ``single_root=True`` exactly one word attaches to the root.
+    ``single_root=True`` exactly one word attaches to the root (`several`: what the
+    message adds, such as the option that allows several, `MULTI_ROOT`).
     """
     heads = sentence.heads
     for m in range(1, len(heads)):
@@ -36,7 +43,7 @@ def check_tree(sentence: Sentence, single_root: bool = True) -> None:
         raise TreebankFormatError(
             sentence.path, sentence.word_line(second) if second else sentence.line,
             f"{len(roots)} words attach to the root (words {', '.join(map(str, roots))}); "
-            "single-root trees need exactly one (use multi-root mode to allow several)",
+            f"single-root trees need exactly one{several}",
             where=sentence.word_where(second) if second else sentence.where)
 
 

@@ -20,7 +20,7 @@ import torch
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
 from arborparse.io.conllu import Sentence
-from arborparse.io.validate import check_tree
+from arborparse.io.validate import MULTI_ROOT, check_tree
 from arborparse.isbn.history import FEATURE_SETS, Derivation, Inputs, Tokens, decisions_of
 from arborparse.isbn.network import APPROXIMATIONS, Batch, Network
 from arborparse.isbn.options import ISBNOptions
@@ -120,7 +120,7 @@ class ISBNTrainer:
         if not train:
             raise ArborparseError("the training data holds no sentences")
         for s in train:
-            check_tree(s, self.single_root)
+            check_tree(s, self.single_root, MULTI_ROOT)
         lifted = [lift(s, self.encoding) for s in train]
         vocab = Vocabulary.build(lifted, self.cutoff, self.unknown_cutoff, trees=train)
         inputs = Inputs(vocab, FEATURE_SETS[self.features])

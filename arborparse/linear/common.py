@@ -11,7 +11,7 @@ from tqdm import tqdm
 
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import Sentence
-from arborparse.io.validate import check_tree
+from arborparse.io.validate import MULTI_ROOT, check_tree
 from arborparse.linear.model import DECODERS, Encoded
 from arborparse.linear.reach import keep_tag_reach
 from arborparse.training import Loop, keeps_best, save_parser
@@ -38,7 +38,7 @@ def gold_data(train: list[Sentence], single_root: bool, projective: bool = False
     index = {d: i for i, d in enumerate(labels)}
     encoded, heads, ids = [], [], []
     for s in train:
-        check_tree(s, single_root)
+        check_tree(s, single_root, MULTI_ROOT)
         if projective:
             s = projectivize(s, single_root)
         encoded.append(Encoded.of(s))

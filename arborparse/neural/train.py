@@ -33,7 +33,7 @@ from tqdm import tqdm
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
 from arborparse.io.conllu import Sentence
-from arborparse.io.validate import check_tree
+from arborparse.io.validate import MULTI_ROOT, check_tree
 from arborparse.neural.network import HEADS, Batch, Network
 from arborparse.neural.objectives import OBJECTIVES, arc_loss, word_mask
 from arborparse.neural.options import PROJECTIVE, NeuralOptions
@@ -305,7 +305,7 @@ class NeuralTrainer:
         if not train:
             raise ArborparseError("the training data holds no sentences")
         for s in train:
-            check_tree(s, self.single_root)
+            check_tree(s, self.single_root, MULTI_ROOT)
         if self.objective in PROJECTIVE:
             train = [projectivize(s, self.single_root) for s in train]
         torch.set_num_threads(self.threads)
