@@ -163,6 +163,12 @@ def train(train, dev=None, *, family: str = "linear", components=None,
                               "parser behind a tagger or "
                               "lemmatizer trains on jackknifed tags, which need at least 2 "
                               "training sentences")
+    if "tokenizer" in parts and all(s.format == "conllx" for s in train):
+        raise ArborparseError(f"train ({data['train']['file'] or 'the data given'}) is "
+                              "CoNLL-X, which records neither the text nor its spacing "
+                              "(SpaceAfter=No), so a tokenizer would learn nothing from it: "
+                              "train from CoNLL-U, or leave the tokenizer out: components "
+                              f"(--components) {','.join(p for p in parts if p != 'tokenizer')}")
     if "parser" in parts:  # every gold tree, before the front end trains on the data
         for s in train:
             check_tree(s, not table.multi_root, MULTI_ROOT)

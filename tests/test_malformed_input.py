@@ -253,6 +253,21 @@ def test_a_training_tree_with_a_cycle_or_two_roots_is_refused_before_any_trainin
                                 "the official evaluation script have it)")
 
 
+def test_a_tokenizer_is_not_trained_from_conllx(tmp_path):
+    """CoNLL-X has no text and no SpaceAfter: a tokenizer trained on it split nothing off
+    its words, silently; it is refused, with the components to give instead."""
+    path = tmp_path / "train.conllx"
+    path.write_text("".join(line + "\n" for line in separable_text(2).splitlines()
+                            if not line.startswith("#")))
+    r = run("train", "--train", path, "--model", tmp_path / "m.npz")
+    assert r.exit_code == 1 and r.output == (
+        "Error: train (train.conllx) is CoNLL-X, which records neither the text nor its "
+        "spacing (SpaceAfter=No), so a tokenizer would learn nothing from it: train from "
+        "CoNLL-U, or leave the tokenizer out: components (--components) "
+        "tagger,lemmatizer,parser\n")
+    assert not (tmp_path / "m.npz").exists()
+
+
 def test_evaluate_mismatch_empty_and_no_nonprojective_arcs(treebank, tmp_path):
     other = tmp_path / "other.conllu"
     other.write_text(treebank.read_text().replace("\tdog\t", "\tcat\t", 1))
