@@ -40,7 +40,30 @@ TREE_MISC = ("HeadProb", "LabelProb")  # MISC entries of a tree's arcs (parse --
 # newline follows (old Mac files; Python's universal newlines, which the CoNLL 2018
 # evaluation script reads with, end a line there too)
 LINE_END = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
+_UNWRITABLE = re.compile(r"[\t\n\r]")  # in a field of a row
 _LINE_END_BYTES = re.compile(LINE_END.pattern.encode())
+
+
+def _check_tree_columns(heads: np.ndarray, deprels) -> None:
+    """ValueError, naming the first, for what a CoNLL-U file could not hold or arborparse
+    would not read back: a head not a whole number 0..n or the word itself, a label not a
+    non-empty string or one with a tab or line end."""
+    n = len(heads) - 1
+    h = heads[1:]
+    if np.issubdtype(heads.dtype, np.integer) or np.issubdtype(heads.dtype, np.floating):
+        bad = (np.mod(h, 1) != 0) | (h < 0) | (h > n) | (h == np.arange(1, n + 1))
+    else:  # booleans, strings, objects
+        bad = np.ones(n, dtype=bool)
+    if bad.any():
+        m = int(np.flatnonzero(bad)[0]) + 1
+        raise ValueError(f"heads[{m}] = {heads[m].item()!r}: a head is a word 1..{n} other "
+                         f"than {m}, or 0 for the root")
+    if deprels is not None and not (all(isinstance(d, str) and d for d in deprels) and
+                                    not _UNWRITABLE.search("".join(deprels))):
+        m = next(m for m, d in enumerate(deprels) if not isinstance(d, str) or not d or
+                 _UNWRITABLE.search(d))
+        raise ValueError(f"deprels[{m}] = {deprels[m]!r}: a label is a non-empty string "
+                         "without tabs or line ends")
 
 
 def misc_without(misc: str, keys) -> str:
@@ -183,6 +206,10 @@ class Sentence:
         heads : array of int, shape (n + 1,)
             ``heads[m]`` for words 1..n; ``heads[0]`` is ignored.
         deprels : sequence of str, length n, optional
+
+        A head that is not a whole number 0..n other than its word, or a label that is
+        empty or holds a tab or line end, is a ValueError: the file written would not
+        read back.
         """
         n = len(self)
         heads = np.asarray(heads)
@@ -190,6 +217,7 @@ class Sentence:
             raise ValueError(f"heads must have shape ({n + 1},), got {heads.shape}")
         if deprels is not None and len(deprels) != n:
             raise ValueError(f"deprels must have {n} labels, got {len(deprels)}")
+        _check_tree_columns(heads, deprels)
         rows = [list(r) for r in self.rows]
         stale = (DEPS,) if self.format == "conllu" else (DEPS, MISC)  # CoNLL-X PHEAD, PDEPREL
         for i, r in enumerate(self.word_rows):

@@ -76,6 +76,28 @@ def test_with_tree_changes_only_the_tree(tmp_path):
     assert conllx.with_tree(np.array([-1, 0])).rows[0][8:] == ["_", "_"]
 
 
+def test_with_tree_refuses_what_a_file_could_not_hold(tmp_path):
+    s = read_conllu(write(tmp_path, GOOD))[0]  # four words
+    for heads, what in (([-1, 99, 0, 1, 1], r"heads\[1\] = 99: a head is a word 1..4 other "
+                                             r"than 1, or 0 for the root"),
+                        ([-1, 0, -5, 1, 1], r"heads\[2\] = -5"),
+                        ([-1, 0, 1, 3, 1], r"heads\[3\] = 3"),  # its own head
+                        ([-1, 0, 1.5, 1, 1], r"heads\[2\] = 1.5"),
+                        ([False, True, True, True, True], r"heads\[1\] = True")):
+        with pytest.raises(ValueError, match=what):
+            s.with_tree(heads)
+    for deprels, what in ((["root", "a\tb", "c", "d"], r"deprels\[1\] = 'a\\tb'"),
+                          (["root", "", "c", "d"], r"deprels\[1\] = '': a label is a "
+                                                   r"non-empty string without tabs or line "
+                                                   r"ends"),
+                          (["root", "a", "c\n", "d"], r"deprels\[2\]"),
+                          (["root", "a", None, "d"], r"deprels\[2\] = None")):
+        with pytest.raises(ValueError, match=what):
+            s.with_tree([-1, 0, 1, 1, 1], deprels)
+    assert s.with_tree(np.array([-1.0, 0.0, 1.0, 1.0, 1.0]), ["root", "a b", "c", "d"]
+                       ).heads.tolist() == [-1, 0, 1, 1, 1]
+
+
 def test_with_misc_replaces_its_keys():
     s = read_conllu(io.StringIO("1\tA\ta\tN\tNN\t_\t0\troot\t_\tSpaceAfter=No|HeadProb=0.5\n\n"))[0]
     t = s.with_misc(["HeadProb=0.9000|LabelProb=1.0000"])
