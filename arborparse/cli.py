@@ -590,7 +590,8 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
     """Parse INPUT (default stdin): raw text (paragraphs, or one sentence per line),
     tokenized text, CoNLL-U or CoNLL-X, to CoNLL-U (CoNLL-X for CoNLL-X input). Of CoNLL
     input only HEAD and DEPREL change (and the tags where the model tags, MISC with
-    --marginals). A file parsed with stderr on a terminal shows a progress bar there
+    --marginals); what described the old tree goes (DEPS, CoNLL-X's PHEAD and PDEPREL
+    become _, MISC loses its HeadProb and LabelProb). A file parsed with stderr on a terminal shows a progress bar there
     (sentences, words/s). The options that name families apply to those families' models
     only; the others, to every model. The options the model does not take are refused."""
     from arborparse.options import OptionError, check_options
@@ -641,6 +642,12 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
             raise ArborparseError(f"{err}; the {count[0]} sentences before it were parsed "
                                   "and written out: the output stops there") from None
         raise err from None
+    except ArborparseError as err:  # a sentence refused (too long to parse here)
+        if output == "-" and count[0]:  # a sentence of raw text is named by its number
+            named = "" if input == "-" or str(err).startswith(input) else f"{input}, "
+            raise ArborparseError(f"{named}{err}; the {count[0]} sentences before it were "
+                                  "parsed and written out: the output stops there") from None
+        raise
     finally:  # a caller in the same process (the API's tests) gets its collections back
         gc.unfreeze()
     if not count[0]:

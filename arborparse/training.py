@@ -31,6 +31,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 
@@ -58,7 +59,8 @@ class TrainingInterrupted(ArborparseError):
         elif message is None:
             message = f"training interrupted; {path} holds epoch {epoch}, the best so far"
         if checkpoint is not None:
-            message += f"; {checkpoint} holds the last finished epoch: continue with --resume"
+            message += (f"; {checkpoint} holds the last finished epoch: continue with resume "
+                        "(--resume)")
         super().__init__(message)
 
 
@@ -125,9 +127,18 @@ def keeps_best(fit):
 
     @functools.wraps(fit)
     def wrapper(self, train, dev=None, save_best=None):
+        import numpy as np
+
         self.best_epoch_, self.history_ = None, []
+        caught = {}  # numpy's floating-point warnings, given after the training: a
+        # training that diverges says so in one line, without them before it
         try:
-            return fit(self, train, dev, save_best)
+            with np.errstate(over="call", divide="call", invalid="call",
+                             call=lambda kind, _: caught.setdefault(kind)):
+                trained = fit(self, train, dev, save_best)
+            for kind in caught:
+                warnings.warn(f"{kind} encountered in training", RuntimeWarning, stacklevel=2)
+            return trained
         except BaseException as err:
             if is_interrupt(err):
                 path = getattr(save_best, "path", save_best)

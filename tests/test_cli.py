@@ -129,3 +129,21 @@ def test_numbers_that_are_not_finite_or_endless_are_refused():
     r = CliRunner().invoke(cli, ["compare", "g.conllu", "a.conllu", "b.conllu", "--samples",
                                  "99999999999999999999"])
     assert r.exit_code == 2 and "--samples" in r.output  # not a run without end
+
+
+def test_a_sentence_too_long_in_a_stream_says_what_was_written(english_pipeline, tmp_path,
+                                                               monkeypatch):
+    """The sentence a parse refuses midway through stdout is named with its file, and the
+    sentences before it are said to be out, as for a bad line."""
+    import arborparse.memory
+
+    text = tmp_path / "lines.txt"
+    text.write_text("The dog barks .\nIt runs home .\n" + "word " * 3000 + "\n")
+    monkeypatch.setattr(arborparse.memory, "available_memory", lambda: 2 ** 20)
+    r = run("parse", "--model", english_pipeline, "--input-format", "lines", text)
+    assert r.exit_code == 1 and r.stdout.count("# text") == 2
+    error = r.stderr.strip()
+    assert error.startswith(f"Error: {text}, sentence 3 (word word word word word ...): a "
+                            "sentence of 3000 words is too long") and \
+        error.endswith("; the 2 sentences before it were parsed and written out: the "
+                       "output stops there"), error

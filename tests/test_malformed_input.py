@@ -160,7 +160,7 @@ def test_sigterm_keeps_the_best_epoch_and_no_temporary_file(tmp_path):
     assert arborparse.load(model).parser.kind == "linear"
     left = sorted(p.name for p in tmp_path.iterdir())  # the checkpoint, once one is written
     assert left in (["big.conllu", "m.npz"], ["big.conllu", "m.npz", "m.npz.checkpoint"])
-    assert ("continue with --resume" in err) == ("m.npz.checkpoint" in left)
+    assert ("continue with resume (--resume)" in err) == ("m.npz.checkpoint" in left)
 
 
 # 5, 6: what parse writes --------------------------------------------------------------------

@@ -4,6 +4,7 @@ families' option tables; what a model file says of itself (`info`)."""
 import dataclasses
 import json
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -291,6 +292,9 @@ def test_wrong_options_are_refused_in_one_line():
     with pytest.raises(ArborparseError, match=r"the linear family takes no option beam "
                                               r"\(its options: trainer, decoder"):
         arborparse.train(data, beam=3)
+    with pytest.raises(ArborparseError, match=r"the linear family takes no option epoch: "
+                                              r"did you mean epochs\? \(its options: "):
+        arborparse.train(data, epoch=2)
     with pytest.raises(ArborparseError, match="k does not apply to the linear trainer mira "
                                               r"\(k: mira-kbest\)"):
         arborparse.train(data, k=3)
@@ -355,11 +359,14 @@ def test_word_vectors_set_the_word_dimension(tmp_path):
 
 def test_a_diverging_training_stops_without_saving_the_epoch(tmp_path, monkeypatch):
     data, path = separable(3), tmp_path / "m.npz"
-    with pytest.raises(Diverged, match=r"training diverged in epoch \d+: its scores became "
-                                       "infinite or NaN; start again with a smaller "
-                                       "learning rate"):
+    with warnings.catch_warnings(record=True) as caught, \
+            pytest.raises(Diverged, match=r"training diverged in epoch \d+: its scores "
+                                          "became infinite or NaN; start again with a "
+                                          "smaller learning rate"):
+        warnings.simplefilter("always")
         arborparse.train(data, components="parser", progress=False,
-                         trainer="loglinear-sgd", learning_rate=1e6, hash_bits=12)
+                         trainer="loglinear-sgd", learning_rate=1e300, hash_bits=12)
+    assert not caught  # numpy's overflows on the way are not said before the one line
     loss = NeuralTrainer.loss
     monkeypatch.setattr(NeuralTrainer, "loss", lambda self, net, batch: (
         lambda total, n: (total * float("nan") if self.history_ else total, n))(
@@ -436,7 +443,7 @@ def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
     path = tmp_path / "m.npz"
     save = _interrupted_after_epoch_2(monkeypatch)
     with pytest.raises(TrainingInterrupted, match="m.npz.checkpoint holds the last finished "
-                                                  "epoch: continue with --resume"):
+                                                  r"epoch: continue with resume \(--resume\)"):
         arborparse.train(data, dev, path=path, **options)
     monkeypatch.setattr(Loop, "_save_checkpoint", save)
     said = CliRunner().invoke(cli, ["info", str(path)]).output
@@ -481,7 +488,7 @@ def test_resume_takes_the_front_end_and_the_jackknifed_tags_of_the_interrupted_r
     straight = arborparse.train(data, dev, **options)
     path = tmp_path / "m.npz"
     save = _interrupted_after_epoch_2(monkeypatch)
-    with pytest.raises(TrainingInterrupted, match="continue with --resume"):
+    with pytest.raises(TrainingInterrupted, match=r"continue with resume \(--resume\)"):
         arborparse.train(data, dev, path=path, **options)
     assert Path(f"{path}.tags").exists()
     monkeypatch.setattr(Loop, "_save_checkpoint", save)

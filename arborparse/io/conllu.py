@@ -470,7 +470,7 @@ def _parse_block(name: str, start: int, lines: list[str], fmt: str) -> Sentence:
     heads = [-1]
     head_lines: list[int] = []
     empty_index = 0
-    range_end = 0
+    range_end = range_line = 0
     for offset, text in enumerate(lines):
         lineno = start + offset
         if text.startswith("#") and fmt == "conllu":
@@ -511,7 +511,7 @@ def _parse_block(name: str, start: int, lines: list[str], fmt: str) -> Sentence:
                 raise TreebankFormatError(
                     name, lineno, f"multiword token range {ident} out of order or malformed "
                     f"(expected a range starting at {n + 1})")
-            range_end = int(b)
+            range_end, range_line = int(b), lineno
         elif fmt == "conllu" and "." in ident:
             a, _, b = ident.partition(".")
             if not (a.isdigit() and b.isdigit()) or int(a) != n or int(b) != empty_index + 1:
@@ -525,8 +525,8 @@ def _parse_block(name: str, start: int, lines: list[str], fmt: str) -> Sentence:
     if not word_rows:
         raise TreebankFormatError(name, start, "sentence has no words")
     if range_end > len(word_rows):
-        raise TreebankFormatError(name, start, f"multiword token range reaches word {range_end} "
-                                  f"but the sentence has {len(word_rows)} words")
+        raise TreebankFormatError(name, range_line, f"multiword token range reaches word "
+                                  f"{range_end} but the sentence has {len(word_rows)} words")
     n = len(word_rows)
     for m in range(1, n + 1):
         if heads[m] > n:

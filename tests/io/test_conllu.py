@@ -169,6 +169,9 @@ ERRORS = [
     ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n1-2\tA\ta\tN\tNN\t_\t_\t_\t_\t_\n\n", 2,
      "multiword token range 1-2"),
     ("# only a comment\n\n", 1, "sentence has no words"),
+    ("# sent_id = 1\n1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n2-20\tBC\t_\t_\t_\t_\t_\t_\t_\t_\n"
+     "2\tB\tb\tN\tNN\t_\t1\tx\t_\t_\n3\tC\tc\tN\tNN\t_\t1\tx\t_\t_\n\n", 3,
+     "multiword token range reaches word 20 but the sentence has 3 words"),  # its own line
 ]
 
 

@@ -142,7 +142,7 @@ def test_resume_continues_bit_for_bit(tmp_path, monkeypatch):
             raise KeyboardInterrupt
 
     monkeypatch.setattr(Loop, "_save_checkpoint", interrupted)
-    with pytest.raises(TrainingInterrupted, match="continue with --resume"):
+    with pytest.raises(TrainingInterrupted, match=r"continue with resume \(--resume\)"):
         NeuralTrainer(epochs=3, checkpoint=checkpoint, **TINY).fit(data, dev, tmp_path / "m.npz")
     monkeypatch.setattr(Loop, "_save_checkpoint", save)
     with pytest.raises(ArborparseError, match="other options: hidden 32 \\(now 8\\)"):
