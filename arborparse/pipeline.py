@@ -153,9 +153,10 @@ def describe(stored: dict, family: str | None, versions: dict, reach=None,
              tag_reach=None, decoder=None) -> dict:
     """`INFO`'s keys in order: what `stored` holds, the family, the components and their
     format versions as found (`versions`: component -> version), the parser's decoder
-    (None: a family without one, or no parser), the linear parser's reach (`LinearParser.reach` as a list; None: none, or another
-    family) and tag reach (its header entry, `TagReach.header`, told as the number of tags
-    and of the pairs of them seen as head and word; None: none)."""
+    (None: a family without one, or no parser), the linear parser's reach
+    (`LinearParser.reach` as a list; None: none, or another family) and tag reach (its
+    header entry, `TagReach.header`, told as the number of tags and of the pairs of them
+    seen as head and word; None: none)."""
     found = {key: stored.get(key) for key in INFO}
     if tag_reach is not None:
         tag_reach = _tag_reach_summary(tag_reach)
