@@ -35,6 +35,7 @@ from arborparse.io import iter_conllu, read_conllu, write_conllu
 from arborparse.io.conllu import FORMATS as CONLL_FORMATS
 from arborparse.io.conllu import check_decodes, check_encoding
 from arborparse.io.plain import FORMATS as PLAIN_FORMATS
+from arborparse.io.plain import text_lines
 from arborparse.io.model_files import check_output
 from arborparse.options import DIRECTORY, FILE, Capabilities
 from arborparse.service import SHORT, TIMEOUT
@@ -628,7 +629,13 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
     count = [0]
     try:
         if output == "-" and os.path.isfile(input):  # stdout gets each sentence as it is
-            check_decodes(input, encoding)  # parsed (a pipe cannot be read twice)
+            # parsed: a file is read through first (a pipe cannot be read twice) for a bad
+            # byte, and text for a paragraph of CoNLL
+            if fmt in PLAIN_FORMATS:
+                for _ in text_lines(input, encoding):
+                    pass
+            else:
+                check_decodes(input, encoding)
         write_conllu(_counted(_interruptible(parsed), input != "-", count), output)
         _done.set()
     except TreebankFormatError as err:

@@ -300,6 +300,12 @@ def test_conllu_read_as_text_is_refused_before_anything_is_written(treebank, tmp
         one_line_error(status, err, 't.conllu:1: looks like CoNLL-U (a "# sent_id =" comment), '
                                     "not text: read it with --input-format auto (or conllu)")
         assert stdout == "" and not out.exists()
+    mixed = tmp_path / "mixed.txt"  # prose, then a treebank pasted after a blank line
+    mixed.write_text("The dog barks. It runs home.\n\n" + treebank.read_text())
+    status, stdout, err = arborparse_cli("parse", "--model", english_pipeline,
+                                         "--input-format", "text", mixed)
+    one_line_error(status, err, "mixed.txt:3: looks like CoNLL-U")
+    assert stdout == ""
 
 
 def test_commands_that_read_only_treebanks_suggest_no_text_input(tmp_path):
