@@ -242,7 +242,10 @@ def baseline_cmd(input, output, kind, fmt, force):
     """Parse INPUT with a trivial baseline (a floor for every evaluation)."""
     check_output(output, [input], force=force)
     parse = BASELINES[kind]
-    write_conllu([parse(s) for s in read_conllu(input, fmt)], output)
+    sentences = read_conllu(input, fmt)
+    write_conllu([parse(s) for s in sentences], output)
+    if not sentences:
+        _warn_empty(input, f"--format {fmt}")
 
 
 class _CValue(click.ParamType):
@@ -659,9 +662,15 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
     finally:  # a caller in the same process (the API's tests) gets its collections back
         gc.unfreeze()
     if not count[0]:
-        name = "standard input" if input == "-" else input
-        click.echo(f"Warning: {name} holds no sentences (as --input-format {fmt} reads it): "
-                   "the output is empty", err=True)
+        _warn_empty(input, f"--input-format {fmt}")
+
+
+def _warn_empty(input, read_as: str) -> None:
+    """Say that `input` held no sentences (read as the option `read_as` says), so the
+    output is empty: not an error."""
+    name = "standard input" if input == "-" else input
+    click.echo(f"Warning: {name} holds no sentences (as {read_as} reads it): the output is "
+               "empty", err=True)
 
 
 def _counted(sentences, show: bool, count: list[int]):
@@ -702,6 +711,8 @@ def _parse_on_cluster(input, model_path, output, fmt, scheduler, workers, partit
         click.echo(f"Error: {error}", err=True)
     if errors:
         sys.exit(1)
+    if os.path.isfile(input) and os.path.getsize(output) == 0:
+        _warn_empty(input, f"--input-format {fmt}")
 
 
 def _flagged(ctx, text: str) -> str:

@@ -375,6 +375,13 @@ def test_an_empty_input_is_said_to_be_empty(tmp_path):
     assert status == 0 and out == ""
     assert err == f"Warning: {empty} holds no sentences (as --input-format auto reads it): " \
                   "the output is empty\n"
+    status, out, err = arborparse_cli("baseline", empty)
+    assert status == 0 and out == "" and err == f"Warning: {empty} holds no sentences (as " \
+                                                "--format auto reads it): the output is empty\n"
+    parsed = tmp_path / "parsed.conllu"
+    status, _, err = arborparse_cli("parse", "--model", MODEL, empty, "-o", parsed,
+                                    "--scheduler", "local", "--workers", "1")
+    assert status == 0 and parsed.read_text() == "" and "holds no sentences" in err, err
 
 
 def test_a_directory_as_input(tmp_path):
