@@ -368,6 +368,12 @@ class Loop:
         except (KeyError, TypeError, ValueError) as err:
             raise ArborparseError(f"{self.checkpoint}: a damaged checkpoint ({err}); start "
                                   "again without resuming") from None
+        most = self.epochs * (EXTENDED if self.extend and self.dev else 1)
+        if self.first - 1 > most:  # nothing would run, the model saying epochs it passed
+            raise ArborparseError(f"{self.checkpoint}: the interrupted training finished "
+                                  f"{self.first - 1} epochs, more than epochs "
+                                  f"{self.epochs} allows: resume with epochs (--epochs) of at "
+                                  f"least {self.first - 1}, or keep the model file as it is")
         if self.lead:
             _say(f"{self.name}resuming after epoch {self.first - 1} (the best so far: "
                  f"epoch {self.trainer.best_epoch_})")

@@ -463,6 +463,11 @@ def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
                          components="parser", progress=False)
     with pytest.raises(ArborparseError, match="the interrupted training had other data"):
         arborparse.train(separable(4), dev, path=path, resume=True, **options)
+    with pytest.raises(ArborparseError, match=r"m.npz.checkpoint: the interrupted training "
+                                              r"finished 2 epochs, more than epochs 1 allows: "
+                                              r"resume with epochs \(--epochs\) of at least 2"):
+        arborparse.train(data, dev, path=path, resume=True, **{**options, "epochs": 1,
+                                                                "extend": 0})
     with pytest.raises(ArborparseError, match="cannot resume"):
         arborparse.train(data, dev, path=path, resume=True, **{**options, "C": 1.0,
                                                                 "trainer": "loglinear"})
