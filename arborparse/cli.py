@@ -796,6 +796,7 @@ def render_cmd(input, output, sentence, threshold, fmt, force):
     all as an HTML page with navigation. Arcs with HeadProb in MISC show how sure the
     parser was."""
     from arborparse.io.atomic import atomic_open
+    from arborparse.io.validate import CONLLU_ROOT, check_tree
     from arborparse.render import page, svg
 
     suffix = os.path.splitext(str(output))[1].lower()
@@ -817,9 +818,16 @@ def render_cmd(input, output, sentence, threshold, fmt, force):
         if sentence > len(sentences):
             raise ArborparseError(f"{input}: --sentence {sentence}, the file has "
                                   f"{len(sentences)}")
-        text = svg(sentences[sentence - 1], threshold)
+        drawn = [sentences[sentence - 1]]
+        text = svg(drawn[0], threshold)
     else:
+        drawn = sentences
         text = page(sentences, os.path.basename(str(input)), threshold)
+    for s in drawn:  # a graph that is no tree is drawn, to be seen, and said to be one
+        try:
+            check_tree(s, s.format == "conllu", CONLLU_ROOT)
+        except TreebankFormatError as err:
+            click.echo(f"Warning: {err}; drawn as it is", err=True)
     if str(output) == "-":
         click.echo(text, nl=False)
         return
