@@ -148,32 +148,37 @@ def char_features(texts: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
     whitespace; their static features, text after text, (all those characters,
     len(TEMPLATES)) uint32 hashes. Each text's features read nothing beyond it (the texts
     are read as one string, a space between them, and what a feature would see of the next
-    or the previous text is what it sees beyond a text's ends). A run of whitespace is
-    read as one space, as the treebanks' texts write it: a line end of CR LF, a line's
-    indent or two spaces after a full stop leave the features as they are."""
-    runs = [j for j, text in enumerate(texts) if _RUN.search(text)]
-    if not runs:
-        return _char_features(texts)
-    texts = list(texts)
+    or the previous text is what it sees beyond a text's ends).
+
+    A text is read as the treebanks' texts write a sentence within a paragraph: a run of
+    whitespace as one space (a line end of CR LF, a line's indent or two spaces after a
+    full stop leave the features as they are), and a space before and after it (a treebank
+    has few paragraph ends, none where it marks no paragraph: one-sentence texts kept their
+    last word and full stop as one token)."""
     given = {}  # the positions of the characters that are not whitespace, as given
-    for j in runs:
-        codes = np.frombuffer(texts[j].encode("utf-32-le"), dtype=np.uint32)
-        given[j] = np.flatnonzero(~np.isin(codes, _SPACE_CODES))
-        texts[j] = _SPACES.sub(" ", texts[j])
-    positions, X = _char_features(texts)
-    return [given.get(j, where) for j, where in enumerate(positions)], X
-
-
-def _char_features(texts: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
-    """`char_features` of texts without runs of whitespace."""
-    joined = " ".join(texts)
-    n = len(joined)
+    read, shift = [], []
     try:
-        raw = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+        for j, text in enumerate(texts):
+            if _RUN.search(text):
+                codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+                given[j] = np.flatnonzero(~np.isin(codes, _SPACE_CODES))
+                text = _SPACES.sub(" ", text)
+            shift.append(int(not text[:1].isspace()))
+            read.append(" " * shift[-1] + text + ("" if text[-1:].isspace() else " "))
+        positions, X = _char_features(read)
     except UnicodeEncodeError:  # only a str made in memory holds one: refused in one line
         for text in texts:
             characters(text, f"the paragraph {text[:30]!r}")
         raise
+    return [given[j] if j in given else where - shift[j]
+            for j, where in enumerate(positions)], X
+
+
+def _char_features(texts: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
+    """`char_features` of texts as they are read (without runs of whitespace)."""
+    joined = " ".join(texts)
+    n = len(joined)
+    raw = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
     lengths = np.array([len(t) for t in texts], dtype=np.int64)
     begin = np.cumsum(lengths + 1) - lengths - 1  # where each text starts in `joined`
     text = np.repeat(np.arange(len(texts)), lengths + 1)[:n]  # the text of each character
