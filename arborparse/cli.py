@@ -389,8 +389,8 @@ class _TrainCommand(click.Command):
                    "tokens of raw text), tagger (UPOS, XPOS, FEATS), lemmatizer, parser. With "
                    "a tagger the parser trains on jackknifed tags. Default: all four; neural: "
                    "tokenizer,parser (its parser tags and lemmatizes). The family's options "
-                   "below (--epochs too) are the parser's; the tagger and the lemmatizer "
-                   "train 10 epochs each, keeping their best on --dev.")
+                   "below (--epochs too) are the parser's; the tokenizer, the tagger and "
+                   "the lemmatizer train 10 epochs each, keeping their best on --dev.")
 @click.option("--folds", type=click.IntRange(2),
               help="Jackknifing: the parser's training tags come from taggers trained on the "
                    "other folds (default: 10, or 5 from 3,000 training sentences on).")
@@ -654,10 +654,12 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
                                   "and written out: the output stops there") from None
         raise err from None
     except ArborparseError as err:  # a sentence refused (too long to parse here)
-        if output == "-" and count[0]:  # a sentence of raw text is named by its number
-            named = "" if input == "-" or str(err).startswith(input) else f"{input}, "
-            raise ArborparseError(f"{named}{err}; the {count[0]} sentences before it were "
-                                  "parsed and written out: the output stops there") from None
+        # a sentence of raw text is named by its number: its file is said before it
+        named = f"{input}, " if input != "-" and str(err).startswith("sentence ") else ""
+        written = f"; the {count[0]} sentences before it were parsed and written out: the " \
+            "output stops there" if output == "-" and count[0] else ""
+        if named or written:
+            raise ArborparseError(f"{named}{err}{written}") from None
         raise
     finally:  # a caller in the same process (the API's tests) gets its collections back
         gc.unfreeze()
@@ -796,7 +798,7 @@ def render_cmd(input, output, sentence, threshold, fmt, force):
     all as an HTML page with navigation. Arcs with HeadProb in MISC show how sure the
     parser was."""
     from arborparse.io.atomic import atomic_open
-    from arborparse.io.validate import CONLLU_ROOT, check_tree
+    from arborparse.io.validate import check_tree
     from arborparse.render import page, svg
 
     suffix = os.path.splitext(str(output))[1].lower()
@@ -823,11 +825,15 @@ def render_cmd(input, output, sentence, threshold, fmt, force):
     else:
         drawn = sentences
         text = page(sentences, os.path.basename(str(input)), threshold)
-    for s in drawn:  # a graph that is no tree is drawn, to be seen, and said to be one
+    found = []  # a graph with a cycle is drawn, to be seen, and said to be no tree (several
+    for s in drawn:  # roots are a multi-root parser's trees, drawn without a word)
         try:
-            check_tree(s, s.format == "conllu", CONLLU_ROOT)
+            check_tree(s, single_root=False)
         except TreebankFormatError as err:
-            click.echo(f"Warning: {err}; drawn as it is", err=True)
+            found.append(err)
+    if found:
+        more = f" (and {len(found) - 1} more sentences with a cycle)" if len(found) > 1 else ""
+        click.echo(f"Warning: {found[0]}; drawn as it is{more}", err=True)
     if str(output) == "-":
         click.echo(text, nl=False)
         return

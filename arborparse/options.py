@@ -285,11 +285,13 @@ class FamilyOptions:
         ArborparseError naming the family's options."""
         unknown = sorted(set(given) - set(cls.names()))
         if unknown:
-            close = difflib.get_close_matches(unknown[0], cls.names())
+            guessed = []
+            for name in unknown:
+                close = difflib.get_close_matches(name, cls.names())
+                guessed.append(f"{name} (did you mean {close[0]}?)" if close else name)
             raise ArborparseError(f"the {cls.family} family takes no option "
-                                  f"{', '.join(unknown)}"
-                                  + (f": did you mean {close[0]}?" if close else "")
-                                  + f" (its options: {', '.join(cls.names())})")
+                                  f"{', '.join(guessed)}; its options: "
+                                  f"{', '.join(cls.names())}")
         plain = {k: v.item() if hasattr(v, "item") else v for k, v in given.items()}
         table = cls(**{k: v for k, v in plain.items() if v is not None})
         trainer = getattr(table, "trainer", None)

@@ -164,11 +164,13 @@ def train(train, dev=None, *, family: str = "linear", components=None,
                               "lemmatizer trains on jackknifed tags, which need at least 2 "
                               "training sentences")
     if "tokenizer" in parts and all(s.format == "conllx" for s in train):
+        others = ",".join(p for p in parts if p != "tokenizer")
         raise ArborparseError(f"train ({data['train']['file'] or 'the data given'}) is "
                               "CoNLL-X, which records neither the text nor its spacing "
                               "(SpaceAfter=No), so a tokenizer would learn nothing from it: "
-                              "train from CoNLL-U, or leave the tokenizer out: components "
-                              f"(--components) {','.join(p for p in parts if p != 'tokenizer')}")
+                              "train from CoNLL-U" + (", or leave the tokenizer out: "
+                                                      f"components (--components) {others}"
+                                                      if others else ""))
     if "parser" in parts:  # every gold tree, before the front end trains on the data
         for s in train:
             check_tree(s, not table.multi_root, MULTI_ROOT)

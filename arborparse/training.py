@@ -131,7 +131,8 @@ def keeps_best(fit):
 
         self.best_epoch_, self.history_ = None, []
         caught = {}  # numpy's floating-point warnings, given after the training: a
-        # training that diverges says so in one line, without them before it
+        # training that diverges says so in one line, without them before it (numpy's
+        # errstate holds in this thread: a pool's threads, or Dask's workers, warn as ever)
         try:
             with np.errstate(over="call", divide="call", invalid="call",
                              call=lambda kind, _: caught.setdefault(kind)):
@@ -368,12 +369,14 @@ class Loop:
         except (KeyError, TypeError, ValueError) as err:
             raise ArborparseError(f"{self.checkpoint}: a damaged checkpoint ({err}); start "
                                   "again without resuming") from None
-        most = self.epochs * (EXTENDED if self.extend and self.dev else 1)
-        if self.first - 1 > most:  # nothing would run, the model saying epochs it passed
+        reach = EXTENDED if self.extend and self.dev else 1  # how far past the epochs
+        if self.first - 1 > reach * self.epochs:  # nothing would run, and the model would
+            # record fewer epochs than it passed
             raise ArborparseError(f"{self.checkpoint}: the interrupted training finished "
                                   f"{self.first - 1} epochs, more than epochs "
                                   f"{self.epochs} allows: resume with epochs (--epochs) of at "
-                                  f"least {self.first - 1}, or keep the model file as it is")
+                                  f"least {-(-(self.first - 1) // reach)}, or keep the model "
+                                  "file as it is")
         if self.lead:
             _say(f"{self.name}resuming after epoch {self.first - 1} (the best so far: "
                  f"epoch {self.trainer.best_epoch_})")

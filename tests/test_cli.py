@@ -64,8 +64,8 @@ def test_train_help_says_whose_epochs_the_options_set():
     from arborparse.trainer import FRONT_EPOCHS
 
     text = " ".join(run("train", "--help").output.split())
-    assert f"(--epochs too) are the parser's; the tagger and the lemmatizer train " \
-        f"{FRONT_EPOCHS} epochs each" in text
+    assert f"(--epochs too) are the parser's; the tokenizer, the tagger and the lemmatizer " \
+        f"train {FRONT_EPOCHS} epochs each" in text
 
 
 def test_projectivize_command(tmp_path):
@@ -147,3 +147,7 @@ def test_a_sentence_too_long_in_a_stream_says_what_was_written(english_pipeline,
                             "sentence of 3000 words is too long") and \
         error.endswith("; the 2 sentences before it were parsed and written out: the "
                        "output stops there"), error
+    r = run("parse", "--model", english_pipeline, "--input-format", "lines", text, "-o",
+            tmp_path / "out.conllu")  # nothing written: nothing said of it
+    assert r.exit_code == 1 and r.output.startswith(f"Error: {text}, sentence 3 (word") and \
+        "written out" not in r.output and not (tmp_path / "out.conllu").exists()

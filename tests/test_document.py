@@ -177,6 +177,9 @@ def test_wrong_inputs_are_refused(english):
         with pytest.raises(ArborparseError, match=r"^the paragraph 'a \\ud800 b' holds a lone "
                                                   r"surrogate \(U\+D800, character 3\)"):
             parse("a \ud800 b")  # found where the tokenizer reads its characters
+        with pytest.raises(ArborparseError, match=r"^the paragraph 'a  \\ud800 b' holds a "
+                                                  r"lone surrogate \(U\+D800, character 4\)"):
+            parse("a  \ud800 b")  # where a run of whitespace is read as one space
     with pytest.raises(ArborparseError, match=r"^the CoNLL-U text holds a lone surrogate"):
         Document.from_conllu("1\ta\ud800\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
     with pytest.raises(TypeError, match=r"^parse_text takes a str, not bytes: decode it"):

@@ -60,8 +60,7 @@ def _read(sentences: Sequence[Sentence], name: str) -> _Text:
         raise ArborparseError(f"the {name} file holds no sentences")
     text = _Text()
     for s in sentences:
-        check_tree(s, s.format == "conllu",
-                   CONLLU_ROOT)
+        check_tree(s, s.format == "conllu", CONLLU_ROOT)
         first, start, words = len(text.words), len(text.characters), Words(s)
         for r, numbers in s.tokens():
             form = _no_space(s.rows[r][FORM])

@@ -14,6 +14,7 @@ import codecs
 import gzip
 import itertools
 import lzma
+import math
 import os
 import re
 import sys
@@ -49,21 +50,34 @@ def _check_tree_columns(heads: np.ndarray, deprels) -> None:
     would not read back: a head not a whole number 0..n or the word itself, a label not a
     non-empty string or one with a tab or line end."""
     n = len(heads) - 1
-    h = heads[1:]
-    if np.issubdtype(heads.dtype, np.integer) or np.issubdtype(heads.dtype, np.floating):
-        bad = (np.mod(h, 1) != 0) | (h < 0) | (h > n) | (h == np.arange(1, n + 1))
-    else:  # booleans, strings, objects
-        bad = np.ones(n, dtype=bool)
-    if bad.any():
-        m = int(np.flatnonzero(bad)[0]) + 1
-        raise ValueError(f"heads[{m}] = {heads[m].item()!r}: a head is a word 1..{n} other "
-                         f"than {m}, or 0 for the root")
-    if deprels is not None and not (all(isinstance(d, str) and d for d in deprels) and
-                                    not _UNWRITABLE.search("".join(deprels))):
+    if heads.dtype.kind in "iu":
+        h = heads[1:]
+        bad = np.flatnonzero((h < 0) | (h > n) | (h == np.arange(1, n + 1))) + 1
+    else:  # floats, objects, strings, booleans: each looked at
+        bad = [m for m in range(1, n + 1) if not _a_head(heads[m], m, n)]
+    if len(bad):
+        m = int(bad[0])
+        value = heads[m].item() if isinstance(heads[m], np.generic) else heads[m]
+        raise ValueError(f"heads[{m}] = {value!r}: a head is a whole number, a word 1..{n} "
+                         f"other than {m} or 0 for the root")
+    if deprels is None:
+        return
+    try:
+        fine = "" not in deprels and not _UNWRITABLE.search("".join(deprels))
+    except TypeError:  # a label that is no string
+        fine = False
+    if not fine:
         m = next(m for m, d in enumerate(deprels) if not isinstance(d, str) or not d or
                  _UNWRITABLE.search(d))
         raise ValueError(f"deprels[{m}] = {deprels[m]!r}: a label is a non-empty string "
                          "without tabs or line ends")
+
+
+def _a_head(value, m: int, n: int) -> bool:
+    """Whether `value` may stand as word m's head in a sentence of n words."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and \
+        not isinstance(value, (bool, np.bool_)) and math.isfinite(value) and \
+        float(value).is_integer() and 0 <= value <= n and value != m
 
 
 def misc_without(misc: str, keys) -> str:
@@ -241,9 +255,9 @@ class Sentence:
                 raise ValueError(f"need {len(self)} values for column {COLUMNS[column]}, got "
                                  f"{len(values)}")
             for r, value in zip(self.word_rows, values):
-                if not value or "\t" in value or "\n" in value:
+                if not value or _UNWRITABLE.search(value):
                     raise ValueError(f"{COLUMNS[column]} value {value!r}: a column value must "
-                                     "be non-empty, without tabs or newlines")
+                                     "be non-empty, without tabs or line ends")
                 rows[r][column] = value
         return self._with_rows(rows, self.heads.copy())
 

@@ -195,8 +195,8 @@ def load(path, kind: str, version: int, old_kinds: tuple[str, ...] = ()
     meta, arrays = _read(path, arrays=True)
     if meta.get("kind") != kind and meta.get("kind") not in old_kinds:
         raise ModelFileError(f"{path}: a model of kind {meta.get('kind')!r}, "
-                             f"expected {kind!r} (arborparse.load reads a model file of any "
-                             "kind)")
+                             f"expected {kind!r}" + (" (arborparse.load reads it)" if
+                                                     meta.get("kind") == "pipeline" else ""))
     found = meta.get("version")
     if type(found) is not int:
         raise ModelFileError(f"{path}: the model file's version is {found!r}, not a number "

@@ -6,7 +6,7 @@ import pytest
 
 from arborparse.errors import ArborparseError, EncodingError, TreebankFormatError
 from arborparse.io import check_tree, iter_conllu, read_conllu, write_conllu
-from arborparse.io.conllu import MISC
+from arborparse.io.conllu import MISC, UPOS
 from arborparse.io.plain import words_sentence
 
 GOOD = """# sent_id = 1
@@ -78,11 +78,15 @@ def test_with_tree_changes_only_the_tree(tmp_path):
 
 def test_with_tree_refuses_what_a_file_could_not_hold(tmp_path):
     s = read_conllu(write(tmp_path, GOOD))[0]  # four words
-    for heads, what in (([-1, 99, 0, 1, 1], r"heads\[1\] = 99: a head is a word 1..4 other "
-                                             r"than 1, or 0 for the root"),
+    for heads, what in (([-1, 99, 0, 1, 1], r"heads\[1\] = 99: a head is a whole number, a "
+                                             r"word 1..4 other than 1 or 0 for the root"),
                         ([-1, 0, -5, 1, 1], r"heads\[2\] = -5"),
                         ([-1, 0, 1, 3, 1], r"heads\[3\] = 3"),  # its own head
                         ([-1, 0, 1.5, 1, 1], r"heads\[2\] = 1.5"),
+                        ([-1, 0, 1, float("inf"), 1], r"heads\[3\] = inf"),
+                        ([-1, 0, None, 1, 1], r"heads\[2\] = None"),
+                        ([-1, 0, 1, 2 ** 70, 1], r"heads\[3\] = 1180591620717411303424"),
+                        (["-1", "0", "1", "1", "1"], r"heads\[1\] = '0'"),
                         ([False, True, True, True, True], r"heads\[1\] = True")):
         with pytest.raises(ValueError, match=what):
             s.with_tree(heads)
@@ -96,6 +100,11 @@ def test_with_tree_refuses_what_a_file_could_not_hold(tmp_path):
             s.with_tree([-1, 0, 1, 1, 1], deprels)
     assert s.with_tree(np.array([-1.0, 0.0, 1.0, 1.0, 1.0]), ["root", "a b", "c", "d"]
                        ).heads.tolist() == [-1, 0, 1, 1, 1]
+    assert s.with_tree(np.array([-1, 0, 1, 1, 1], dtype=object)).heads.tolist() == \
+        [-1, 0, 1, 1, 1]
+    with pytest.raises(ValueError, match=r"UPOS value 'a\\rb': a column value must be "
+                                         r"non-empty, without tabs or line ends"):
+        s.with_columns({UPOS: ["N", "a\rb", "N", "N"]})
 
 
 def test_with_misc_replaces_its_keys():

@@ -143,12 +143,15 @@ def test_the_command(tmp_path):
     r = run("render", path, "-o", tmp_path / "all.html")
     assert r.exit_code == 0 and (tmp_path / "all.html").read_text().count("<svg") == 2
     assert "Warning" not in r.output
-    (tmp_path / "cycle.conllu").write_text("1\ta\t_\tX\t_\t_\t2\tx\t_\t_\n"
-                                           "2\tb\t_\tX\t_\t_\t1\tx\t_\t_\n\n")
-    r = run("render", tmp_path / "cycle.conllu", "-o", tmp_path / "cycle.svg")
-    assert r.exit_code == 0 and (tmp_path / "cycle.svg").exists()  # drawn, to be seen
-    assert r.output == f"Warning: {tmp_path / 'cycle.conllu'}:1: the heads form a cycle " \
-                       "(1 -> 2 -> 1); drawn as it is\n"
+    cycle = "1\ta\t_\tX\t_\t_\t2\tx\t_\t_\n2\tb\t_\tX\t_\t_\t1\tx\t_\t_\n\n"
+    roots = "1\ta\t_\tX\t_\t_\t0\tx\t_\t_\n2\tb\t_\tX\t_\t_\t0\tx\t_\t_\n\n"
+    (tmp_path / "cycle.conllu").write_text(roots + cycle * 3)
+    r = run("render", tmp_path / "cycle.conllu", "-o", tmp_path / "cycle.html")
+    assert r.exit_code == 0 and (tmp_path / "cycle.html").exists()  # drawn, to be seen
+    assert r.output == f"Warning: {tmp_path / 'cycle.conllu'}:4: the heads form a cycle " \
+                       "(1 -> 2 -> 1); drawn as it is (and 2 more sentences with a cycle)\n"
+    r = run("render", tmp_path / "cycle.conllu", "-o", tmp_path / "roots.svg")
+    assert r.exit_code == 0 and r.output == ""  # a multi-root parser's tree
     r = run("render", path, "-o", tmp_path / "x.svg", "--sentence", 3)
     assert r.exit_code == 1 and "--sentence 3, the file has 2" in r.output
     r = run("render", path, "-o", tmp_path / "x.png")
