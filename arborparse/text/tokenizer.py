@@ -143,7 +143,8 @@ _SPACES = re.compile(r"\s+")
 _SPACE_CODES = np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
 
 
-def char_features(texts: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
+def char_features(texts: list[str], apart: bool = True
+                  ) -> tuple[list[np.ndarray], np.ndarray]:
     """(positions, X): for each text, the positions of its characters that are not
     whitespace; their static features, text after text, (all those characters,
     len(TEMPLATES)) uint32 hashes. Each text's features read nothing beyond it (the texts
@@ -152,9 +153,10 @@ def char_features(texts: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
 
     A text is read as the treebanks' texts write a sentence within a paragraph: a run of
     whitespace as one space (a line end of CR LF, a line's indent or two spaces after a
-    full stop leave the features as they are), and a space before and after it (a treebank
-    has few paragraph ends, none where it marks no paragraph: one-sentence texts kept their
-    last word and full stop as one token)."""
+    full stop leave the features as they are), and, with `apart` (a treebank that writes
+    whitespace between its sentences: `Tokenizer.apart`), a space before and after it (a
+    treebank has few paragraph ends, none where it marks no paragraph: one-sentence texts
+    kept their last word and full stop as one token)."""
     given = {}  # the positions of the characters that are not whitespace, as given
     read, shift = [], []
     try:
@@ -163,8 +165,9 @@ def char_features(texts: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
                 codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
                 given[j] = np.flatnonzero(~np.isin(codes, _SPACE_CODES))
                 text = _SPACES.sub(" ", text)
-            shift.append(int(not text[:1].isspace()))
-            read.append(" " * shift[-1] + text + ("" if text[-1:].isspace() else " "))
+            shift.append(int(apart and not text[:1].isspace()))
+            read.append(" " * shift[-1] + text +
+                        ("" if not apart or text[-1:].isspace() else " "))
         positions, X = _char_features(read)
     except UnicodeEncodeError:  # only a str made in memory holds one: refused in one line
         for text in texts:
@@ -384,6 +387,17 @@ def _token_spans(paragraph: str, text: str, place, lead: int, spans, where: np.n
     return sentences
 
 
+def _apart(data: list[tuple[str, np.ndarray]]) -> bool:
+    """Whether most sentence ends within the training paragraphs (text, labels) are
+    followed by whitespace; False where no paragraph holds two sentences."""
+    spaced = ends = 0
+    for text, labels in data:
+        inside = np.flatnonzero(labels[:-1] == SENTENCE)
+        ends += len(inside)
+        spaced += sum(text[i + 1].isspace() for i in inside.tolist())
+    return spaced > ends / 2
+
+
 class Tokenizer(Trained):
     """Sentence splitter and tokenizer.
 
@@ -400,6 +414,10 @@ class Tokenizer(Trained):
     whole : tuple of str
         The kinds of strings kept whole (`arborparse.text.rules.WHOLE`) that the training
         treebank keeps whole too: the rules applied.
+    apart : bool
+        Whether the training treebank writes whitespace between the sentences of a
+        paragraph (most do; Japanese and Chinese do not): then a text is read with a space
+        before and after it (`char_features`' `apart`).
     """
 
     kind = "tokenizer"
@@ -408,11 +426,12 @@ class Tokenizer(Trained):
     splitter = None
     syntax = None
     spaces = False
+    apart = True  # (files written before it: their texts are read as by most treebanks)
 
     def _arrays(self, texts: list[str], one_sentence: bool = False, spans=None):
         """(X, bounds, cptr, cand, positions) of paragraphs for the classifier
         (`one_sentence`: each paragraph is one; `spans`: for each, its strings kept whole)."""
-        positions, X = char_features(texts)
+        positions, X = char_features(texts, self.apart)
         return (X, offsets([len(w) for w in positions]),
                 *self._label_candidates(texts, positions, one_sentence, spans), positions)
 
@@ -445,6 +464,7 @@ class Tokenizer(Trained):
         self.whole = whole_kinds((t, labels >= TOKEN) for t, labels in data)
         forms = [form for t in tokens for form, _, _ in t]
         self.spaces = sum(" " in form for form in forms) >= SPACES_AT * len(forms)
+        self.apart = _apart(data)
         X, bounds, cptr, cand, positions = self._arrays([t for t, _ in data])
         gold = np.concatenate([labels[p] for (_, labels), p in zip(data, positions)])
         self.classifier = Classifier(list(LABELS), self.bits, pairs=PAIRS)
@@ -617,7 +637,7 @@ class Tokenizer(Trained):
     def parts(self) -> tuple[dict, dict]:
         header, arrays = self.multiword.parts()
         out = ({"multiword": header, "keep": self.keep, "whole": list(self.whole),
-                "spaces": self.spaces},
+                "spaces": self.spaces, "apart": self.apart},
                {"weights": self.classifier.weights, **nested("multiword", arrays)})
         if self.splitter is not None:
             header, arrays = self.splitter.parts()
@@ -640,6 +660,9 @@ class Tokenizer(Trained):
             tokenizer.keep = header["keep"]
             tokenizer.whole = tuple(header["whole"])
             tokenizer.spaces = header["spaces"] is True
+            tokenizer.apart = header.get("apart", True)
+            if not isinstance(tokenizer.apart, bool):
+                raise ValueError(f"apart {tokenizer.apart!r}")
             if "sentences" in header:  # kept where it found the dev sentences better
                 tokenizer.splitter = SentenceSplitter.from_parts(header["sentences"],
                                                                  inner("sentences", arrays))

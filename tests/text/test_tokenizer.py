@@ -190,6 +190,25 @@ def test_a_texts_ends_read_as_a_sentences_ends_within_a_paragraph():
     assert alone.tolist() == inside[len("Dogsbark."):len("Dogsbark.Catssleep.")].tolist()
 
 
+def test_a_treebank_without_space_between_its_sentences_reads_a_text_as_it_is():
+    """Japanese and Chinese write no space between sentences: a space around a text would
+    be a context such a treebank never shows, so its texts are read as they are."""
+    assert Tokenizer(epochs=1, bits=12, progress=False).fit(treebank()).apart
+    joined = TREEBANK.replace("7\t?\t_\t_\t_\t_\t2\tpunct\t_\t_",
+                              "7\t?\t_\t_\t_\t_\t2\tpunct\t_\tSpaceAfter=No")
+    tokenizer = Tokenizer(epochs=1, bits=12, progress=False).fit(
+        read_conllu(io.StringIO(joined)))
+    assert paragraphs(read_conllu(io.StringIO(joined)))[0][0] == \
+        "Dogs bark, don't they?The cat sleeps."
+    assert not tokenizer.apart
+    assert Tokenizer.from_parts(*tokenizer.parts(), "m.npz").apart is False
+    header, arrays = tokenizer.parts()
+    del header["apart"]  # a file written before it: read as most treebanks' texts
+    assert Tokenizer.from_parts(header, arrays, "m.npz").apart is True
+    assert char_features(["ab."], apart=False)[1].tolist() != \
+        char_features(["ab."])[1].tolist()  # a text's ends are its own
+
+
 def test_a_one_sentence_text_ends_as_the_sentences_of_a_paragraph_do():
     """A treebank without paragraph marks is one paragraph: its text ends once. A text of
     one sentence is read as a sentence within it (a space before and after), so its full
