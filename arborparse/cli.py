@@ -641,7 +641,7 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
                 check_decodes(input, encoding)
         write_conllu(_counted(_interruptible(parsed), input != "-", count), output)
         _done.set()
-    except TreebankFormatError as err:
+    except ArborparseError as err:  # a bad line, or a sentence refused (too long)
         if isinstance(err, NotTreebankError):  # what parse takes besides CoNLL
             err = err.hinted("for raw text give --input-format text, for one sentence per "
                              "line --input-format lines, for one tokenized sentence per line "
@@ -649,18 +649,12 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
         elif isinstance(err, EncodingError):
             err = TreebankFormatError(err.path, err.line, f"{err.reason} (give --encoding "
                                       "NAME)")
-        if output == "-" and count[0]:  # a stream read as it came (stdin, a pipe)
-            raise ArborparseError(f"{err}; the {count[0]} sentences before it were parsed "
-                                  "and written out: the output stops there") from None
-        raise err from None
-    except ArborparseError as err:  # a sentence refused (too long to parse here)
         # a sentence of raw text is named by its number: its file is said before it
         named = f"{input}, " if input != "-" and str(err).startswith("sentence ") else ""
         written = f"; the {count[0]} sentences before it were parsed and written out: the " \
             "output stops there" if output == "-" and count[0] else ""
-        if named or written:
-            raise ArborparseError(f"{named}{err}{written}") from None
-        raise
+        raise (ArborparseError(f"{named}{err}{written}") if named or written else err
+               ) from None
     finally:  # a caller in the same process (the API's tests) gets its collections back
         gc.unfreeze()
     if not count[0]:

@@ -26,7 +26,7 @@ from arborparse import registry
 from arborparse.errors import ArborparseError, TreebankFormatError
 from arborparse.io import model_files
 from arborparse.io.chunks import chunks
-from arborparse.io.conllu import LEMMA, Sentence, iter_conllu, lines_of
+from arborparse.io.conllu import LEMMA, Sentence, iter_conllu, lines_of, writable
 from arborparse.io.model_files import ModelFileError, kind_of
 from arborparse.io.plain import (characters, iter_tokenized, prose_lines, text_lines,
                                  words_sentence)
@@ -387,8 +387,7 @@ class Pipeline:
             if all(isinstance(s, (list, tuple)) and all(isinstance(w, str) for w in s)
                    for s in item):
                 for k, s in enumerate(item, 1):
-                    bad = [w for w in s if not w or "\t" in w or "\n" in w or "\r" in w]
-                    if bad or not s:
+                    if not all(map(writable, s)) or not s:
                         raise ArborparseError(f"words must be non-empty, without tabs or "
                                               f"line ends, and sentences not empty: {s!r}")
                     characters(" ".join(s), f"sentence {k}")

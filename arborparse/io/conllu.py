@@ -45,6 +45,12 @@ _UNWRITABLE = re.compile(r"[\t\n\r]")  # in a field of a row
 _LINE_END_BYTES = re.compile(LINE_END.pattern.encode())
 
 
+def writable(value) -> bool:
+    """Whether `value` can stand in a field of a row (a word, a tag, a label): a non-empty
+    string without tabs or line ends, which a CoNLL-U file holds and reads back."""
+    return isinstance(value, str) and bool(value) and not _UNWRITABLE.search(value)
+
+
 def _check_tree_columns(heads: np.ndarray, deprels) -> None:
     """ValueError, naming the first, for what a CoNLL-U file could not hold or arborparse
     would not read back: a head not a whole number 0..n or the word itself, a label not a
@@ -60,15 +66,9 @@ def _check_tree_columns(heads: np.ndarray, deprels) -> None:
         value = heads[m].item() if isinstance(heads[m], np.generic) else heads[m]
         raise ValueError(f"heads[{m}] = {value!r}: a head is a whole number, a word 1..{n} "
                          f"other than {m} or 0 for the root")
-    if deprels is None:
-        return
-    try:
-        fine = "" not in deprels and not _UNWRITABLE.search("".join(deprels))
-    except TypeError:  # a label that is no string
-        fine = False
-    if not fine:
-        m = next(m for m, d in enumerate(deprels) if not isinstance(d, str) or not d or
-                 _UNWRITABLE.search(d))
+    m = next((m for m, d in enumerate(() if deprels is None else deprels)
+              if not writable(d)), None)
+    if m is not None:
         raise ValueError(f"deprels[{m}] = {deprels[m]!r}: a label is a non-empty string "
                          "without tabs or line ends")
 
@@ -255,7 +255,7 @@ class Sentence:
                 raise ValueError(f"need {len(self)} values for column {COLUMNS[column]}, got "
                                  f"{len(values)}")
             for r, value in zip(self.word_rows, values):
-                if not value or _UNWRITABLE.search(value):
+                if not writable(value):
                     raise ValueError(f"{COLUMNS[column]} value {value!r}: a column value must "
                                      "be non-empty, without tabs or line ends")
                 rows[r][column] = value
