@@ -213,17 +213,24 @@ def test_the_neural_defaults_follow_the_training_size_and_yield_to_the_users():
 def test_the_linear_default_order_follows_the_training_size_and_yields_to_the_users():
     from arborparse.linear.options import SMALL, LinearOptions
 
-    assert LinearOptions.by_size(SMALL, {}) == {"order": 2}
+    sized = {"order": 2, "second_order": "siblings+grandparents"}
+    assert LinearOptions.by_size(SMALL, {}) == sized
     assert LinearOptions.by_size(SMALL + 1, {}) == {}
-    assert LinearOptions.by_size(10, {"trainer": "perceptron"}) == {"order": 2}
+    assert LinearOptions.by_size(10, {"trainer": "perceptron"}) == sized
+    assert LinearOptions.by_size(10, {"second_order": "siblings"}) == sized  # given: kept
     for given in ({"order": 1}, {"trainer": "mira-kbest"}, {"trainer": "latent"},
                   {"trainer": "loglinear"}, {"exact_features": True},
                   {"trainer": "perceptron", "exact_features": True}):
         assert LinearOptions.by_size(10, given) == {}, given  # given, or left at order 1
     data = separable(3)
     nlp = arborparse.train(data, None, components="parser", progress=False, epochs=1)
-    assert nlp.info["defaults_by_size"] == {"train_sentences": len(data), "order": 2}
+    assert nlp.info["defaults_by_size"] == {"train_sentences": len(data), **sized}
     assert nlp.info["options"]["order"] == 2 and not nlp.capabilities.kbest
+    assert nlp.info["options"]["second_order"] == "siblings+grandparents"
+    nlp = arborparse.train(data, None, components="parser", progress=False, epochs=1,
+                           second_order="siblings")
+    assert nlp.info["defaults_by_size"] == {"train_sentences": len(data), "order": 2}
+    assert nlp.info["options"]["second_order"] == "siblings"
     nlp = arborparse.train(data, None, components="parser", progress=False, epochs=1,
                            trainer="mira-kbest")
     assert nlp.info["defaults_by_size"] == {"train_sentences": len(data)}
@@ -237,7 +244,7 @@ def test_the_linear_default_order_follows_the_training_size_and_yields_to_the_us
     tagger = arborparse.train(data, None, components="tagger", progress=False)
     assert "order" not in tagger.info["defaults_by_size"]  # a parser's option
     r = CliRunner().invoke(cli, ["train", "--help"])
-    assert "train's default: 2 up to 2,000 training sentences" in " ".join(r.output.split())
+    assert "train's default: 2 up to 5,000 training sentences" in " ".join(r.output.split())
 
 
 def test_a_resumed_training_keeps_its_own_defaults_by_size(tmp_path, monkeypatch):

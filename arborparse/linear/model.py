@@ -35,7 +35,7 @@ import numpy as np
 from arborparse import memory, trees
 from arborparse.io import model_files as files
 from arborparse.io.conllu import Sentence
-from arborparse.linear.options import DECODERS, SECOND_ORDER
+from arborparse.linear.options import DECODERS, GRAND_WORDS, SECOND_ORDER
 from arborparse.linear.parts import (entry_indices, entry_values, expand, part_entries, reduce,
                                      scatter, tree_entries)
 from arborparse.linear.templates import (
@@ -308,11 +308,13 @@ class LinearModel:
         return (rows, pair, tags, distance), \
             ((Et, Mt, Ep, Mp, Ed, Md) if Et.shape[0] else NO_EXPS)
 
-    def _entries(self, x: Encoded, size: int):
-        """The sentence's parts' entries (`arborparse.linear.parts.part_entries`) and the
-        weight indices of the entries' features: (sib, grand, indices, ptr)."""
+    @staticmethod
+    def _entries(x: Encoded, size: int, grandparents: bool):
+        """The sentence's parts' entries (`arborparse.linear.parts.part_entries`, with the
+        `grandparents` or not) and the weight indices of the entries' features: (sib, grand,
+        indices, ptr)."""
         attrs = x.table.attrs
-        sib, grand, keys = part_entries(attrs, self.grandparents)
+        sib, grand, keys = part_entries(attrs, grandparents)
         return (sib, grand, *entry_indices(attrs, keys, size))
 
     def check_fits(self, words: int, where: str = "", marginals: bool = False,
@@ -322,30 +324,42 @@ class LinearModel:
         sentence of raw text): its arcs take `ARC_BYTES`, an order-2 model's parts
         `PART_BYTES`, each for the best tree or, with `marginals`, for its marginals (or
         MBR tree) too, the reach or not."""
-        parts = PART_BYTES[self.second_order][marginals] if self.order == 2 else 0
+        parts = PART_BYTES[self._parts_of(words, marginals)][marginals] \
+            if self.order == 2 else 0
         memory.check_fits(words, ARC_BYTES[marginals], parts, where, "this order-2 model",
                           "parse it with an order-1 model (arborparse train --order 1)",
                           from_text)
 
+    def _parts_of(self, words: int, marginals: bool) -> str:
+        """The parts scored for a sentence of `words` words: the model's, but siblings alone
+        for the best tree of a sentence of more than `GRAND_WORDS` words (with grandparents
+        it takes O(n⁴) time: 15 s at 300 words, where siblings alone take 0.1 s)."""
+        if marginals or words <= GRAND_WORDS:
+            return self.second_order
+        return SECOND_ORDER[0]
+
     def part_scores(self, x: Encoded, weights: np.ndarray | None = None, scale: float = 1.0,
                     marginals: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The part scores scale × w · f: sib[h, m, s] and grand[g, h, m], each (n+1, n+1,
-        n+1) (None where the model has no such parts; 0 where (h, m, s) or (g, h, m) is no
-        part of any tree). A sentence whose parts would not fit in memory (with their
-        `marginals` to come, if said) is refused (`check_fits`)."""
+        n+1) (None where the model has no such parts, and grand None for the best tree of a
+        sentence of more than `GRAND_WORDS` words: `_parts_of`; 0 where (h, m, s) or (g, h,
+        m) is no part of any tree). A sentence whose parts would not fit in memory (with
+        their `marginals` to come, if said) is refused (`check_fits`)."""
         if self.order == 1:
             return None, None
-        self.check_fits(len(x.table), marginals=marginals)
+        n = len(x.table)
+        self.check_fits(n, marginals=marginals)
+        grandparents = self._parts_of(n, marginals) == SECOND_ORDER[1]
         w = self.weights if weights is None else weights
-        sib, grand, indices, ptr = self._entries(x, w.shape[0])
+        sib, grand, indices, ptr = self._entries(x, w.shape[0], grandparents)
         values = scale * entry_values(w, indices, ptr)
-        return expand(sib, values), expand(grand, values) if self.grandparents else None
+        return expand(sib, values), expand(grand, values) if grandparents else None
 
     def add_part_expectations(self, x: Encoded, mu_sib: np.ndarray,
                               mu_grand: np.ndarray | None, out: np.ndarray) -> None:
         """out += Σ mu_sib[h, m, s] f(h, m, s) + Σ mu_grand[g, h, m] f(g, h, m), over the
         parts of the sentence (e.g. the part marginals minus the gold tree's parts)."""
-        sib, grand, indices, ptr = self._entries(x, out.shape[0])
+        sib, grand, indices, ptr = self._entries(x, out.shape[0], self.grandparents)
         counts = np.zeros(len(ptr) - 1)
         reduce(sib, mu_sib, counts)
         if self.grandparents:

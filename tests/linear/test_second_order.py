@@ -165,6 +165,40 @@ def test_marginals_and_mbr_come_from_the_second_order_distribution():
         parser.parse([sentence], kbest=2)
 
 
+def test_a_long_sentences_best_tree_leaves_out_the_grandparents(monkeypatch):
+    """The best tree of a sentence of more than GRAND_WORDS words (O(n⁴) with grandparents)
+    is decoded from the arcs and siblings alone, with their memory; shorter sentences, and
+    the marginals of any, keep every part."""
+    import arborparse.linear.model as model_module
+    from arborparse.linear.model import PART_BYTES, decode
+    from arborparse.trees import second_order
+
+    data = separable(1)
+    parser = fit(data, trainer="perceptron", epochs=2, order=2,
+                 second_order="siblings+grandparents").parser_
+    sentence = data[1]
+    x, n = Encoded.of(sentence), len(sentence)
+    full = parser.model.scores(x)
+    assert full.grand is not None
+    monkeypatch.setattr(model_module, "GRAND_WORDS", n - 1)
+    cut = parser.model.scores(x)
+    assert cut.grand is None and np.array_equal(cut.sib, full.sib)
+    assert parser.model.part_scores(x, marginals=True)[1] is not None
+    for decoder, best in (("mst", second_order.approximate), ("eisner", second_order.eisner)):
+        heads, _ = decode(cut, decoder, True)
+        assert np.array_equal(heads, best(full.total, full.sib, None, True))
+        assert np.array_equal(parser.parse([sentence], decoder=decoder)[0].heads, heads)
+    sizes = []
+    monkeypatch.setattr(model_module.memory, "check_fits",
+                        lambda words, arcs, parts, *rest: sizes.append(parts))
+    parser.model.check_fits(n)
+    parser.model.check_fits(n, marginals=True)
+    monkeypatch.setattr(model_module, "GRAND_WORDS", n)
+    parser.model.check_fits(n)
+    assert sizes == [PART_BYTES["siblings"][0], PART_BYTES["siblings+grandparents"][1],
+                     PART_BYTES["siblings+grandparents"][0]]
+
+
 def test_model_file_keeps_the_order(tmp_path):
     data = separable(1)
     parser = fit(data, trainer="mira", epochs=2, order=2, second_order="siblings+grandparents",
@@ -199,6 +233,7 @@ def test_a_sentence_whose_parts_would_not_fit_in_memory_is_refused(monkeypatch, 
     data = separable(1)
     parser = fit(data, epochs=1, order=2, second_order=parts).parser_
     words = 300
+    monkeypatch.setattr(arborparse.linear.model, "GRAND_WORDS", words)  # all its parts
     text = "".join(f"{i}\tw\tw\tX\tX\t_\t{i - 1}\tdep\t_\t_\n" for i in range(1, words + 1))
     (tmp_path / "long.conllu").write_text("# text = long\n" + text + "\n")
     long = read_conllu(tmp_path / "long.conllu")[0]
