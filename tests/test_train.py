@@ -87,7 +87,7 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     assert found["options"]["folds"] == 10  # defaults included
     # the linear family's options need no scaling; the jackknife's folds do
     assert found["defaults_by_size"] == {"train_sentences": len(separable(3)), "folds": 10,
-                                         "order": 2}
+                                         "order": 2, "second_order": "siblings+grandparents"}
     assert found["data"]["train"]["file"] == "xx_toy-ud-train.conllu"
     assert len(found["data"]["train"]["sha256"]) == 64
     assert found["data"]["train"]["sentences"] == len(separable(3))
