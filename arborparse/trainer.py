@@ -151,6 +151,9 @@ def train(train, dev=None, *, family: str = "linear", components=None,
 
         theirs = info_of(path).get("options") or {}
         sized = {name: theirs.get(name, value) for name, value in sized.items()}
+        # at the default, a value is the table's own (an order-1 run's second order too)
+        defaults = {spec.name: spec.default for spec in type(table).specs()}
+        sized = {name: value for name, value in sized.items() if value != defaults.get(name)}
     table = type(table).of({**options, **sized})
     if {"tokenizer", "parser"} <= set(parts) and "tagger" not in parts and \
             "tagger" in table.components:  # the family's parser reads tags

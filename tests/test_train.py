@@ -210,7 +210,8 @@ def test_the_neural_defaults_follow_the_training_size_and_yield_to_the_users():
     assert "more for fewer, up to 120" in " ".join(r.output.split())
 
 
-def test_the_linear_default_order_follows_the_training_size_and_yields_to_the_users():
+def test_the_linear_default_order_follows_the_training_size_and_yields_to_the_users(
+        monkeypatch):
     from arborparse.linear.options import SMALL, LinearOptions
 
     sized = {"order": 2, "second_order": "siblings+grandparents"}
@@ -235,8 +236,9 @@ def test_the_linear_default_order_follows_the_training_size_and_yields_to_the_us
                            trainer="mira-kbest")
     assert nlp.info["defaults_by_size"] == {"train_sentences": len(data)}
     assert nlp.info["options"]["order"] == 1 and nlp.capabilities.kbest
-    for size in (len(data), SMALL + 1):  # second_order alone asks for order 2 at any size
-        nlp = arborparse.train(data * (size // len(data) + 1), None, components="parser",
+    monkeypatch.setattr("arborparse.linear.options.SMALL", len(data))
+    for copies in (1, 2):  # second_order alone asks for order 2 at any size
+        nlp = arborparse.train(data * copies, None, components="parser",
                                progress=False, epochs=1, hash_bits=12,
                                second_order="siblings+grandparents")
         assert (nlp.info["options"]["order"], nlp.info["options"]["second_order"]) == \
@@ -244,35 +246,44 @@ def test_the_linear_default_order_follows_the_training_size_and_yields_to_the_us
     tagger = arborparse.train(data, None, components="tagger", progress=False)
     assert "order" not in tagger.info["defaults_by_size"]  # a parser's option
     r = CliRunner().invoke(cli, ["train", "--help"])
-    assert "train's default: 2 up to 5,000 training sentences" in " ".join(r.output.split())
+    assert "train's default: 2 with siblings and grandparents up to 5,000 training sentences" in " ".join(r.output.split())
 
 
-def test_a_resumed_training_keeps_its_own_defaults_by_size(tmp_path, monkeypatch):
-    from arborparse.neural.options import NeuralOptions
+@pytest.mark.parametrize("family, first, then, kept", [
+    ("neural", None, {"patience": 7}, {"patience": 30}),
+    # an order-1 run of an older rule resumed under one that gives order 2 here
+    ("linear", {}, None, {"order": 1, "second_order": "siblings"})])
+def test_a_resumed_training_keeps_its_own_defaults_by_size(tmp_path, monkeypatch, family,
+                                                            first, then, kept):
+    from arborparse import registry
 
+    table = registry.options_table(family)
     data, path = separable(2), tmp_path / "m.npz"
-    options = {**SMALL["neural"][0], "epochs": 2}
-    save, calls = Loop._save_checkpoint, []
+    options = {**SMALL[family][0], "epochs": 2}
+    save, calls, rule = Loop._save_checkpoint, [], table.by_size
 
     def interrupted(self, *args):
         save(self, *args)
         calls.append(1)
         raise KeyboardInterrupt
 
+    def ruled(sized):
+        monkeypatch.setattr(table, "by_size", rule if sized is None else
+                            classmethod(lambda cls, n, given: sized))
+
     monkeypatch.setattr(Loop, "_save_checkpoint", interrupted)
+    ruled(first)
     with pytest.raises(TrainingInterrupted):
-        arborparse.train(data, data, family="neural", components="parser", progress=False,
+        arborparse.train(data, data, family=family, components="parser", progress=False,
                          path=path, **options)
     monkeypatch.setattr(Loop, "_save_checkpoint", save)
-    # a later rule would give other values: the interrupted run keeps its own
-    monkeypatch.setattr(NeuralOptions, "by_size",
-                        classmethod(lambda cls, n, given: {"patience": 7}))
-    nlp = arborparse.train(data, data, family="neural", components="parser", progress=False,
+    ruled(then)  # a later rule would give other values: the interrupted run keeps its own
+    nlp = arborparse.train(data, data, family=family, components="parser", progress=False,
                            path=path, resume=True, **options)
-    assert nlp.info["options"]["patience"] == 30
-    fresh = arborparse.train(data, None, family="neural", components="parser",
+    assert {name: nlp.info["options"][name] for name in kept} == kept
+    fresh = arborparse.train(data, None, family=family, components="parser",
                              progress=False, **options)
-    assert fresh.info["options"]["patience"] == 7
+    assert fresh.info["options"] != nlp.info["options"]
 
 
 def test_in_memory_sentences_and_language(tmp_path):
@@ -424,8 +435,10 @@ def test_help_groups_every_familys_options():
     assert "[default: 200]" in neural  # hidden
     sized = "[default: by the training data's size (as said)]"  # epochs, patience
     assert " ".join(neural.split()).count(sized) == 2
-    linear = r.output.split("linear options (--model-type linear)")[1].split("--second")[0]
-    assert sized in " ".join(linear.split())  # --order
+    linear = r.output.split("linear options (--model-type linear)")[1]
+    order, second = linear.split("--second-order [")[:2]
+    assert sized in " ".join(order.split())  # --order
+    assert sized in " ".join(second.split("--labeler")[0].split())  # --second-order
 
 
 def _interrupted_after_epoch_2(monkeypatch):

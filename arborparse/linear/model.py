@@ -503,12 +503,15 @@ def distribution(S: np.ndarray, sib: np.ndarray | None, grand: np.ndarray | None
 
 
 def decode(scores: Scores, decoder: str, single_root: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The best tree and its labels: (heads, labels), both (n+1,) with -1 at index 0."""
+    """The best tree and its labels: (heads, labels), both (n+1,) with -1 at index 0. The
+    grandparent parts of a sentence of more than `GRAND_WORDS` words are left out (scores
+    made for its marginals have them)."""
     if scores.sib is None:
         heads = best_tree(scores.total, decoder == "eisner", single_root)
     else:
         best = second_order.eisner if decoder == "eisner" else second_order.approximate
-        heads = best(scores.total, scores.sib, scores.grand, single_root)
+        grand = scores.grand if len(scores.total) - 1 <= GRAND_WORDS else None
+        heads = best(scores.total, scores.sib, grand, single_root)
     if heads is None:
         raise NonFiniteScores(NO_TREE)
     return heads, arc_labels(scores.label, heads)

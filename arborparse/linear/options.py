@@ -95,19 +95,20 @@ class LinearOptions(FamilyOptions):
                                  "chosen_on_dev says which), else mst.", choices=DECODERS)
     train_decoder: str | None = option(None, str, "Decoder during training (default: "
                                        "--decoder, or mst).", choices=DECODERS)
-    order: int = option(1, int, "1: arc features; 2: also sibling features (McDonald & "
-                        "Pereira 2006), decoded exactly by eisner (projective) or "
+    order: int = option(1, int, "1: arc features; 2: also features of second-order parts "
+                        "(--second-order), decoded exactly by eisner (projective) or "
                         "approximately by mst; loglinear and eg then train over "
                         "projective trees (order 2: perceptron, mira, loglinear, "
-                        "loglinear-sgd, eg). arborparse train's default: 2 up to 5,000 "
-                        "training sentences (perceptron and mira, where the other options "
-                        "allow it, with siblings and grandparents), else 1.", low=1, high=2)
-    second_order: str = option(SECOND_ORDER[0], str, "The parts of --order 2: siblings, or "
-                               "siblings and grandparents (arborparse train's default with "
-                               "the order by size; their best tree takes O(n⁴) time, so "
-                               f"sentences of more than {GRAND_WORDS} words are decoded "
-                               "without the grandparents). Given without --order, it asks "
-                               "for --order 2.", choices=SECOND_ORDER)
+                        "loglinear-sgd, eg). arborparse train's default: 2 with siblings "
+                        "and grandparents up to 5,000 training sentences (perceptron and "
+                        "mira, where the other options allow it), else 1.", low=1, high=2)
+    second_order: str = option(SECOND_ORDER[0], str, "The parts of --order 2: siblings "
+                               "(McDonald & Pereira 2006; with --order 2 given, the default), "
+                               "or siblings and grandparents (Koo & Collins 2010; the default "
+                               "with the order by size), whose best tree takes O(n⁴) time: "
+                               f"that of a sentence of more than {GRAND_WORDS} words leaves "
+                               "them out. Given without --order, it asks for --order 2.",
+                               choices=SECOND_ORDER)
     labeler: bool = option(True, bool, "With --dev: label each decided tree again with a "
                            "second classifier that reads the tree (the word's children, its "
                            "siblings, the labels of its head and of the siblings nearer it), "

@@ -167,9 +167,11 @@ def test_marginals_and_mbr_come_from_the_second_order_distribution():
 
 def test_a_long_sentences_best_tree_leaves_out_the_grandparents(monkeypatch):
     """The best tree of a sentence of more than GRAND_WORDS words (O(n⁴) with grandparents)
-    is decoded from the arcs and siblings alone, with their memory; shorter sentences, and
-    the marginals of any, keep every part."""
+    is decoded from the arcs and siblings alone, with their memory, whether its marginals
+    are asked for or not; shorter sentences, and the marginals of any, keep every part; the
+    temperature is fitted on the shorter ones."""
     import arborparse.linear.model as model_module
+    import arborparse.linear.parser as parser_module
     from arborparse.linear.model import PART_BYTES, decode
     from arborparse.trees import second_order
 
@@ -187,7 +189,17 @@ def test_a_long_sentences_best_tree_leaves_out_the_grandparents(monkeypatch):
     for decoder, best in (("mst", second_order.approximate), ("eisner", second_order.eisner)):
         heads, _ = decode(cut, decoder, True)
         assert np.array_equal(heads, best(full.total, full.sib, None, True))
-        assert np.array_equal(parser.parse([sentence], decoder=decoder)[0].heads, heads)
+        assert np.array_equal(decode(full, decoder, True)[0], heads)  # made for marginals
+        for marginals in (False, True):
+            parsed = parser.parse([sentence], decoder=decoder, marginals=marginals)[0]
+            assert np.array_equal(parsed.heads, heads)
+    seen, climb = [], second_order.approximate
+    monkeypatch.setattr(second_order, "approximate", lambda S, sib, grand, root:
+                        seen.append(grand) or climb(S, sib, grand, root))
+    parser.parse([sentence], decoder="mst", marginals=True)
+    assert seen == [None]
+    monkeypatch.setattr(parser_module, "GRAND_WORDS", n - 1)  # its log Z is O(n⁴)
+    assert parser.calibrate([sentence]) == 1.0 and parser.calibrate(data[:1]) != 1.0
     sizes = []
     monkeypatch.setattr(model_module.memory, "check_fits",
                         lambda words, arcs, parts, *rest: sizes.append(parts))
