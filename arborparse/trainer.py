@@ -145,11 +145,12 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     if "parser" in parts:
         sized = {name: value for name, value in type(table).by_size(len(train), options).items()
                  if options.get(name) is None}
-    theirs = {}
+    theirs, recorded = {}, None
     if resume and os.path.exists(path):  # an interrupted run goes on with its own values
         from arborparse.pipeline import info as info_of
 
-        theirs = info_of(path).get("options") or {}
+        before = info_of(path)
+        theirs, recorded = before.get("options") or {}, before.get("defaults_by_size")
         sized = {name: theirs.get(name, value) for name, value in sized.items()}
         # at the default, a value is the table's own (an order-1 run's second order too)
         defaults = {spec.name: spec.default for spec in type(table).specs()}
@@ -182,7 +183,9 @@ def train(train, dev=None, *, family: str = "linear", components=None,
                                             else FOLDS)
     info = {"arborparse_version": _version(), "family": family, "components": parts,
             "options": {**table.to_dict(), **({"folds": folds} if taggers else {})},
-            "defaults_by_size": {"train_sentences": len(train), **sized},
+            # a resumed run's record is the interrupted run's (its user's choices not sized)
+            "defaults_by_size": {"train_sentences": len(train), **sized} if recorded is None
+            else recorded,
             "data": data, "language": lang or _language(data), "scores": {},
             "warnings": []}
     floor = _floor(dev) if dev and "parser" in parts else None

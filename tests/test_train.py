@@ -455,6 +455,22 @@ def _interrupted_after_epoch_2(monkeypatch):
     return save
 
 
+def test_a_resumed_training_records_what_its_user_chose(tmp_path, monkeypatch):
+    """An order given to the interrupted run and left out on resume: the run goes on with
+    its own, and `info` does not say that the training data's size chose it."""
+    data, path = separable(3), tmp_path / "m.npz"
+    options = dict(family="linear", components="parser", progress=False,
+                   trainer="perceptron", epochs=3, hash_bits=12)
+    save = _interrupted_after_epoch_2(monkeypatch)
+    with pytest.raises(TrainingInterrupted):
+        arborparse.train(data, data, path=path, order=2, **options)
+    monkeypatch.setattr(Loop, "_save_checkpoint", save)
+    nlp = arborparse.train(data, data, path=path, resume=True, **options)
+    assert (nlp.info["options"]["order"], nlp.info["options"]["second_order"]) == \
+        (2, "siblings")
+    assert nlp.info["defaults_by_size"] == {"train_sentences": len(data)}
+
+
 def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
     data, dev = separable(3), separable(1)
     options = dict(family="linear", components="parser", progress=False,

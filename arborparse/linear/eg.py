@@ -189,7 +189,8 @@ class EGTrainer:
                 step = np.where(valid, eta * self.C * (loss + np.where(valid, S, 0.0)), 0.0)
                 new = [(theta[0] + step).astype(np.float32)] + [
                     None if t is None else (t + eta * self.C * s).astype(np.float32)
-                    for t, s in zip(theta[1:], model.part_scores(x, w, marginals=True))]
+                    for t, s in zip(theta[1:], model.part_scores(x, w, marginals=True,
+                                                                every_part=True))]
                 mu, mu_new = self._marginals(theta), self._marginals(new)
                 update = [None if a is None else self.C * (a - b) for a, b in zip(mu, mu_new)]
                 self._add(model, x, update, w)

@@ -48,7 +48,7 @@ def negative_log_likelihood(model: LinearModel, x: Encoded, heads: np.ndarray,
     `weights`; adds factor × its gradient to grad. A second-order model's trees are
     projective (`arborparse.linear.model.distribution`)."""
     S, posteriors = model.labeled_scores(x, weights, scale, posteriors=True)
-    sib, grand = model.part_scores(x, weights, scale, marginals=True)
+    sib, grand = model.part_scores(x, weights, scale, marginals=True, every_part=True)
     logZ, mu, mu_sib, mu_grand = distribution(S, sib, grand, projective, single_root)
     m = np.arange(1, len(heads))
     gold = S[heads[1:], m, labels[1:]].sum()

@@ -318,38 +318,40 @@ class LinearModel:
         return (sib, grand, *entry_indices(attrs, keys, size))
 
     def check_fits(self, words: int, where: str = "", marginals: bool = False,
-                   from_text: bool = False) -> None:
+                   from_text: bool = False, every_part: bool = False) -> None:
         """Refuse (`ArborparseError`, after `where`) a sentence of `words` words whose
         parse would not fit in the memory free (`arborparse.memory`; `from_text`: a
         sentence of raw text): its arcs take `ARC_BYTES`, an order-2 model's parts
-        `PART_BYTES`, each for the best tree or, with `marginals`, for its marginals (or
-        MBR tree) too, the reach or not."""
-        parts = PART_BYTES[self._parts_of(words, marginals)][marginals] \
+        `PART_BYTES` (those `_parts_of` makes), each for the best tree or, with
+        `marginals`, for its marginals (or MBR tree) too, the reach or not."""
+        parts = PART_BYTES[self._parts_of(words, every_part)][marginals] \
             if self.order == 2 else 0
         memory.check_fits(words, ARC_BYTES[marginals], parts, where, "this order-2 model",
                           "parse it with an order-1 model (arborparse train --order 1)",
                           from_text)
 
-    def _parts_of(self, words: int, marginals: bool) -> str:
+    def _parts_of(self, words: int, every_part: bool = False) -> str:
         """The parts scored for a sentence of `words` words: the model's, but siblings alone
-        for the best tree of a sentence of more than `GRAND_WORDS` words (with grandparents
-        it takes O(n⁴) time: 15 s at 300 words, where siblings alone take 0.1 s)."""
-        if marginals or words <= GRAND_WORDS:
+        past `GRAND_WORDS` words, where the grandparents' best tree and marginals take
+        O(n⁴) time (15 s for the best tree of 300 words, where siblings alone take 0.1 s),
+        unless `every_part` (the trainers of marginals: their gradient needs them all)."""
+        if every_part or words <= GRAND_WORDS:
             return self.second_order
         return SECOND_ORDER[0]
 
     def part_scores(self, x: Encoded, weights: np.ndarray | None = None, scale: float = 1.0,
-                    marginals: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:
+                    marginals: bool = False, every_part: bool = False
+                    ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The part scores scale × w · f: sib[h, m, s] and grand[g, h, m], each (n+1, n+1,
-        n+1) (None where the model has no such parts, and grand None for the best tree of a
-        sentence of more than `GRAND_WORDS` words: `_parts_of`; 0 where (h, m, s) or (g, h,
-        m) is no part of any tree). A sentence whose parts would not fit in memory (with
-        their `marginals` to come, if said) is refused (`check_fits`)."""
+        n+1) (None where the model has no such parts, and grand None past `GRAND_WORDS`
+        words unless `every_part`: `_parts_of`; 0 where (h, m, s) or (g, h, m) is no part of
+        any tree). A sentence whose parts would not fit in memory (with their `marginals`
+        to come, if said) is refused (`check_fits`)."""
         if self.order == 1:
             return None, None
         n = len(x.table)
-        self.check_fits(n, marginals=marginals)
-        grandparents = self._parts_of(n, marginals) == SECOND_ORDER[1]
+        self.check_fits(n, marginals=marginals, every_part=every_part)
+        grandparents = self._parts_of(n, every_part) == SECOND_ORDER[1]
         w = self.weights if weights is None else weights
         sib, grand, indices, ptr = self._entries(x, w.shape[0], grandparents)
         values = scale * entry_values(w, indices, ptr)
@@ -503,15 +505,12 @@ def distribution(S: np.ndarray, sib: np.ndarray | None, grand: np.ndarray | None
 
 
 def decode(scores: Scores, decoder: str, single_root: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The best tree and its labels: (heads, labels), both (n+1,) with -1 at index 0. The
-    grandparent parts of a sentence of more than `GRAND_WORDS` words are left out (scores
-    made for its marginals have them)."""
+    """The best tree and its labels: (heads, labels), both (n+1,) with -1 at index 0."""
     if scores.sib is None:
         heads = best_tree(scores.total, decoder == "eisner", single_root)
     else:
         best = second_order.eisner if decoder == "eisner" else second_order.approximate
-        grand = scores.grand if len(scores.total) - 1 <= GRAND_WORDS else None
-        heads = best(scores.total, scores.sib, grand, single_root)
+        heads = best(scores.total, scores.sib, scores.grand, single_root)
     if heads is None:
         raise NonFiniteScores(NO_TREE)
     return heads, arc_labels(scores.label, heads)

@@ -18,7 +18,7 @@ SECOND_ORDER = ("siblings", "siblings+grandparents")
 SECOND_ORDER_TRAINERS = ("perceptron", "mira", "loglinear", "loglinear-sgd", "eg")
 MARGINAL_TRAINERS = ("loglinear", "loglinear-sgd", "eg")  # at order 2: projective training
 SMALL = 5000  # training sentences up to which the default is order 2 with grandparents
-GRAND_WORDS = 150  # longer sentences' best trees leave out the grandparent parts (O(n⁴))
+GRAND_WORDS = 150  # longer sentences are parsed without the grandparent parts (O(n⁴))
 DECODER_MARGIN = 0.1  # dev LAS points by which eisner must beat mst to be kept (`OnDev`)
 
 
@@ -105,9 +105,10 @@ class LinearOptions(FamilyOptions):
     second_order: str = option(SECOND_ORDER[0], str, "The parts of --order 2: siblings "
                                "(McDonald & Pereira 2006; with --order 2 given, the default), "
                                "or siblings and grandparents (Koo & Collins 2010; the default "
-                               "with the order by size), whose best tree takes O(n⁴) time: "
-                               f"that of a sentence of more than {GRAND_WORDS} words leaves "
-                               "them out. Given without --order, it asks for --order 2.",
+                               "with the order by size), whose best tree and marginals take "
+                               f"O(n⁴) time: a sentence of more than {GRAND_WORDS} words is "
+                               "parsed without them. Given without --order, it asks for "
+                               "--order 2.",
                                choices=SECOND_ORDER)
     labeler: bool = option(True, bool, "With --dev: label each decided tree again with a "
                            "second classifier that reads the tree (the word's children, its "

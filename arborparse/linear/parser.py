@@ -228,8 +228,8 @@ class LinearParser:
         """Fit the temperature to development data and return it: the T maximizing the
         log-likelihood Σ log P(gold tree | sentence) of the first `limit` usable sentences
         (a tree in the decoder's class and within reach, every label known to the model,
-        and with grandparents, whose log Z takes O(n⁴) time, no more than `GRAND_WORDS`
-        words), so that the marginals of a model not trained as a distribution (perceptron,
+        and with grandparents no more than `GRAND_WORDS` words: longer ones are parsed
+        without them, `LinearModel._parts_of`), so that the marginals of a model not trained as a distribution (perceptron,
         MIRA, EG) are probabilities that mean what they say. T = 1 when no sentence is
         usable."""
         from scipy.optimize import minimize_scalar
@@ -244,7 +244,7 @@ class LinearParser:
             if not sentence.has_tree or (projective and not is_projective(heads)) or \
                     (self.single_root and (heads == 0).sum() != 1) or \
                     any(label not in index for label in sentence.deprels) or \
-                    (self.model.grandparents and len(sentence) > GRAND_WORDS):  # O(n⁴)
+                    (self.model.grandparents and len(sentence) > GRAND_WORDS):
                 continue
             x, m = Encoded.of(sentence), np.arange(1, len(heads))
             cut = self._out_of_reach(x)

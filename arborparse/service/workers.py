@@ -136,8 +136,12 @@ class Workers:
         try:
             return await asyncio.wait_for(answer, self.timeout)
         except TimeoutError:
-            raise Overdue(f"not answered within the timeout ({self.timeout:g} s): the "
-                          "service is overloaded; send it again later") from None
+            why = "the service is overloaded; send it again later" \
+                if self.admission.remove(entry) else \
+                "a worker was computing it all that time; send less at once (fewer or " \
+                "shorter sentences, without marginals or k-best trees)"
+            raise Overdue(f"not answered within the timeout ({self.timeout:g} s): "
+                          f"{why}") from None
         finally:  # timed out, or its caller gone: no longer queued
             self.admission.remove(entry)
 

@@ -165,11 +165,11 @@ def test_marginals_and_mbr_come_from_the_second_order_distribution():
         parser.parse([sentence], kbest=2)
 
 
-def test_a_long_sentences_best_tree_leaves_out_the_grandparents(monkeypatch):
-    """The best tree of a sentence of more than GRAND_WORDS words (O(n⁴) with grandparents)
-    is decoded from the arcs and siblings alone, with their memory, whether its marginals
-    are asked for or not; shorter sentences, and the marginals of any, keep every part; the
-    temperature is fitted on the shorter ones."""
+def test_a_long_sentence_is_parsed_without_the_grandparents(monkeypatch):
+    """Past GRAND_WORDS words (O(n⁴) with grandparents) a sentence's best tree, marginals
+    and MBR tree come from its arcs and siblings alone, with their memory; shorter sentences,
+    and the trainers of marginals (every_part), keep every part; the temperature is fitted on
+    the shorter ones (a long one's gold score has grandparents)."""
     import arborparse.linear.model as model_module
     import arborparse.linear.parser as parser_module
     from arborparse.linear.model import PART_BYTES, decode
@@ -185,29 +185,33 @@ def test_a_long_sentences_best_tree_leaves_out_the_grandparents(monkeypatch):
     monkeypatch.setattr(model_module, "GRAND_WORDS", n - 1)
     cut = parser.model.scores(x)
     assert cut.grand is None and np.array_equal(cut.sib, full.sib)
-    assert parser.model.part_scores(x, marginals=True)[1] is not None
+    assert parser.model.part_scores(x, marginals=True)[1] is None
+    assert np.array_equal(parser.model.part_scores(x, marginals=True, every_part=True)[1],
+                          full.grand)
     for decoder, best in (("mst", second_order.approximate), ("eisner", second_order.eisner)):
         heads, _ = decode(cut, decoder, True)
         assert np.array_equal(heads, best(full.total, full.sib, None, True))
-        assert np.array_equal(decode(full, decoder, True)[0], heads)  # made for marginals
         for marginals in (False, True):
             parsed = parser.parse([sentence], decoder=decoder, marginals=marginals)[0]
             assert np.array_equal(parsed.heads, heads)
-    seen, climb = [], second_order.approximate
-    monkeypatch.setattr(second_order, "approximate", lambda S, sib, grand, root:
-                        seen.append(grand) or climb(S, sib, grand, root))
-    parser.parse([sentence], decoder="mst", marginals=True)
-    assert seen == [None]
-    monkeypatch.setattr(parser_module, "GRAND_WORDS", n - 1)  # its log Z is O(n⁴)
+    seen, inside_outside = [], second_order.log_partition_and_marginals
+    monkeypatch.setattr(second_order, "log_partition_and_marginals", lambda S, sib, grand,
+                        root: seen.append(grand) or inside_outside(S, sib, grand, root))
+    parser.head_marginals(sentence)
+    parser.parse([sentence], decode_as="mbr")
+    assert seen == [None, None]
+    monkeypatch.setattr(parser_module, "GRAND_WORDS", n - 1)
     assert parser.calibrate([sentence]) == 1.0 and parser.calibrate(data[:1]) != 1.0
     sizes = []
     monkeypatch.setattr(model_module.memory, "check_fits",
                         lambda words, arcs, parts, *rest: sizes.append(parts))
     parser.model.check_fits(n)
     parser.model.check_fits(n, marginals=True)
+    parser.model.check_fits(n, marginals=True, every_part=True)
     monkeypatch.setattr(model_module, "GRAND_WORDS", n)
     parser.model.check_fits(n)
-    assert sizes == [PART_BYTES["siblings"][0], PART_BYTES["siblings+grandparents"][1],
+    assert sizes == [PART_BYTES["siblings"][0], PART_BYTES["siblings"][1],
+                     PART_BYTES["siblings+grandparents"][1],
                      PART_BYTES["siblings+grandparents"][0]]
 
 

@@ -121,10 +121,13 @@ def test_a_request_over_the_timeout_is_abandoned_and_the_pool_goes_on(manager):
 
     async def scenario():
         async with held(1, timeout=1, gate=gate) as (workers, busy):
-            with pytest.raises(Overdue, match=r"not answered within the timeout \(1 s\)"):
+            with pytest.raises(Overdue, match=r"not answered within the timeout \(1 s\): "
+                                              "the service is overloaded"):
                 await workers.run(100, os.getpid)  # too long for the spare worker
             assert len(workers.admission) == 0
-            with pytest.raises(Overdue):  # the busy one too, but its worker finishes it
+            # the busy one too, but its worker finishes it
+            with pytest.raises(Overdue, match=r"within the timeout \(1 s\): a worker was "
+                                              "computing it all that time; send less"):
                 await busy
             assert workers.free == 0
             gate.set()
