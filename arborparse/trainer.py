@@ -150,7 +150,9 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         from arborparse.pipeline import info as info_of
 
         before = info_of(path)
-        theirs, recorded = before.get("options") or {}, before.get("defaults_by_size")
+        # a file from before sizing (none recorded) had nothing chosen by the size
+        theirs = before.get("options") or {}
+        recorded = before.get("defaults_by_size") or {"train_sentences": len(train)}
         sized = {name: theirs.get(name, value) for name, value in sized.items()}
         # at the default, a value is the table's own (an order-1 run's second order too)
         defaults = {spec.name: spec.default for spec in type(table).specs()}
@@ -183,9 +185,11 @@ def train(train, dev=None, *, family: str = "linear", components=None,
                                             else FOLDS)
     info = {"arborparse_version": _version(), "family": family, "components": parts,
             "options": {**table.to_dict(), **({"folds": folds} if taggers else {})},
-            # a resumed run's record is the interrupted run's (its user's choices not sized)
+            # a resumed run's record is the interrupted run's (its user's choices not sized),
+            # less the values given now (epochs and patience may change)
             "defaults_by_size": {"train_sentences": len(train), **sized} if recorded is None
-            else recorded,
+            else {k: v for k, v in recorded.items() if k == "train_sentences" or
+                  {**table.to_dict(), "folds": folds}.get(k) == v},
             "data": data, "language": lang or _language(data), "scores": {},
             "warnings": []}
     floor = _floor(dev) if dev and "parser" in parts else None

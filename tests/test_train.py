@@ -471,6 +471,27 @@ def test_a_resumed_training_records_what_its_user_chose(tmp_path, monkeypatch):
     assert nlp.info["defaults_by_size"] == {"train_sentences": len(data)}
 
 
+def test_a_resumed_training_records_no_size_for_what_is_given_now(tmp_path, monkeypatch):
+    """Patience chosen by the size, interrupted, then given on resume (it may change):
+    `defaults_by_size` no longer claims it."""
+    from arborparse.neural.options import NeuralOptions
+
+    data, path = separable(2), tmp_path / "m.npz"
+    options = {**SMALL["neural"][0], "epochs": 3}
+    monkeypatch.setattr(NeuralOptions, "by_size",
+                        classmethod(lambda cls, n, given: {"patience": 30}))
+    save = _interrupted_after_epoch_2(monkeypatch)
+    with pytest.raises(TrainingInterrupted):
+        arborparse.train(data, data, family="neural", components="parser", progress=False,
+                         path=path, **options)
+    monkeypatch.setattr(Loop, "_save_checkpoint", save)
+    assert arborparse.load(path).info["defaults_by_size"]["patience"] == 30
+    nlp = arborparse.train(data, data, family="neural", components="parser", progress=False,
+                           path=path, resume=True, patience=7, **options)
+    assert nlp.info["options"]["patience"] == 7
+    assert nlp.info["defaults_by_size"] == {"train_sentences": len(data)}
+
+
 def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
     data, dev = separable(3), separable(1)
     options = dict(family="linear", components="parser", progress=False,

@@ -170,7 +170,7 @@ class EGTrainer:
             mu = self._marginals(theta)
             self._add(model, x, [self.C * (gold - mu[0])] +
                       [None if d is None else -self.C * d for d in mu[1:]], w)
-            np.add.at(w, model.tree_part_features(x, h), self.C)
+            np.add.at(w, model.tree_part_features(x, h, every_part=True), self.C)
             thetas.append(theta)
             losses.append(loss)
         self.dual_bytes_ = sum(t.nbytes for theta in thetas for t in theta if t is not None)

@@ -55,7 +55,7 @@ def negative_log_likelihood(model: LinearModel, x: Encoded, heads: np.ndarray,
     mu[heads[1:], m, labels[1:]] -= 1.0
     model.add_expectations(x, factor * mu, grad, posteriors)
     if sib is not None:
-        parts = model.tree_part_features(x, heads)
+        parts = model.tree_part_features(x, heads, every_part=True)
         gold += scale * weights[parts].sum()
         model.add_part_expectations(x, factor * mu_sib,
                                     None if mu_grand is None else factor * mu_grand, grad)

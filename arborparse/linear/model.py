@@ -134,7 +134,8 @@ def arc_buffer(tables: list[TokenTable]) -> np.ndarray:
 class Scores:
     """arc[h, m]; label[h, m] the best label of the arc and label_score[h, m] its score;
     label_sum[h, m] log Σ_l exp of the label scores (empty unless asked for); a second-order
-    model's part scores sib[h, m, s] and grand[g, h, m] (None: no such parts)."""
+    model's part scores sib[h, m, s] and grand[g, h, m] (None: no such parts, or none made:
+    `LinearModel._parts_of`)."""
 
     arc: np.ndarray
     label: np.ndarray
@@ -360,7 +361,11 @@ class LinearModel:
     def add_part_expectations(self, x: Encoded, mu_sib: np.ndarray,
                               mu_grand: np.ndarray | None, out: np.ndarray) -> None:
         """out += Σ mu_sib[h, m, s] f(h, m, s) + Σ mu_grand[g, h, m] f(g, h, m), over the
-        parts of the sentence (e.g. the part marginals minus the gold tree's parts)."""
+        parts of the sentence (e.g. the part marginals minus the gold tree's parts; all of
+        them: `part_scores` with `every_part`)."""
+        if self.grandparents and mu_grand is None:
+            raise ValueError("a model with grandparents needs their marginals too (part "
+                             "scores made with every_part)")
         sib, grand, indices, ptr = self._entries(x, out.shape[0], self.grandparents)
         counts = np.zeros(len(ptr) - 1)
         reduce(sib, mu_sib, counts)
@@ -368,13 +373,16 @@ class LinearModel:
             reduce(grand, mu_grand, counts)
         scatter(counts, indices, ptr, out)
 
-    def tree_part_features(self, x: Encoded, heads: np.ndarray) -> np.ndarray:
+    def tree_part_features(self, x: Encoded, heads: np.ndarray, every_part: bool = False
+                           ) -> np.ndarray:
         """The weight indices of the features of the second-order parts of the tree
-        `heads`, one per occurrence (empty for a first-order model)."""
+        `heads`, one per occurrence (empty for a first-order model): those `part_scores`
+        scores (`_parts_of`: past `GRAND_WORDS` words no grandparents, unless
+        `every_part`)."""
         if self.order == 1:
             return np.empty(0, dtype=np.int64)
         sib, grand = second_order.parts(np.asarray(heads, dtype=np.int64))
-        if not self.grandparents:
+        if self._parts_of(len(heads) - 1, every_part) != SECOND_ORDER[1]:
             grand = grand[:0]
         attrs = x.table.attrs
         return entry_indices(attrs, tree_entries(attrs, sib, grand),

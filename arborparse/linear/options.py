@@ -37,7 +37,7 @@ class LinearOptions(FamilyOptions):
         """Order 2 with siblings and grandparents up to `SMALL` training sentences for the
         perceptron and MIRA (the default), where the other options given allow it: there it
         trains in minutes, and its parts add what little data leaves out (dev LAS, the parser
-        on gold tags: +0.58 mean over 9 treebanks of 400 to 1,230 sentences against siblings
+        on gold tags: +0.51 mean over 10 treebanks of 400 to 1,230 sentences against siblings
         alone, 7 of them up; +1.53 and +1.30 on two of 3,400 against order 1); above, order
         1, which trains in a half to a third of the time and parses more than twice as fast
         (and gives k-best trees). The trainers of marginals stay at order 1 (at order 2 they

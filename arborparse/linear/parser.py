@@ -21,7 +21,7 @@ from arborparse.linear.chunk import best_trees, concatenated
 from arborparse.linear.labeler import Labeler
 from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, THREADED_WORDS, VERSION, Encoded,
                                      LinearModel, Scores, arc_buffer, decode, distribution)
-from arborparse.linear.options import GRAND_WORDS, LinearOptions
+from arborparse.linear.options import LinearOptions
 from arborparse.linear.reach import TagReach, cut_arguments, out_of_reach
 from arborparse.linear.templates import between_tables, cut_between, tree_label_scores
 from arborparse.linear.tokens import UPOS, encode
@@ -227,11 +227,10 @@ class LinearParser:
     def calibrate(self, dev: Iterable[Sentence], limit: int = 1000) -> float:
         """Fit the temperature to development data and return it: the T maximizing the
         log-likelihood Σ log P(gold tree | sentence) of the first `limit` usable sentences
-        (a tree in the decoder's class and within reach, every label known to the model,
-        and with grandparents no more than `GRAND_WORDS` words: longer ones are parsed
-        without them, `LinearModel._parts_of`), so that the marginals of a model not trained as a distribution (perceptron,
-        MIRA, EG) are probabilities that mean what they say. T = 1 when no sentence is
-        usable."""
+        (a tree in the decoder's class and within reach, every label known to the model;
+        each scored with the parts it is parsed with, `LinearModel._parts_of`), so that the
+        marginals of a model not trained as a distribution (perceptron, MIRA, EG) are
+        probabilities that mean what they say. T = 1 when no sentence is usable."""
         from scipy.optimize import minimize_scalar
 
         projective = self._projective()
@@ -243,8 +242,7 @@ class LinearParser:
             heads = sentence.heads
             if not sentence.has_tree or (projective and not is_projective(heads)) or \
                     (self.single_root and (heads == 0).sum() != 1) or \
-                    any(label not in index for label in sentence.deprels) or \
-                    (self.model.grandparents and len(sentence) > GRAND_WORDS):
+                    any(label not in index for label in sentence.deprels):
                 continue
             x, m = Encoded.of(sentence), np.arange(1, len(heads))
             cut = self._out_of_reach(x)

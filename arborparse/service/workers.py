@@ -138,8 +138,9 @@ class Workers:
         except TimeoutError:
             why = "the service is overloaded; send it again later" \
                 if self.admission.remove(entry) else \
-                "a worker was computing it all that time; send less at once (fewer or " \
-                "shorter sentences, without marginals or k-best trees)"
+                "a worker was still computing it; send it again later if the service is " \
+                "busy, or send less at once (fewer or shorter sentences, without marginals " \
+                "or k-best trees)"
             raise Overdue(f"not answered within the timeout ({self.timeout:g} s): "
                           f"{why}") from None
         finally:  # timed out, or its caller gone: no longer queued
@@ -156,6 +157,8 @@ class Workers:
             else:
                 return
             answer, fn, args = self.admission.pop(short=spare)
+            if answer.done():  # abandoned (timed out) before it was taken out of the queue
+                continue
             self._take(spare, -1)
             executor = self._executor
             try:

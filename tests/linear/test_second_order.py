@@ -168,10 +168,9 @@ def test_marginals_and_mbr_come_from_the_second_order_distribution():
 def test_a_long_sentence_is_parsed_without_the_grandparents(monkeypatch):
     """Past GRAND_WORDS words (O(n⁴) with grandparents) a sentence's best tree, marginals
     and MBR tree come from its arcs and siblings alone, with their memory; shorter sentences,
-    and the trainers of marginals (every_part), keep every part; the temperature is fitted on
-    the shorter ones (a long one's gold score has grandparents)."""
+    and the trainers of marginals (every_part), keep every part; a gold tree's features (the
+    online trainers' updates, the temperature's fit) are those of the parts scored."""
     import arborparse.linear.model as model_module
-    import arborparse.linear.parser as parser_module
     from arborparse.linear.model import PART_BYTES, decode
     from arborparse.trees import second_order
 
@@ -200,8 +199,16 @@ def test_a_long_sentence_is_parsed_without_the_grandparents(monkeypatch):
     parser.head_marginals(sentence)
     parser.parse([sentence], decode_as="mbr")
     assert seen == [None, None]
-    monkeypatch.setattr(parser_module, "GRAND_WORDS", n - 1)
-    assert parser.calibrate([sentence]) == 1.0 and parser.calibrate(data[:1]) != 1.0
+    heads = np.asarray(sentence.heads)  # its gold tree's features: those it is scored with
+    assert len(parser.model.tree_part_features(x, heads)) < \
+        len(parser.model.tree_part_features(x, heads, every_part=True))
+    assert len(parser.model.tree_part_features(x, heads)) == len(
+        fit(data, trainer="perceptron", epochs=1, order=2).parser_.model.tree_part_features(
+            x, heads))  # siblings alone
+    assert 0 < parser.calibrate([sentence]) < np.inf
+    with pytest.raises(ValueError, match="needs their marginals too"):
+        parser.model.add_part_expectations(x, np.zeros_like(cut.sib), None,
+                                           np.zeros_like(parser.model.weights))
     sizes = []
     monkeypatch.setattr(model_module.memory, "check_fits",
                         lambda words, arcs, parts, *rest: sizes.append(parts))

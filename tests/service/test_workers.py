@@ -127,7 +127,7 @@ def test_a_request_over_the_timeout_is_abandoned_and_the_pool_goes_on(manager):
             assert len(workers.admission) == 0
             # the busy one too, but its worker finishes it
             with pytest.raises(Overdue, match=r"within the timeout \(1 s\): a worker was "
-                                              "computing it all that time; send less"):
+                                              "still computing it; send it again later if"):
                 await busy
             assert workers.free == 0
             gate.set()
