@@ -183,13 +183,14 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     if taggers and folds is None:  # the jackknife's default follows the data's size too
         folds = sized["folds"] = theirs.get("folds", FOLDS_LARGE if len(train) >= LARGE
                                             else FOLDS)
+    used = {**table.to_dict(), **({"folds": folds} if taggers else {})}
     info = {"arborparse_version": _version(), "family": family, "components": parts,
-            "options": {**table.to_dict(), **({"folds": folds} if taggers else {})},
+            "options": used,
             # a resumed run's record is the interrupted run's (its user's choices not sized),
             # less the values given now (epochs and patience may change)
             "defaults_by_size": {"train_sentences": len(train), **sized} if recorded is None
             else {k: v for k, v in recorded.items() if k == "train_sentences" or
-                  {**table.to_dict(), "folds": folds}.get(k) == v},
+                  used.get(k) == v},
             "data": data, "language": lang or _language(data), "scores": {},
             "warnings": []}
     floor = _floor(dev) if dev and "parser" in parts else None

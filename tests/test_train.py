@@ -246,7 +246,8 @@ def test_the_linear_default_order_follows_the_training_size_and_yields_to_the_us
     tagger = arborparse.train(data, None, components="tagger", progress=False)
     assert "order" not in tagger.info["defaults_by_size"]  # a parser's option
     r = CliRunner().invoke(cli, ["train", "--help"])
-    assert "train's default: 2 with siblings and grandparents up to 5,000 training sentences" in " ".join(r.output.split())
+    assert "train's default: 2 with siblings and grandparents up to 5,000 training " \
+        "sentences" in " ".join(r.output.split())
 
 
 @pytest.mark.parametrize("family, first, then, kept", [

@@ -49,7 +49,7 @@ class LinearOptions(FamilyOptions):
             return {}
         sized = {"order": 2, "second_order": SECOND_ORDER[1]}
         try:
-            cls.of({**given, **sized, **{k: v for k, v in given.items() if v is not None}})
+            cls.of({**sized, **{k: v for k, v in given.items() if v is not None}})
         except ArborparseError:  # exact features, or options order 2 refuses
             return {}
         return sized
