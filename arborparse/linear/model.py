@@ -114,8 +114,9 @@ class Encoded:
     buf: np.ndarray
 
     @classmethod
-    def of(cls, sentence: Sentence) -> Encoded:
-        return cls.of_table(encode(sentence))
+    def of(cls, sentence: Sentence, suffixes: bool = True) -> Encoded:
+        """The sentence encoded for a model with (or without) the suffix features."""
+        return cls.of_table(encode(sentence, suffixes))
 
     @classmethod
     def of_table(cls, table: TokenTable) -> Encoded:
@@ -173,6 +174,8 @@ class LinearModel:
         (Smith & Smith 2007, §5.2)
     order : 1 (arcs) or 2 (arcs and sibling parts; hashed weights, one cluster)
     second_order : the parts of order 2, ``"siblings"`` or ``"siblings+grandparents"``
+    suffixes : whether the arc features read the words' suffixes (files saved before them:
+        False, and their sentences are encoded without: `Encoded.of`)
     """
 
     weights: np.ndarray
@@ -183,6 +186,7 @@ class LinearModel:
     squeeze: bool = False
     order: int = 1
     second_order: str = SECOND_ORDER[0]
+    suffixes: bool = True
 
     def __post_init__(self):
         if self.clusters < 1 or (self.clusters > 1 and not self.hashed):
@@ -206,6 +210,10 @@ class LinearModel:
                 order: int = 1, second_order: str = SECOND_ORDER[0]) -> LinearModel:
         return cls(np.zeros(1 << bits), labels, clusters=clusters, squeeze=squeeze,
                    order=order, second_order=second_order)
+
+    def encoded(self, sentence: Sentence) -> Encoded:
+        """The sentence encoded for this model (with the SUFFIX column where it reads it)."""
+        return Encoded.of(sentence, self.suffixes)
 
     def like(self, weights: np.ndarray) -> LinearModel:
         """The same model with other weights."""
@@ -443,14 +451,15 @@ class LinearModel:
         header = {"labels": self.labels, "decoder": decoder, "single_root": single_root,
                   "hashed": self.hashed, "clusters": self.clusters, "squeeze": self.squeeze,
                   "order": self.order, "second_order": self.second_order,
-                  "temperature": temperature}
+                  "suffixes": self.suffixes, "temperature": temperature}
         return header, {"weights": self.weights.astype(np.float32), "keys": self.keys,
                         "label_keys": self.label_keys}
 
     @classmethod
     def from_parts(cls, header: dict, arrays: dict, path) -> LinearModel:
         """The model of a file's header and arrays (it sets ``temperature`` in the header,
-        1 for files written before it existed; files without ``order`` are first-order);
+        1 for files written before it existed; files without ``order`` are first-order,
+        those without ``suffixes`` read none);
         weights stay float32 (half the memory traffic when scoring). Raises
         ModelFileError, naming `path`, for what is wrong."""
         for name in ("weights", "keys", "label_keys"):
@@ -464,7 +473,8 @@ class LinearModel:
             model = cls(arrays["weights"], labels,
                         arrays["keys"].astype(np.uint64), arrays["label_keys"].astype(np.uint64),
                         int(header["clusters"]), bool(header["squeeze"]),
-                        header.get("order", 1), header.get("second_order", SECOND_ORDER[0]))
+                        header.get("order", 1), header.get("second_order", SECOND_ORDER[0]),
+                        bool(header.get("suffixes", False)))
             # files saved before calibration have no temperature: 1 is what they meant
             header["temperature"] = float(header.get("temperature", 1.0))
             if not 0 < header["temperature"] < float("inf"):

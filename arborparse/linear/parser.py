@@ -184,7 +184,7 @@ class LinearParser:
         dev = list(require_tags(dev))
         self.labeler, tried = None, []
         for sentence in dev:
-            x = Encoded.of(sentence)
+            x = self.model.encoded(sentence)
             tried.append((x.table, *self._best_with_joint(x, self.decoder)))
         universal = np.array([label.split(":")[0] for label in self.model.labels])
         gold = [(s.heads, np.array([d.split(":")[0] for d in s.deprels])) for s in dev]
@@ -244,7 +244,7 @@ class LinearParser:
                     (self.single_root and (heads == 0).sum() != 1) or \
                     any(label not in index for label in sentence.deprels):
                 continue
-            x, m = Encoded.of(sentence), np.arange(1, len(heads))
+            x, m = self.model.encoded(sentence), np.arange(1, len(heads))
             cut = self._out_of_reach(x)
             if cut is not None and cut[heads[1:], m].any():
                 continue
@@ -282,7 +282,7 @@ class LinearParser:
         """P(h -> m with label l) under P(tree) ∝ exp(Σ s(h, m, l) / T) (+ the parts'
         scores / T), over the trees of the decoder's class: an array (n+1, n+1, L) whose
         columns m >= 1 sum to 1."""
-        x = Encoded.of(sentence)
+        x = self.model.encoded(sentence)
         parts = self.model.part_scores(x, scale=1.0 / self.temperature, marginals=True)
         return distribution(self._scores(x), *parts, self._projective(decoder),
                             self.single_root)[1]
@@ -291,7 +291,7 @@ class LinearParser:
                        ) -> np.ndarray:
         """P(h -> m) summed over labels: (n+1, n+1), each column m >= 1 sums to 1; over
         trees with one root word or any number (`single_root`; default: the model's)."""
-        return self._head_marginals(self._distribution(Encoded.of(sentence)),
+        return self._head_marginals(self._distribution(self.model.encoded(sentence)),
                                     self._projective(), single_root)
 
     def _head_marginals(self, s: Scores, projective: bool, single_root: bool | None = None
@@ -315,7 +315,7 @@ class LinearParser:
         that window instead of being scored again (a third of the arcs of windows of 30
         words every 10). A lone window is cut out and parsed as it is (a short paragraph
         would only load more compiled kernels)."""
-        table, projective = encode(sentence), self._projective()
+        table, projective = encode(sentence, self.model.suffixes), self._projective()
         single_root = self.single_root if single_root is None else single_root
         spans = list(spans)
         if self.model.order > 1 or len(spans) == 1:
@@ -350,7 +350,7 @@ class LinearParser:
         each arc with its best label, the probability under the model's tree distribution
         (order 1 only)."""
         check_options(self, {"kbest": k})  # refused at order 2, naming what the model offers
-        return self._kbest(self._distribution(Encoded.of(sentence)), k,
+        return self._kbest(self._distribution(self.model.encoded(sentence)), k,
                            self.decoder == "eisner")
 
     def _distribution(self, x: Encoded, threads: int = 1, known: np.ndarray | None = None,
@@ -381,7 +381,7 @@ class LinearParser:
         projective = self._projective(decoder)
         self.model.check_fits(len(sentence), f"{sentence.where}: ",
                               marginals or decode_as == "mbr", sentence.offsets is not None)
-        x = Encoded.of(sentence)
+        x = self.model.encoded(sentence)
         if not (marginals or k or decode_as == "mbr"):
             combine = "max" if decode_as == "max-z" else "sum"
             if self.labeler is None:
@@ -476,7 +476,7 @@ class LinearParser:
         without a tree of finite score (left out, with those after it)."""
         if not sentences:
             return []
-        tables = [encode(s) for s in sentences]
+        tables = [encode(s, self.model.suffixes) for s in sentences]
         attrs, attrs_ptr, feats_ptr, feats, feats_at = concatenated(tables)
         buf = arc_buffer(tables)
         m, labeler = self.model, self.labeler

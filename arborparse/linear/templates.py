@@ -12,7 +12,12 @@ each emitted twice, plain and conjoined with direction and bucketed distance
 - surrounding POS of the left and right word of the arc (their neighbours, padded with
   STR and END, and MID where the two words are adjacent): 4 four-grams and 4 trigram
   back-offs, for UPOS and XPOS;
-- FEATS pairs: every (head feature, child feature) pair, with direction.
+- FEATS pairs: every (head feature, child feature) pair, with direction;
+- suffixes (the form's last 3 characters in lower case, where case, person and tense
+  endings are read without a tagger's FEATS): each word's suffix with its UPOS, as head and
+  as child, and three pairs: the head's UPOS with the child's suffix and UPOS, the head's
+  suffix and UPOS with the child's UPOS, and both suffixes and UPOS (read where the token
+  table has the SUFFIX column: models saved before them have none, `LinearModel.suffixes`).
 
 `arc_features` and `label_features` list the hashes of one arc; `labeled_arc_indices` the
 weight indices of labeled arcs (for updates); `score_arcs` and `score_labels` score every
@@ -40,14 +45,13 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from arborparse.linear.tokens import ATTRIBUTES, FORM, LEMMA, LONG, PREFIX, UPOS, XPOS
+from arborparse.linear.tokens import FORM, LEMMA, LONG, PREFIX, SUFFIX, UPOS, XPOS
 
 ARC_TEMPLATES = 128  # template ids below this are arc templates; label templates above
 _PRIME = np.uint64(0x100000001B3)
 _STR = np.uint64(0x5354520000000001)
 _END = np.uint64(0x454E440000000002)
 _MID = np.uint64(0x4D49440000000003)
-_FEAT_SALT = ATTRIBUTES
 
 
 @intrinsic
@@ -133,6 +137,10 @@ def _unigrams(attrs, i, role, dd, out, k):
         k = _emit(out, k, _mix(_mix(_start(t + 0), word), pos), dd)
         k = _emit(out, k, _mix(_start(t + 1), word), dd)
         k = _emit(out, k, _mix(_start(t + 2), pos), dd)
+    if attrs.shape[1] > SUFFIX:
+        suffix = _mix(_mix(_start(90 + role), np.uint64(attrs[i, SUFFIX])),
+                      np.uint64(attrs[i, UPOS]))
+        k = _emit(out, k, suffix, dd)
     return k
 
 
@@ -187,6 +195,12 @@ def arc_features(attrs, feats_ptr, feats, h, m, out, squeeze=False, between=True
             k = _emit(out, k, _mix(_mix(_mix(_start(44), hw), hp), cw), dd)
             k = _emit(out, k, _mix(_mix(_start(45), hw), cw), dd)
         k = _emit(out, k, _mix(_mix(_start(46), hw), cp), dd)
+    if attrs.shape[1] > SUFFIX:
+        hs, hu = np.uint64(attrs[h, SUFFIX]), np.uint64(attrs[h, UPOS])
+        cs, cu = np.uint64(attrs[m, SUFFIX]), np.uint64(attrs[m, UPOS])
+        k = _emit(out, k, _mix(_mix(_mix(_start(92), hu), cs), cu), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_start(93), hs), hu), cu), dd)
+        k = _emit(out, k, _mix(_mix(_mix(_mix(_start(94), hs), hu), cs), cu), dd)
     left = min(h, m)
     right = max(h, m)
     for view in range(2):
@@ -228,7 +242,7 @@ def arc_features(attrs, feats_ptr, feats, h, m, out, squeeze=False, between=True
 
 def arc_capacity(n: int, max_feats: int) -> int:
     """Enough room for the features of any arc of an n-word sentence."""
-    return 2 * (13 * 2 + 7 + 8 * 2) + 2 * 2 * max(n, 1) + max_feats * max_feats + 16
+    return 2 * (14 * 2 + 7 + 3 + 8 * 2) + 2 * 2 * max(n, 1) + max_feats * max_feats + 16
 
 
 @njit(inline="always", cache=True)

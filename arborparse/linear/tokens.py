@@ -17,9 +17,12 @@ import numpy as np
 
 from arborparse.io.conllu import Sentence
 
-FORM, LEMMA, UPOS, XPOS, PREFIX, LONG = range(6)
-ATTRIBUTES = 6
+FORM, LEMMA, UPOS, XPOS, PREFIX, LONG, SUFFIX = range(7)
+ATTRIBUTES = 7
 PREFIX_LENGTH = 5
+SUFFIX_LENGTH = 3
+FEATS_SALT = 6  # the FEATS items' namespace (the one after LONG's before SUFFIX came)
+_SALTS = (FORM, LEMMA, UPOS, XPOS, PREFIX, LONG, FEATS_SALT + 1)  # each column's namespace
 _NUMBER = re.compile(r"^[+-]?[0-9][0-9.,:/]*$")
 
 
@@ -29,7 +32,7 @@ def string_hash(text: str, salt: int) -> int:
     return zlib.crc32(text.encode("utf-8"), salt * 0x9E3779B1 & 0xFFFFFFFF)
 
 
-ROOT = {a: string_hash("<root>", a) for a in range(ATTRIBUTES)}
+ROOT = {a: string_hash("<root>", _SALTS[a]) for a in range(ATTRIBUTES)}
 
 
 def normalize(form: str) -> str:
@@ -42,7 +45,9 @@ class TokenTable:
     """The attributes of words 0..n (0 is the root) as int64 hashes, and their FEATS.
 
     attrs : (n+1, ATTRIBUTES) hashes of normalized FORM, LEMMA, UPOS, XPOS, the 5-character
-        prefix of the form, and whether the form is longer than 5 characters (0/1)
+        prefix of the form, whether the form is longer than 5 characters (0/1), and the
+        form's last 3 characters in lower case (without that column where `encode` was
+        asked for none)
     feats_ptr, feats : FEATS items of word i are ``feats[feats_ptr[i]:feats_ptr[i+1]]``
     """
 
@@ -68,23 +73,27 @@ def _row(form: str, lemma: str, upos: str, xpos: str) -> tuple[int, ...]:
     word = normalize(form)
     return (string_hash(word, FORM), string_hash(normalize(lemma), LEMMA),
             string_hash(upos, UPOS), string_hash(xpos, XPOS),
-            string_hash(word[:PREFIX_LENGTH], PREFIX), int(len(word) > PREFIX_LENGTH))
+            string_hash(word[:PREFIX_LENGTH], PREFIX), int(len(word) > PREFIX_LENGTH),
+            string_hash(word[-SUFFIX_LENGTH:].lower(), _SALTS[SUFFIX]))
 
 
 @lru_cache(maxsize=1 << 14)
 def _feats(feats: str) -> tuple[int, ...]:
     """The hashes of a FEATS bundle's items."""
-    return () if feats == "_" else tuple(string_hash(f, ATTRIBUTES) for f in feats.split("|"))
+    return () if feats == "_" else tuple(string_hash(f, FEATS_SALT) for f in feats.split("|"))
 
 
-def encode(sentence: Sentence) -> TokenTable:
-    """The token table of a sentence (CoNLL-X: CPOSTAG plays UPOS, POSTAG plays XPOS)."""
-    rows = [tuple(0 if a == LONG else ROOT[a] for a in range(ATTRIBUTES))]
+def encode(sentence: Sentence, suffixes: bool = True) -> TokenTable:
+    """The token table of a sentence (CoNLL-X: CPOSTAG plays UPOS, POSTAG plays XPOS);
+    without `suffixes`, without the SUFFIX column (a model saved before the suffix
+    features: the templates read none)."""
+    width = ATTRIBUTES if suffixes else SUFFIX
+    rows = [tuple(0 if a == LONG else ROOT[a] for a in range(width))]
     ptr = [0, 0]
     feats: list[int] = []
     for form, lemma, upos, xpos, fts in zip(sentence.forms, sentence.lemmas, sentence.upos,
                                             sentence.xpos, sentence.feats):
-        rows.append(_row(form, lemma, upos, xpos))
+        rows.append(_row(form, lemma, upos, xpos)[:width])
         feats.extend(_feats(fts))
         ptr.append(len(feats))
     return TokenTable(np.array(rows, dtype=np.int64), np.array(ptr, dtype=np.int64),

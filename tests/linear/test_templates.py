@@ -29,17 +29,34 @@ def features(table, h, m):
     return buf[:count].copy()
 
 
-def test_feature_counts_by_hand():
-    t = encode(sentence())
+@pytest.mark.parametrize("suffixes", [True, False])
+def test_feature_counts_by_hand(suffixes):
+    t = encode(sentence(), suffixes)
     # 2 views x 13 word/POS combinations, each plain and with direction+distance = 52;
     # in-between POS: 2 POS types x 1 word between x 2 = 4; surrounding POS: 2 x 8 x 2 = 32;
-    # FEATS pairs: 3 (bark) x 1 (The) = 3; no form longer than 5 characters: no prefixes
-    assert len(features(t, 3, 1)) == 52 + 4 + 32 + 3
+    # FEATS pairs: 3 (bark) x 1 (The) = 3; no form longer than 5 characters: no prefixes;
+    # suffixes (a table with the SUFFIX column): each word's with its UPOS (2) and 3 pairs,
+    # x 2 = 10
+    s = 10 if suffixes else 0
+    assert len(features(t, 3, 1)) == 52 + 4 + 32 + 3 + s
     # "doggies" is longer than 5: 7 prefix bigrams x 2 = 14; adjacent: no word between;
     # FEATS pairs 2 x 3 = 6
-    assert len(features(t, 2, 3)) == 52 + 14 + 32 + 6
+    assert len(features(t, 2, 3)) == 52 + 14 + 32 + 6 + s
     # the root has no FEATS; word 1 lies between the root and word 2
-    assert len(features(t, 0, 2)) == 52 + 14 + 4 + 32
+    assert len(features(t, 0, 2)) == 52 + 14 + 4 + 32 + s
+
+
+def test_the_suffix_features_come_on_top_of_the_others():
+    with_, without = encode(sentence()), encode(sentence(), suffixes=False)
+    assert with_.attrs.shape[1] == without.attrs.shape[1] + 1
+    assert (with_.attrs[:, :-1] == without.attrs).all()
+    for h, m in ((3, 1), (2, 3), (0, 2)):
+        assert set(features(without, h, m)) < set(features(with_, h, m))
+    # the suffix is the form's last 3 characters in lower case: "DOGgies" reads as "doggies"
+    other = encode(sentence(TEXT.replace("\tdoggies\t", "\tDOGgies\t")))
+    assert other.attrs[2, -1] == with_.attrs[2, -1] and other.attrs[2, 0] != with_.attrs[2, 0]
+    other = encode(sentence(TEXT.replace("\tdoggies\t", "\tpuppies\t")))
+    assert other.attrs[2, -1] == with_.attrs[2, -1]  # "ies" either way
 
 
 def test_direction_and_distance_buckets():
@@ -65,15 +82,49 @@ def test_changing_a_form_changes_only_its_features():
     a, b = set(features(base, 1, 2)), set(features(other, 1, 2))
     assert a == b  # the arc 1 -> 2 never reads word 3's form
     a, b = set(features(base, 3, 2)), set(features(other, 3, 2))
-    # templates reading the head form change: 7 of the (FORM, XPOS) view's 13 and, since
-    # "doggies" is long, 6 of the 7 prefix bigrams ("bark" vs "barks"); each x 2
-    assert len(a - b) == 2 * (7 + 6)
+    # templates reading the head form change: 7 of the (FORM, XPOS) view's 13, since
+    # "doggies" is long, 6 of the 7 prefix bigrams ("bark" vs "barks"), and the 3 reading
+    # the head's suffix ("ark" vs "rks"); each x 2
+    assert len(a - b) == 2 * (7 + 6 + 3)
 
 
 def test_numbers_are_normalized():
     one = encode(sentence(TEXT.replace("\tThe\t", "\t1984\t")))
     two = encode(sentence(TEXT.replace("\tThe\t", "\t3.14\t")))
     assert one.attrs[1, 0] == two.attrs[1, 0]
+
+
+def test_a_model_file_says_whether_it_reads_suffixes(tmp_path):
+    """New models read the suffix features and their files say so; a file without the
+    key (saved before them) is parsed from tables without the SUFFIX column, so its
+    scores are those it was trained with."""
+    from treebanks import separable
+
+    from arborparse.linear.model import LinearModel
+    from arborparse.linear.options import LinearOptions
+    from arborparse.linear.parser import LinearParser
+    from arborparse.linear.train import trainer
+
+    data = separable(1)
+    parser = trainer(LinearOptions.of({"hash_bits": 16, "epochs": 2}), dev=False,
+                     progress=False).fit(data, data).parser_
+    assert parser.model.suffixes and parser.parts()[0]["suffixes"] is True
+    parser.save(tmp_path / "m.npz")
+    assert LinearParser.load(tmp_path / "m.npz").model.suffixes
+    header, arrays = parser.parts()
+    del header["suffixes"]
+    old = LinearParser.from_parts(header, arrays, "old.npz")
+    assert not old.model.suffixes
+    x, y = old.model.encoded(data[0]), parser.model.encoded(data[0])
+    assert x.table.attrs.shape[1] + 1 == y.table.attrs.shape[1]
+    model = LinearModel.hashing(16, ["a"])
+    model.weights[:] = np.random.default_rng(0).standard_normal(len(model.weights))
+    for encoded in (x, y):  # each scored from its own table's features
+        by_list = sum(model.weights[f & np.uint64(len(model.weights) - 1)]
+                      for f in features(encoded.table, 2, 1))
+        assert model.cluster_scores(encoded)[0, 2, 1] == pytest.approx(by_list)
+    assert model.cluster_scores(x)[0, 2, 1] != pytest.approx(model.cluster_scores(y)[0, 2, 1])
+    assert len(old.parse(data)) == len(data)
 
 
 @pytest.mark.parametrize("h,m", [(2, 1), (0, 3), (3, 2)])

@@ -17,7 +17,10 @@ from arborparse.linear.parser import LinearParser
 @pytest.mark.parametrize("trainer", TRAINERS)
 def test_reaches_full_training_accuracy_on_separable_data(trainer, decoder):
     data = separable()
-    fitted = OnlineTrainer(trainer, epochs=8, decoder=decoder, hash_bits=16,
+    # 18 bits: at 16, several hundred of the 10,000 features of these sentences' arcs and
+    # labels share a weight with another (MIRA's averaged weights, with eisner, labelled
+    # one word wrong there once the suffix features came)
+    fitted = OnlineTrainer(trainer, epochs=8, decoder=decoder, hash_bits=18,
                            progress=False).fit(data, data)
     scores = evaluate(data, fitted.parser_.parse(data))
     assert scores["UAS"] == 100.0 and scores["LAS"] == 100.0
