@@ -354,6 +354,11 @@ class Loop:
         theirs = header.get("settings") or {}
         differ = sorted(k for k in set(theirs) | set(self.settings)
                         if k not in self.may_change and theirs.get(k) != self.settings.get(k))
+        absent = [k for k in differ if k not in theirs]
+        if absent:  # a setting that came after the checkpoint's arborparse
+            raise ArborparseError(f"{self.checkpoint}: the checkpoint was written by an earlier "
+                                  f"arborparse, without {', '.join(absent)}: train again "
+                                  "without resume")
         if differ:
             shown = ", ".join(f"{k} {theirs.get(k)!r} (now {self.settings.get(k)!r})"
                               for k in differ)

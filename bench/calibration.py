@@ -26,7 +26,6 @@ from arborparse import trees
 from arborparse.io import read_conllu
 from arborparse.linear.eg import EGTrainer
 from arborparse.linear.loglinear import LogLinearTrainer
-from arborparse.linear.model import Encoded
 from arborparse.linear.online import OnlineTrainer
 
 
@@ -46,7 +45,7 @@ def head_probabilities(parser, sentences):
     """(HeadProb of each word's MAP head, whether that head is right), over all words."""
     probs, right = [], []
     for s in sentences:
-        S = parser._scores(Encoded.of(s))
+        S = parser._scores(parser.model.encoded(s))
         heads, _ = trees.mst(S, single_root=parser.single_root)
         mu = trees.marginals(S, parser.decoder == "eisner", parser.single_root).sum(axis=2)
         m = np.arange(1, len(heads))

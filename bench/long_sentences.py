@@ -81,7 +81,6 @@ def one(model_path, n, task, threads):
     import scipy.linalg
 
     import arborparse
-    from arborparse.linear.model import Encoded
 
     loaded = arborparse.load(model_path)
     parser = getattr(loaded, "parser", loaded)  # the model file may hold a pipeline
@@ -93,7 +92,7 @@ def one(model_path, n, task, threads):
         parser.reach = parser.tag_reach = None
 
     def run(sentence):
-        x = Encoded.of(sentence)
+        x = model.encoded(sentence)
         if task == "score-walk":
             return score_walking(x.table.attrs, x.table.feats_ptr, x.table.feats,
                                  model.weights, x.buf)

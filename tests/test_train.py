@@ -456,6 +456,37 @@ def _interrupted_after_epoch_2(monkeypatch):
     return save
 
 
+@pytest.mark.parametrize("trainer", [{"trainer": "perceptron"},
+                                     {"trainer": "loglinear-sgd", "C": 0.3}])
+def test_a_checkpoint_of_a_linear_training_before_the_suffix_features_is_not_resumed(
+        tmp_path, monkeypatch, trainer):
+    """Its weights were learned without them (and an exact dictionary of features would
+    no longer fit): refused in one line, nothing written."""
+    from arborparse.io import model_files
+    from arborparse.training import CHECKPOINT, CHECKPOINT_VERSION
+
+    data = separable(2)
+    options = dict(family="linear", components="parser", progress=False, epochs=3,
+                   hash_bits=12, **trainer)
+    path = tmp_path / "m.npz"
+    save = _interrupted_after_epoch_2(monkeypatch)
+    with pytest.raises(TrainingInterrupted):
+        arborparse.train(data, data, path=path, **options)
+    monkeypatch.setattr(Loop, "_save_checkpoint", save)
+    checkpoint = tmp_path / "m.npz.checkpoint"
+    header, arrays = model_files.load(checkpoint, CHECKPOINT, CHECKPOINT_VERSION)
+    assert header["settings"].pop("features") == "suffixes"
+    for key in ("format", "kind", "version"):
+        del header[key]
+    model_files.save(checkpoint, CHECKPOINT, CHECKPOINT_VERSION, header, arrays, force=True)
+    before = {f: f.read_bytes() for f in tmp_path.iterdir()}
+    with pytest.raises(ArborparseError, match="m.npz.checkpoint: the checkpoint was written by "
+                                              "an earlier arborparse, without features: train "
+                                              "again without resume"):
+        arborparse.train(data, data, path=path, resume=True, **options)
+    assert {f: f.read_bytes() for f in tmp_path.iterdir()} == before
+
+
 def test_a_resumed_training_records_what_its_user_chose(tmp_path, monkeypatch):
     """An order given to the interrupted run and left out on resume: the run goes on with
     its own, and `info` does not say that the training data's size chose it."""

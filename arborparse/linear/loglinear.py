@@ -35,6 +35,7 @@ from arborparse.linear.reach import kept_tag_reach, reaches
 from arborparse.linear.model import Encoded, LinearModel, distribution
 from arborparse.linear.options import DECODERS, LinearOptions
 from arborparse.linear.parser import LinearParser
+from arborparse.linear.templates import FEATURES
 from arborparse.training import Loop, keeps_best
 
 OPTIMIZERS = ("sgd", "lbfgs")
@@ -135,10 +136,10 @@ class LogLinearTrainer:
     @property
     def settings(self) -> dict:
         """What a resumed training must share with the checkpoint."""
-        return {k: getattr(self, k) for k in (
+        return {**{k: getattr(self, k) for k in (
             "optimizer", "C", "learning_rate", "decoder", "train_decoder", "single_root",
             "seed", "hash_bits", "clusters", "init_noise", "squeeze", "order", "second_order",
-            "tag_reach")}
+            "tag_reach")}, "features": FEATURES}
 
     @property
     def projective(self) -> bool:

@@ -56,7 +56,7 @@ from arborparse.linear.templates import (
     score_labels,
     window_label_rows,
 )
-from arborparse.linear.tokens import TokenTable, encode
+from arborparse.linear.tokens import SUFFIX, TokenTable, encode
 from arborparse.trees import second_order
 from arborparse.trees.decode import best_tree
 from arborparse.trees.scores import NO_TREE, NonFiniteScores, arc_labels
@@ -215,6 +215,15 @@ class LinearModel:
         """The sentence encoded for this model (with the SUFFIX column where it reads it)."""
         return Encoded.of(sentence, self.suffixes)
 
+    def _table(self, x: Encoded) -> TokenTable:
+        """x's token table, refused (ValueError) where it was encoded for a model with
+        other features (its SUFFIX column: `encoded`)."""
+        if (x.table.attrs.shape[1] > SUFFIX) != self.suffixes:
+            raise ValueError("the sentence was encoded for a model "
+                             f"{'without' if self.suffixes else 'with'} the suffix features: "
+                             "encode it with this model's `encoded`")
+        return x.table
+
     def like(self, weights: np.ndarray) -> LinearModel:
         """The same model with other weights."""
         return dataclasses.replace(self, weights=weights)
@@ -231,7 +240,7 @@ class LinearModel:
         where `known` ((n+1, n+1) booleans) is set are not scored (-inf). `between`: the
         in-between tables x shares with the other windows of its sentence
         (`templates.cut_between`; one thread, as they are filled)."""
-        t = x.table
+        t = self._table(x)
         w = self.weights if weights is None else weights
         threads = threads if _threaded(x, threads) and between is None else 1
         if known is None and threads == 1 and between is None:
@@ -422,7 +431,7 @@ class LinearModel:
         """out += Σ_{h,m,l} D[h, m, l] ∂s(h, m, l)/∂w, D shaped like `labeled_scores`:
         the arc and label features, the arc features of cluster z weighted by P(z | arc)
         (`posteriors` from `labeled_scores`; needed when there are clusters)."""
-        t = x.table
+        t = self._table(x)
         size = out.shape[0]
         arc = D.sum(axis=2)[None]
         if self.clusters > 1:
@@ -438,7 +447,7 @@ class LinearModel:
         """Weight indices of the features of the labeled arcs heads[i] -> words[i] with
         labels[i]: (indices, ptr), arc i owning ``indices[ptr[i]:ptr[i+1]]``; features
         unknown to a dictionary are dropped."""
-        t = x.table
+        t = self._table(x)
         return labeled_arc_indices(t.attrs, t.feats_ptr, t.feats,
                                    np.asarray(heads, dtype=np.int64),
                                    np.asarray(words, dtype=np.int64),

@@ -34,6 +34,7 @@ from arborparse.linear.model import LinearModel, Scores, decode, gold_feature_ke
 from arborparse.linear.options import ONLINE as TRAINERS
 from arborparse.linear.options import DECODERS, LinearOptions
 from arborparse.linear.parser import LinearParser
+from arborparse.linear.templates import FEATURES
 from arborparse.trees import kbest
 from arborparse.trees.scores import arc_labels
 from arborparse.training import Loop, keeps_best
@@ -121,7 +122,7 @@ class OnlineTrainer:
                 "seed": self.seed, "hash_bits": self.hash_bits,
                 "exact_features": self.exact_features, "k": self.k, "C": self.C,
                 "order": self.order, "second_order": self.second_order,
-                "tag_reach": self.tag_reach}
+                "tag_reach": self.tag_reach, "features": FEATURES}
 
     # ------------------------------------------------------------------ set-up
 

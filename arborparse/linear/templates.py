@@ -16,8 +16,9 @@ each emitted twice, plain and conjoined with direction and bucketed distance
 - suffixes (the form's last 3 characters in lower case, where case, person and tense
   endings are read without a tagger's FEATS): each word's suffix with its UPOS, as head and
   as child, and three pairs: the head's UPOS with the child's suffix and UPOS, the head's
-  suffix and UPOS with the child's UPOS, and both suffixes and UPOS (read where the token
-  table has the SUFFIX column: models saved before them have none, `LinearModel.suffixes`).
+  suffix and UPOS with the child's UPOS, and both suffixes and UPOS (not with `squeeze`);
+  read where the token table has the SUFFIX column (models saved before them have none:
+  `LinearModel.suffixes`).
 
 `arc_features` and `label_features` list the hashes of one arc; `labeled_arc_indices` the
 weight indices of labeled arcs (for updates); `score_arcs` and `score_labels` score every
@@ -48,6 +49,8 @@ from numba.extending import intrinsic
 from arborparse.linear.tokens import FORM, LEMMA, LONG, PREFIX, SUFFIX, UPOS, XPOS
 
 ARC_TEMPLATES = 128  # template ids below this are arc templates; label templates above
+FEATURES = "suffixes"  # the arc templates' set, as trainers' checkpoints record it (before
+# the suffix features, none was recorded: such a checkpoint's weights are not resumed)
 _PRIME = np.uint64(0x100000001B3)
 _STR = np.uint64(0x5354520000000001)
 _END = np.uint64(0x454E440000000002)
@@ -200,7 +203,8 @@ def arc_features(attrs, feats_ptr, feats, h, m, out, squeeze=False, between=True
         cs, cu = np.uint64(attrs[m, SUFFIX]), np.uint64(attrs[m, UPOS])
         k = _emit(out, k, _mix(_mix(_mix(_start(92), hu), cs), cu), dd)
         k = _emit(out, k, _mix(_mix(_mix(_start(93), hs), hu), cu), dd)
-        k = _emit(out, k, _mix(_mix(_mix(_mix(_start(94), hs), hu), cs), cu), dd)
+        if not squeeze:  # it pairs the two words
+            k = _emit(out, k, _mix(_mix(_mix(_mix(_start(94), hs), hu), cs), cu), dd)
     left = min(h, m)
     right = max(h, m)
     for view in range(2):
@@ -242,7 +246,7 @@ def arc_features(attrs, feats_ptr, feats, h, m, out, squeeze=False, between=True
 
 def arc_capacity(n: int, max_feats: int) -> int:
     """Enough room for the features of any arc of an n-word sentence."""
-    return 2 * (14 * 2 + 7 + 3 + 8 * 2) + 2 * 2 * max(n, 1) + max_feats * max_feats + 16
+    return 2 * (13 * 2 + 2 + 7 + 3 + 8 * 2) + 2 * 2 * max(n, 1) + max_feats * max_feats + 16
 
 
 @njit(inline="always", cache=True)

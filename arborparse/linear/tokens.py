@@ -21,8 +21,8 @@ FORM, LEMMA, UPOS, XPOS, PREFIX, LONG, SUFFIX = range(7)
 ATTRIBUTES = 7
 PREFIX_LENGTH = 5
 SUFFIX_LENGTH = 3
-FEATS_SALT = 6  # the FEATS items' namespace (the one after LONG's before SUFFIX came)
-_SALTS = (FORM, LEMMA, UPOS, XPOS, PREFIX, LONG, FEATS_SALT + 1)  # each column's namespace
+FEATS_SALT = 6  # the FEATS items' namespace (model files depend on it staying 6)
+SUFFIX_SALT = 7  # the suffixes' (each other column's is its index)
 _NUMBER = re.compile(r"^[+-]?[0-9][0-9.,:/]*$")
 
 
@@ -32,7 +32,8 @@ def string_hash(text: str, salt: int) -> int:
     return zlib.crc32(text.encode("utf-8"), salt * 0x9E3779B1 & 0xFFFFFFFF)
 
 
-ROOT = {a: string_hash("<root>", _SALTS[a]) for a in range(ATTRIBUTES)}
+ROOT = {a: string_hash("<root>", SUFFIX_SALT if a == SUFFIX else a)
+        for a in range(ATTRIBUTES)}
 
 
 def normalize(form: str) -> str:
@@ -74,7 +75,7 @@ def _row(form: str, lemma: str, upos: str, xpos: str) -> tuple[int, ...]:
     return (string_hash(word, FORM), string_hash(normalize(lemma), LEMMA),
             string_hash(upos, UPOS), string_hash(xpos, XPOS),
             string_hash(word[:PREFIX_LENGTH], PREFIX), int(len(word) > PREFIX_LENGTH),
-            string_hash(word[-SUFFIX_LENGTH:].lower(), _SALTS[SUFFIX]))
+            string_hash(word[-SUFFIX_LENGTH:].lower(), SUFFIX_SALT))
 
 
 @lru_cache(maxsize=1 << 14)

@@ -1,5 +1,6 @@
 """The feature templates on a 3-word sentence, checked by hand."""
 
+import dataclasses
 import io
 
 import numpy as np
@@ -117,13 +118,17 @@ def test_a_model_file_says_whether_it_reads_suffixes(tmp_path):
     assert not old.model.suffixes
     x, y = old.model.encoded(data[0]), parser.model.encoded(data[0])
     assert x.table.attrs.shape[1] + 1 == y.table.attrs.shape[1]
-    model = LinearModel.hashing(16, ["a"])
-    model.weights[:] = np.random.default_rng(0).standard_normal(len(model.weights))
-    for encoded in (x, y):  # each scored from its own table's features
+    new = LinearModel.hashing(16, ["a"])
+    new.weights[:] = np.random.default_rng(0).standard_normal(len(new.weights))
+    before = dataclasses.replace(new, suffixes=False)
+    for model, encoded in ((before, x), (new, y)):  # each scored from its own features
         by_list = sum(model.weights[f & np.uint64(len(model.weights) - 1)]
                       for f in features(encoded.table, 2, 1))
         assert model.cluster_scores(encoded)[0, 2, 1] == pytest.approx(by_list)
-    assert model.cluster_scores(x)[0, 2, 1] != pytest.approx(model.cluster_scores(y)[0, 2, 1])
+    assert before.cluster_scores(x)[0, 2, 1] != pytest.approx(new.cluster_scores(y)[0, 2, 1])
+    for model, encoded in ((before, y), (new, x)):  # a table made for the other is refused
+        with pytest.raises(ValueError, match="encoded for a model with"):
+            model.cluster_scores(encoded)
     assert len(old.parse(data)) == len(data)
 
 
