@@ -173,8 +173,9 @@ def test_squeeze_drops_the_word_pairs_and_four_grams():
     full = arc_features(t.attrs, t.feats_ptr, t.feats, 4, 3, x.buf.copy())
     buf = x.buf.copy()
     count = arc_features(t.attrs, t.feats_ptr, t.feats, 4, 3, buf, True)
-    # 2 views x (4 word pairs + 4 four-grams) x (plain, with direction-distance) fewer
-    assert count == full - 2 * 8 * 2
+    # 2 views x (4 word pairs + 4 four-grams), and the pair of both suffixes, x (plain,
+    # with direction-distance) fewer
+    assert count == full - (2 * 8 + 1) * 2
     plain = np.empty_like(buf)
     arc_features(t.attrs, t.feats_ptr, t.feats, 4, 3, plain)
     assert set(buf[:count]) < set(plain[:full])
