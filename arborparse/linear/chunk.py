@@ -11,7 +11,9 @@ parsed in one process: 1.50 CPU s one sentence at a time, 1.20 a chunk at a time
 numba renews a kernel's cache only when the kernel's own file changes, not when a kernel
 it calls from another file does (`templates`, `labeler`, `reach`, `arborparse.trees`): after
 changing one of those in a checkout, delete the caches (``find arborparse -name
-'*.nb[ci]' -delete``) or `best_trees` keeps running the kernels as they were.
+'*.nb[ci]' -delete``) or `best_trees` keeps running the kernels as they were. (This
+docstring changed with the suffix features of the templates, so that a checkout pulling
+them compiles `best_trees` anew.)
 """
 
 from __future__ import annotations
