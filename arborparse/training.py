@@ -39,6 +39,10 @@ from arborparse.errors import ArborparseError
 
 CHECKPOINT = "checkpoint"
 CHECKPOINT_VERSION = 1
+# settings that say which code wrote a checkpoint (the linear features): a checkpoint without
+# one was written before it, by an earlier arborparse (other settings a checkpoint lacks
+# were at their defaults)
+VERSIONED = ("features",)
 WHY_NOTHING = "a model is written when an epoch ends with the best score so far"
 EXTENDED = 3  # `Loop`'s extend: at most this many times the epochs asked for
 
@@ -354,8 +358,8 @@ class Loop:
         theirs = header.get("settings") or {}
         differ = sorted(k for k in set(theirs) | set(self.settings)
                         if k not in self.may_change and theirs.get(k) != self.settings.get(k))
-        absent = [k for k in differ if k not in theirs]
-        if absent:  # a setting that came after the checkpoint's arborparse
+        absent = [k for k in differ if k in VERSIONED and k not in theirs]
+        if absent:
             raise ArborparseError(f"{self.checkpoint}: the checkpoint was written by an earlier "
                                   f"arborparse, without {', '.join(absent)}: train again "
                                   "without resume")

@@ -153,8 +153,8 @@ def arc_features(attrs, feats_ptr, feats, h, m, out, squeeze=False, between=True
     """Write the feature hashes of the arc h -> m into out; return how many.
 
     out must hold at least ``arc_capacity(n, max FEATS per word)`` entries. `squeeze` drops
-    the templates that pair the head's and the child's word (form, lemma or prefix) and
-    the POS four-grams (Smith & Smith 2007, §5.2). ``between=False`` leaves out the
+    the templates that pair the head's and the child's word (form, lemma, prefix or
+    suffix) and the POS four-grams (Smith & Smith 2007, §5.2). ``between=False`` leaves out the
     in-between POS features (`score_arcs` counts them by tag instead), ``unigrams=False``
     those of the head and the child alone (`_unigrams`).
     """

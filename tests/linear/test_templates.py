@@ -126,9 +126,9 @@ def test_a_model_file_says_whether_it_reads_suffixes(tmp_path):
                       for f in features(encoded.table, 2, 1))
         assert model.cluster_scores(encoded)[0, 2, 1] == pytest.approx(by_list)
     assert before.cluster_scores(x)[0, 2, 1] != pytest.approx(new.cluster_scores(y)[0, 2, 1])
-    for model, encoded in ((before, y), (new, x)):  # a table made for the other is refused
-        with pytest.raises(ValueError, match="encoded for a model with"):
-            model.cluster_scores(encoded)
+    for model, encoded, other in ((before, y, "with"), (new, x, "without")):
+        with pytest.raises(ValueError, match=f"encoded for a model {other} the suffix"):
+            model.cluster_scores(encoded)  # a table made for the other feature set
     assert len(old.parse(data)) == len(data)
 
 
