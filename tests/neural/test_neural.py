@@ -148,6 +148,11 @@ def test_resume_continues_bit_for_bit(tmp_path, monkeypatch):
     with pytest.raises(ArborparseError, match="other options: hidden 32 \\(now 8\\)"):
         NeuralTrainer(epochs=3, checkpoint=checkpoint, resume=True,
                       **{**TINY, "hidden": 8}).fit(data, dev)
+    # a setting left out at its default: another value is another option, not another version
+    with pytest.raises(ArborparseError, match="other options: word_dropout None \\(now 0.2\\); "
+                                              "resume with the same ones"):
+        NeuralTrainer(epochs=3, checkpoint=checkpoint, resume=True, word_dropout=0.2,
+                      **TINY).fit(data, dev)
     header, arrays = model_files.load(checkpoint, "checkpoint", 1)
     damaged = tmp_path / "damaged.checkpoint"
     model_files.save(damaged, "checkpoint", 1, header,
