@@ -290,6 +290,9 @@ class Loop:
                 self.best_score, self.waited = score, 0
                 if self.on_best is not None and self.dev:
                     record.update(self.on_best(parser, record))
+                    # the parser kept may score otherwise (a tag reach dropped): later
+                    # epochs must beat what is kept
+                    self.best_score = record.get(self.metric, score)
             else:
                 self.waited += 1
         self.history.append({"epoch": epoch, **record})

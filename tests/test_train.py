@@ -765,6 +765,21 @@ def test_a_multi_root_parser_trains_with_a_dev_set(ud, tmp_path):
         evaluate(dev, parsed, multi_root=True)["LAS"], abs=0.01)
 
 
+def test_a_later_epoch_must_beat_the_score_of_the_parser_kept():
+    """Where `on_best` changes the kept parser's score (a tag reach dropped raises its dev
+    LAS), a later epoch is best only above that score, not above the one it was first
+    given."""
+    class Trainer:
+        epochs, progress = 3, False
+
+    loop = Loop(Trainer(), True, on_best=lambda parser, record: {"LAS": record["LAS"] + 2})
+    best = [loop.end(epoch, {}, "", scores={"LAS": las})
+            for epoch, las in zip(loop, [70.0, 71.0, 72.5])]
+    loop.finish()
+    assert best == [True, False, True] and loop.best_score == 74.5
+    assert [r["LAS"] for r in loop.history] == [72.0, 71.0, 74.5]
+
+
 def test_a_loop_goes_on_past_its_epochs_while_the_best_is_recent(capsys):
     class Trainer:
         epochs, progress = 4, False
