@@ -4,6 +4,8 @@ Two doors: `train(train, dev, family=..., **options)` trains a pipeline
 (`arborparse.trainer`), `load(path)` reads any model file (`arborparse.pipeline`).
 """
 
+import importlib
+
 from arborparse.errors import ArborparseError, TreebankFormatError
 from arborparse.pipeline import Pipeline, load
 
@@ -13,12 +15,19 @@ __all__ = ["ArborparseError", "TreebankFormatError", "Pipeline", "load", "train"
 
 
 def __getattr__(name: str):
-    """`train`, imported when it is first asked for: the trainer's imports (the progress
-    bars among them) are a tenth of a second that parsing does not need."""
+    """`train`, and the subpackages (`arborparse.document`, `arborparse.render`, ...),
+    imported when they are first asked for: the trainer's imports (the progress bars among
+    them) are a tenth of a second that parsing does not need."""
     if name == "train":
         from arborparse.trainer import train
 
         return train
+    if not name.startswith("_"):
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":  # the subpackage needs what is not installed
+                raise
     raise AttributeError(f"module 'arborparse' has no attribute {name!r}")
 
 

@@ -272,3 +272,19 @@ def test_spacy_pipelines_save_and_load_back(english_pipeline, tmp_path):
         arborparse.spacy.load(english_pipeline, kbest=0)  # at once, not at the first text
     with pytest.raises(ArborparseError, match="no such model file"):
         arborparse.spacy.load(tmp_path / "missing.npz")
+
+
+def test_the_subpackages_are_there_after_import_arborparse_alone():
+    """`arborparse.document.Document`, `arborparse.render.svg` and the like, as the docs
+    write them, work after a bare `import arborparse` (a fresh interpreter: this one has
+    imported them already); a name that is no subpackage is an AttributeError."""
+    import subprocess
+    import sys
+
+    code = ("import arborparse\n"
+            "assert arborparse.document.Document.from_conllu\n"
+            "assert arborparse.render.svg and arborparse.eval.evaluate\n"
+            "try:\n    arborparse.nothing\nexcept AttributeError as e:\n    print(e)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout == "module 'arborparse' has no attribute 'nothing'\n"
