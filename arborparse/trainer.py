@@ -91,7 +91,7 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     family = registry.canonical(family)
     table = registry.options_table(family).of(options)
     parts = _components(components, table.components)
-    if dev is None and options.get("extend") is not None:
+    if dev is None and options.get("extend") not in (None, 0):  # 0 asks for nothing more
         raise ArborparseError("extend goes on past the epochs only with dev data (--dev), "
                               "whose LAS says when to stop: give dev, or leave out extend")
     if folds is not None and (not isinstance(folds, numbers.Integral) or
@@ -163,6 +163,10 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         raise ArborparseError(f"components {','.join(parts)}: the {family} parser reads tags, "
                               "so a model that tokenizes raw text needs a tagger too (add "
                               "tagger), or it could not parse the text it tokenizes")
+    if "parser" in parts:  # every gold tree first: before what the data is too small or
+        # of the wrong format for, and before the front end trains on it
+        for s in train:
+            check_tree(s, not table.multi_root, MULTI_ROOT)
     taggers = {"tagger", "lemmatizer"} & set(parts) and "parser" in parts
     if taggers and len(train) < 2:  # said before any training, not after the front end's
         raise ArborparseError(f"train ({data['train']['file'] or 'the data given'}): a "
@@ -177,9 +181,6 @@ def train(train, dev=None, *, family: str = "linear", components=None,
                               "train from CoNLL-U" + (", or leave the tokenizer out: "
                                                       f"components (--components) {others}"
                                                       if others else ""))
-    if "parser" in parts:  # every gold tree, before the front end trains on the data
-        for s in train:
-            check_tree(s, not table.multi_root, MULTI_ROOT)
     if taggers and folds is None:  # the jackknife's default follows the data's size too
         folds = sized["folds"] = theirs.get("folds", FOLDS_LARGE if len(train) >= LARGE
                                             else FOLDS)

@@ -691,6 +691,10 @@ def test_one_training_sentence_behind_a_tagger_is_refused_before_any_training(mo
                        r"tagger or lemmatizer trains on jackknifed tags, which need at least "
                        r"2 training sentences$"):
         arborparse.train(separable(1)[:1], components="tagger,parser", progress=False)
+    cycle = separable(1)[0]  # a gold tree that is no tree is said first
+    cycle = cycle.with_tree(np.array([-1, 2, 1, *cycle.heads[3:]]), cycle.deprels)
+    with pytest.raises(ArborparseError, match="cycle"):
+        arborparse.train([cycle], components="tagger,parser", progress=False)
 
 
 def test_nothing_the_user_owns_is_overwritten_by_train_or_save(tmp_path):
@@ -821,6 +825,9 @@ def test_the_linear_family_extends_its_epochs_on_dev(treebank):
     with pytest.raises(ArborparseError, match="extend goes on past the epochs only with dev "
                                               "data"):
         arborparse.train(train, components="parser", progress=False, extend=2)
+    without = arborparse.train(train, components="parser", progress=False, extend=0,
+                               epochs=1, hash_bits=12)  # 0 asks for nothing dev must tell
+    assert without.info["options"]["extend"] == 0
     for extend, epochs in ((0, 1), (2, 3)):  # the first epoch is the best so far: two more
         trainer = OnlineTrainer("perceptron", epochs=1, extend=extend, hash_bits=12,
                                 progress=False)
