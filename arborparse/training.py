@@ -47,10 +47,11 @@ WHY_NOTHING = "a model is written when an epoch ends with the best score so far"
 EXTENDED = 3  # `Loop`'s extend: at most this many times the epochs asked for
 
 
-class TrainingInterrupted(ArborparseError):
+class TrainingInterrupted(KeyboardInterrupt):
     """Training was interrupted; `epoch` (or None) is the best finished epoch, saved in
     `path` when one was given; `message`, when given, says what happened instead (a
-    pipeline's stage before or after the parser's epochs)."""
+    pipeline's stage before or after the parser's epochs). A KeyboardInterrupt, as the
+    Ctrl-C it stands for: a caller's ``except Exception`` does not swallow it."""
 
     def __init__(self, epoch: int | None, path, checkpoint=None, message: str | None = None):
         self.epoch = epoch
