@@ -35,7 +35,7 @@ import numpy as np
 from arborparse import memory, trees
 from arborparse.io import model_files as files
 from arborparse.io.conllu import Sentence
-from arborparse.linear.options import DECODERS, GRAND_WORDS, SECOND_ORDER
+from arborparse.linear.options import DECODERS, GRAND_WORDS, SECOND_ORDER, SIBLING_WORDS
 from arborparse.linear.parts import (entry_indices, entry_values, expand, part_entries, reduce,
                                      scatter, tree_entries)
 from arborparse.linear.templates import (
@@ -69,7 +69,8 @@ THREADED_WORDS = 64  # sentences of this many words or more are scored in `threa
 # what an order-2 parse takes per (n+1)³, in bytes (its parts' entries, scores and charts),
 # for the best tree and with the marginals (measured: with siblings, 463 MB at 300 words
 # either way; with grandparents too, 517 and 1,076 MB at 200 words)
-PART_BYTES = {"siblings": (18, 18), "siblings+grandparents": (64, 136)}
+ARCS = "arcs"  # what `LinearModel._parts_of` gives past `SIBLING_WORDS`: no parts
+PART_BYTES = {ARCS: (0, 0), "siblings": (18, 18), "siblings+grandparents": (64, 136)}
 # what any parse takes per (n+1)² (the arc and label scores, the reach's mask, the
 # decoder's arrays), for the best tree and with the marginals or MBR (measured with
 # English-EWT's pipeline: 87 and 124 bytes from 2,000 to 4,000 words)
@@ -352,22 +353,24 @@ class LinearModel:
         """The parts scored for a sentence of `words` words: the model's, but siblings alone
         past `GRAND_WORDS` words, where the grandparents' best tree and marginals take
         O(n⁴) time (15 s for the best tree of 300 words, where siblings alone take 0.1 s),
-        unless `every_part` (the trainers of marginals: their gradient needs them all)."""
+        and none (`ARCS`: the arcs alone, as an order-1 model's) past `SIBLING_WORDS`, where
+        the siblings' O(n³) memory passes a gigabyte (18 GB at 1,000 words); unless
+        `every_part` (the trainers of marginals: their gradient needs them all)."""
         if every_part or words <= GRAND_WORDS:
             return self.second_order
-        return SECOND_ORDER[0]
+        return SECOND_ORDER[0] if words <= SIBLING_WORDS else ARCS
 
     def part_scores(self, x: Encoded, weights: np.ndarray | None = None, scale: float = 1.0,
                     marginals: bool = False, every_part: bool = False
                     ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The part scores scale × w · f: sib[h, m, s] and grand[g, h, m], each (n+1, n+1,
-        n+1) (None where the model has no such parts, and grand None past `GRAND_WORDS`
-        words unless `every_part`: `_parts_of`; 0 where (h, m, s) or (g, h, m) is no part of
+        n+1) (None where the model has no such parts, grand None past `GRAND_WORDS` words
+        and both past `SIBLING_WORDS`, unless `every_part`: `_parts_of`; 0 where (h, m, s) or (g, h, m) is no part of
         any tree). A sentence whose parts would not fit in memory (with their `marginals`
         to come, if said) is refused (`check_fits`)."""
-        if self.order == 1:
-            return None, None
         n = len(x.table)
+        if self.order == 1 or self._parts_of(n, every_part) == ARCS:
+            return None, None
         self.check_fits(n, marginals=marginals, every_part=every_part)
         grandparents = self._parts_of(n, every_part) == SECOND_ORDER[1]
         w = self.weights if weights is None else weights
@@ -396,10 +399,11 @@ class LinearModel:
         `heads`, one per occurrence (empty for a first-order model): those `part_scores`
         scores (`_parts_of`: past `GRAND_WORDS` words no grandparents, unless
         `every_part`)."""
-        if self.order == 1:
+        parts = self._parts_of(len(heads) - 1, every_part)
+        if self.order == 1 or parts == ARCS:
             return np.empty(0, dtype=np.int64)
         sib, grand = second_order.parts(np.asarray(heads, dtype=np.int64))
-        if self._parts_of(len(heads) - 1, every_part) != SECOND_ORDER[1]:
+        if parts != SECOND_ORDER[1]:
             grand = grand[:0]
         attrs = x.table.attrs
         return entry_indices(attrs, tree_entries(attrs, sib, grand),

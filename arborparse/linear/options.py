@@ -19,6 +19,7 @@ SECOND_ORDER_TRAINERS = ("perceptron", "mira", "loglinear", "loglinear-sgd", "eg
 MARGINAL_TRAINERS = ("loglinear", "loglinear-sgd", "eg")  # at order 2: projective training
 SMALL = 5000  # training sentences up to which the default is order 2 with grandparents
 GRAND_WORDS = 150  # longer sentences are parsed without the grandparent parts (O(n⁴))
+SIBLING_WORDS = 400  # longer ones from their arcs alone (the parts take 18 bytes per n³)
 DECODER_MARGIN = 0.1  # dev LAS points by which eisner must beat mst to be kept (`OnDev`)
 
 
@@ -107,8 +108,9 @@ class LinearOptions(FamilyOptions):
                                "or siblings and grandparents (Koo & Collins 2010; the default "
                                "with the order by size), whose best tree and marginals take "
                                f"O(n⁴) time: a sentence of more than {GRAND_WORDS} words is "
-                               "parsed without them. Given without --order, it asks for "
-                               "--order 2.",
+                               "parsed without them (and one of more than "
+                               f"{SIBLING_WORDS} from its arcs alone). Given without "
+                               "--order, it asks for --order 2.",
                                choices=SECOND_ORDER)
     labeler: bool = option(True, bool, "With --dev: label each decided tree again with a "
                            "second classifier that reads the tree (the word's children, its "

@@ -222,6 +222,45 @@ def test_a_long_sentence_is_parsed_without_the_grandparents(monkeypatch):
                      PART_BYTES["siblings+grandparents"][0]]
 
 
+def test_a_very_long_sentence_is_parsed_from_its_arcs_alone(monkeypatch):
+    """Past SIBLING_WORDS words (the siblings' O(n³) memory) an order-2 model parses a
+    sentence as an order-1 model would, from its arc scores: its best tree by either
+    decoder, its marginals and MBR tree, with no part in its memory; the gold tree's
+    features are its arcs' alone; the trainers of marginals (every_part) keep every part."""
+    import arborparse.linear.model as model_module
+    from arborparse.linear.model import decode
+    from arborparse.trees.decode import best_tree
+
+    data = separable(1)
+    parser = fit(data, trainer="perceptron", epochs=2, order=2,
+                 second_order="siblings+grandparents").parser_
+    sentence = data[1]
+    x, n = Encoded.of(sentence), len(sentence)
+    full = parser.model.scores(x)
+    monkeypatch.setattr(model_module, "GRAND_WORDS", n - 2)
+    monkeypatch.setattr(model_module, "SIBLING_WORDS", n - 1)
+    arcs = parser.model.scores(x)
+    assert arcs.sib is None and arcs.grand is None and np.array_equal(arcs.total, full.total)
+    assert parser.model.part_scores(x, marginals=True) == (None, None)
+    assert parser.model.part_scores(x, marginals=True, every_part=True)[1] is not None
+    for decoder in ("mst", "eisner"):
+        heads, _ = decode(arcs, decoder, True)
+        assert np.array_equal(heads, best_tree(full.total, decoder == "eisner", True))
+        for marginals in (False, True):
+            parsed = parser.parse([sentence], decoder=decoder, marginals=marginals)[0]
+            assert np.array_equal(parsed.heads, heads)
+    assert np.allclose(parser.head_marginals(sentence)[:, 1:].sum(axis=0), 1.0)
+    parser.parse([sentence], decode_as="mbr")
+    heads = np.asarray(sentence.heads)
+    assert len(parser.model.tree_part_features(x, heads)) == 0
+    assert len(parser.model.tree_part_features(x, heads, every_part=True)) > 0
+    sizes = []
+    monkeypatch.setattr(model_module.memory, "check_fits",
+                        lambda words, arcs, parts, *rest: sizes.append(parts))
+    parser.model.check_fits(n, marginals=True)
+    assert sizes == [0]
+
+
 def test_model_file_keeps_the_order(tmp_path):
     data = separable(1)
     parser = fit(data, trainer="mira", epochs=2, order=2, second_order="siblings+grandparents",
