@@ -165,6 +165,17 @@ def test_marginals_and_mbr_come_from_the_second_order_distribution():
         parser.parse([sentence], kbest=2)
 
 
+def _with_grandparents():
+    """(data, a parser with siblings and grandparents trained on it, a sentence of it, the
+    sentence encoded, its length, its scores with every part)."""
+    data = separable(1)
+    parser = fit(data, trainer="perceptron", epochs=2, order=2,
+                 second_order="siblings+grandparents").parser_
+    sentence = data[1]
+    x = Encoded.of(sentence)
+    return data, parser, sentence, x, len(sentence), parser.model.scores(x)
+
+
 def test_a_long_sentence_is_parsed_without_the_grandparents(monkeypatch):
     """Past GRAND_WORDS words (O(n⁴) with grandparents) a sentence's best tree, marginals
     and MBR tree come from its arcs and siblings alone, with their memory; shorter sentences,
@@ -174,12 +185,7 @@ def test_a_long_sentence_is_parsed_without_the_grandparents(monkeypatch):
     from arborparse.linear.model import PART_BYTES, decode
     from arborparse.trees import second_order
 
-    data = separable(1)
-    parser = fit(data, trainer="perceptron", epochs=2, order=2,
-                 second_order="siblings+grandparents").parser_
-    sentence = data[1]
-    x, n = Encoded.of(sentence), len(sentence)
-    full = parser.model.scores(x)
+    data, parser, sentence, x, n, full = _with_grandparents()
     assert full.grand is not None
     monkeypatch.setattr(model_module, "GRAND_WORDS", n - 1)
     cut = parser.model.scores(x)
@@ -231,12 +237,7 @@ def test_a_very_long_sentence_is_parsed_from_its_arcs_alone(monkeypatch):
     from arborparse.linear.model import decode
     from arborparse.trees.decode import best_tree
 
-    data = separable(1)
-    parser = fit(data, trainer="perceptron", epochs=2, order=2,
-                 second_order="siblings+grandparents").parser_
-    sentence = data[1]
-    x, n = Encoded.of(sentence), len(sentence)
-    full = parser.model.scores(x)
+    _, parser, sentence, x, n, full = _with_grandparents()
     monkeypatch.setattr(model_module, "GRAND_WORDS", n - 2)
     monkeypatch.setattr(model_module, "SIBLING_WORDS", n - 1)
     arcs = parser.model.scores(x)
