@@ -12,8 +12,8 @@ numba renews a kernel's cache only when the kernel's own file changes, not when 
 it calls from another file does (`templates`, `labeler`, `reach`, `arborparse.trees`): after
 changing one of those in a checkout, delete the caches (``find arborparse -name
 '*.nb[ci]' -delete``) or `best_trees` keeps running the kernels as they were. (This
-docstring changed with the suffix features of the templates, so that a checkout pulling
-them compiles `best_trees` anew.)
+docstring changed with the suffix features of the templates, and its signature with the
+root label, so that a checkout pulling them compiles `best_trees` anew.)
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from arborparse.linear.templates import (_no_exps, label_rows, label_tables, own
                                          score_arc_rows, tree_label_scores)
 from arborparse.linear.tokens import UPOS, TokenTable
 from arborparse.trees.decode import _best_tree
+from arborparse.trees.scores import allowed_best
 
 
 def concatenated(tables: list[TokenTable]) -> tuple[np.ndarray, ...]:
@@ -47,13 +48,14 @@ def concatenated(tables: list[TokenTable]) -> tuple[np.ndarray, ...]:
 @njit(cache=True, nogil=True)
 def best_trees(attrs, attrs_ptr, feats_ptr, feats, feats_at, buf, w, keys, label_keys, labels,
                squeeze, tag_keys, before, after, reach_before, reach_after, longer_than,
-               projective, single_root, labeler, joint_weight, heads, arc_labels):
+               projective, single_root, labeler, joint_weight, root, heads, arc_labels):
     """The best tree of each sentence of a chunk (`concatenated`) and its labels, written
     into heads and arc_labels (each a sentence's n + 1 entries, from ``attrs_ptr[b]`` on;
     -1 at the root). The arcs left out are those of `arborparse.linear.reach.out_of_reach`
     (`cut_arguments`: tag_keys, before, after, reach_before, reach_after, and
     longer_than); with `labeler` (its weights; none: an empty array), the labels are its
-    choice with `joint_weight` (`Labeler.labels`), else each arc's best label. buf:
+    choice with `joint_weight` (`Labeler.labels`), else each arc's best label; the label
+    `root` (-1: none) where and only where the head is 0 (`allowed_best`). buf:
     scratch of `arc_capacity` entries for the longest sentence. Returns the first
     sentence without a tree of finite score, or -1 (its trees and those after it are not
     written)."""
@@ -88,10 +90,16 @@ def best_trees(attrs, attrs_ptr, feats_ptr, feats, feats_at, buf, w, keys, label
             joint = tree_label_scores(tables, tree)
             own = np.empty(joint.shape)
             chosen = np.full(N, -1, dtype=np.int64)
-            _label(x, ptr, fx, tree, labeler, joint, joint_weight, chosen, own)
+            _label(x, ptr, fx, tree, labeler, joint, joint_weight, chosen, own, root)
             arc_labels[lo:hi] = chosen
         else:
             arc_labels[lo] = -1
+            joint = no_total
             for m in range(1, N):
-                arc_labels[lo + m] = best[tree[m], m]
+                label = best[tree[m], m]
+                if root >= 0 and (tree[m] == 0) != (label == root):
+                    if joint.shape[0] == 0:
+                        joint = tree_label_scores(tables, tree)
+                    label = allowed_best(joint[m], tree[m], root)
+                arc_labels[lo + m] = label
     return -1

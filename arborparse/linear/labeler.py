@@ -24,6 +24,7 @@ from numba import njit
 
 from arborparse.linear.templates import _final, _mix, _start, direction_distance
 from arborparse.linear.tokens import FORM, LEMMA, UPOS, XPOS, encode
+from arborparse.trees.scores import allowed_best
 
 BITS = 16  # log2 of the rows of weights (one weight per label each)
 EPOCHS = 10
@@ -186,24 +187,22 @@ def _add_rows(W, rows, count, score):
 
 
 @njit(cache=True)
-def _label(attrs, feats_ptr, feats, heads, W, joint, weight, labels, own):
+def _label(attrs, feats_ptr, feats, heads, W, joint, weight, labels, own, root):
     """Label every word of the tree `heads` in `labelling_order`: the label with the best
     labeler score (written into own[m]) plus weight × joint[m] (the model's scores of m's
-    arc)."""
+    arc), the root label (id `root`; -1: none) where and only where the head is 0
+    (`allowed_best`)."""
     rows = _rows(feats_ptr)
     ptr, kids = _children(heads)
     mask = np.uint64(W.shape[0] - 1)
-    L = W.shape[1]
+    both = np.empty(W.shape[1])
     for m in labelling_order(heads):
         count = features(attrs, feats_ptr, feats, heads, ptr, kids, labels, m, mask, rows)
         score = own[m]
         _add_rows(W, rows, count, score)
-        best = 0
-        for label in range(L):
-            if score[label] + weight * joint[m, label] > \
-                    score[best] + weight * joint[m, best]:
-                best = label
-        labels[m] = best
+        for label in range(both.shape[0]):
+            both[label] = score[label] + weight * joint[m, label]
+        labels[m] = allowed_best(both, heads[m], root)
     return labels
 
 
@@ -233,9 +232,11 @@ def _train_sentence(attrs, feats_ptr, feats, heads, gold, W, U, step):
     return step, errors
 
 
-def _own_labels(joint: np.ndarray) -> np.ndarray:
-    labels = np.argmax(joint, axis=1)
-    labels[0] = -1
+def _own_labels(joint: np.ndarray, heads: np.ndarray, root: int) -> np.ndarray:
+    """The model's own labels of a tree: each arc's best by `joint` (`allowed_best`)."""
+    labels = np.full(len(heads), -1, dtype=np.int64)
+    for m in range(1, len(heads)):
+        labels[m] = allowed_best(joint[m], heads[m], root)
     return labels
 
 
@@ -276,34 +277,35 @@ class Labeler:
                                           step)
         return cls((W - U / step).astype(np.float32))
 
-    def labels(self, table, heads: np.ndarray, joint: np.ndarray, own: np.ndarray | None = None
-               ) -> np.ndarray:
+    def labels(self, table, heads: np.ndarray, joint: np.ndarray, own: np.ndarray | None = None,
+               root: int = -1) -> np.ndarray:
         """The label ids of the tree `heads` of the sentence `table` (-1 at index 0), given
         `joint` (n+1, L): the model's label scores of each word's arc; `own`, an (n+1, L)
-        array, gets the labeler's scores."""
+        array, gets the labeler's scores; `root`: the id of the label that goes with HEAD
+        0 and only with it (-1: none)."""
         labels = np.full(len(heads), -1, dtype=np.int64)
         own = np.empty(joint.shape) if own is None else own
         return _label(table.attrs, table.feats_ptr, table.feats,
                       np.asarray(heads, dtype=np.int64), self.weights, joint,
-                      self.joint_weight, labels, own)
+                      self.joint_weight, labels, own, root)
 
-    def choose(self, tried: list, evaluate) -> tuple[Labeler | None, list]:
+    def choose(self, tried: list, evaluate, root: int = -1) -> tuple[Labeler | None, list]:
         """(the labeler with the joint weight that labels the dev trees best, or None where
         the model's own labels do at least as well; the labels it gives): `tried` holds
         (table, heads, joint) of the dev sentences as the model parses them,
         `evaluate(labels)` the dev score of their label ids (an array per sentence, -1 at
-        index 0). The weights tried are `JOINT_WEIGHTS` in units of σ(labeler scores) /
-        σ(joint)."""
+        index 0); `root` as in `labels`. The weights tried are `JOINT_WEIGHTS` in units of
+        σ(labeler scores) / σ(joint)."""
         own = [np.empty(joint.shape) for _, _, joint in tried]
-        found = [self.with_weight(0.0).labels(t, heads, joint, o)
+        found = [self.with_weight(0.0).labels(t, heads, joint, o, root)
                  for (t, heads, joint), o in zip(tried, own)]
         ratio = _spread(own, tried)
-        best = (None, [_own_labels(joint) for _, _, joint in tried])
+        best = (None, [_own_labels(joint, heads, root) for _, heads, joint in tried])
         best_score = evaluate(best[1])
         for weight in JOINT_WEIGHTS:
             labeler = self.with_weight(weight * ratio)
             if weight != 0:
-                found = [labeler.labels(t, heads, joint) for t, heads, joint in tried]
+                found = [labeler.labels(t, heads, joint, root=root) for t, heads, joint in tried]
             score = evaluate(found)
             if score > best_score:
                 best, best_score = (labeler, found), score

@@ -27,7 +27,7 @@ from arborparse.linear.templates import between_tables, cut_between, tree_label_
 from arborparse.linear.tokens import UPOS, encode
 from arborparse.options import check_options
 from arborparse.trees import second_order
-from arborparse.trees.scores import arc_labels, fold_scaled_labels
+from arborparse.trees.scores import allowed_best, arc_labels, fold_scaled_labels
 from arborparse.trees.structure import is_projective
 
 # a chunk of sentences parsed by one compiled call (`LinearParser._iter_best_trees`): as many
@@ -196,7 +196,7 @@ class LinearParser:
                                for (_, heads, _), (gold_heads, gold_labels), found
                                in zip(tried, gold, labels)) / words
 
-        self.labeler, labels = labeler.choose(tried, las)
+        self.labeler, labels = labeler.choose(tried, las, self.root_label)
         return evaluate(dev, [s.with_tree(heads, [self.model.labels[i] for i in found[1:]])
                               for s, (_, heads, _), found in zip(dev, tried, labels)],
                         multi_root=not self.single_root)
@@ -347,11 +347,11 @@ class LinearParser:
 
     def kbest(self, sentence: Sentence, k: int) -> list[tuple[float, np.ndarray, list[str]]]:
         """The k most probable labeled trees, best first, as (probability, heads, labels):
-        each arc with its best label, the probability under the model's tree distribution
-        (order 1 only)."""
+        each arc with its best label (``root`` where and only where the head is 0:
+        `_rooted`), the probability under the model's tree distribution (order 1 only)."""
         check_options(self, {"kbest": k})  # refused at order 2, naming what the model offers
-        return self._kbest(self._distribution(self.model.encoded(sentence)), k,
-                           self.decoder == "eisner")
+        x = self.model.encoded(sentence)
+        return self._kbest(x, self._distribution(x), k, self.decoder == "eisner")
 
     def _distribution(self, x: Encoded, threads: int = 1, known: np.ndarray | None = None,
                       tables: tuple | None = None, between: tuple | None = None) -> Scores:
@@ -365,11 +365,32 @@ class LinearParser:
                                  threads=threads, known=known, tables=tables,
                                  between=between)
 
-    def _kbest(self, s: Scores, k: int, projective: bool):
+    def _kbest(self, x: Encoded, s: Scores, k: int, projective: bool):
         log_z = trees.log_partition(s.folded, projective, self.single_root)
         return [(float(np.exp(score - log_z)), heads,
-                 [self.model.labels[label] for label in arc_labels(s.label, heads)[1:]])
+                 [self.model.labels[label]
+                  for label in self._rooted(x, heads, arc_labels(s.label, heads))[1:]])
                 for score, heads in trees.kbest(s.total, k, projective, self.single_root)]
+
+    @property
+    def root_label(self) -> int:
+        """The id of the label ``root``, which goes with HEAD 0 and only with it (Universal
+        Dependencies), or -1 for a label set without it."""
+        labels = self.model.labels
+        return labels.index("root") if "root" in labels else -1
+
+    def _rooted(self, x: Encoded, heads: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """`labels` (each arc's best) of the tree `heads` with ``root`` where and only
+        where the head is 0: an arc that breaks it takes its best allowed label by the
+        model's label scores (`allowed_best`)."""
+        root = self.root_label
+        wrong = np.flatnonzero((heads[1:] == 0) != (labels[1:] == root)) + 1
+        if root < 0 or not wrong.size:
+            return labels
+        joint, labels = self._joint(x, heads), labels.copy()
+        for m in wrong:
+            labels[m] = allowed_best(joint[m], heads[m], root)
+        return labels
 
     def parse_one(self, sentence: Sentence, **options) -> Sentence:
         """One sentence parsed; options as in `parse`."""
@@ -388,9 +409,10 @@ class LinearParser:
                 heads, labels = decode(self.model.scores(x, combine=combine, threads=threads,
                                                          known=self._out_of_reach(x)),
                                        decoder, self.single_root)
+                labels = self._rooted(x, heads, labels)
             else:
                 heads, joint = self._best_with_joint(x, decoder, combine, threads)
-                labels = self.labeler.labels(x.table, heads, joint)
+                labels = self.labeler.labels(x.table, heads, joint, root=self.root_label)
             return sentence.with_tree(heads, [self.model.labels[i] for i in labels[1:]])
         # one scoring serves the tree, MBR, the marginals and the k best; one
         # inside-outside (or Matrix-Tree elimination) serves MBR and the marginals
@@ -403,18 +425,23 @@ class LinearParser:
             heads, labels = decode(self.model.scores(x, combine="max", threads=threads,
                                                      known=self._out_of_reach(x))
                                    if decode_as == "max-z" else s, decoder, self.single_root)
+        best = labels
         joint = None if self.labeler is None else self._joint(x, heads)
-        if joint is not None:
-            labels = self.labeler.labels(x.table, heads, joint)
+        labels = self._rooted(x, heads, labels) if joint is None else \
+            self.labeler.labels(x.table, heads, joint, root=self.root_label)
         parsed = sentence.with_tree(heads, [self.model.labels[i] for i in labels[1:]])
         if k:
-            parsed = parsed.with_analysis(kbest=self._kbest(s, k, projective))
+            parsed = parsed.with_analysis(kbest=self._kbest(x, s, k, projective))
         if not marginals:
             return parsed
         m = np.arange(1, len(heads))
         head_prob = mu[heads[1:], m]
-        label_prob = s.label_probabilities(heads) if joint is None else \
-            np.exp(joint[m, labels[1:]] / self.temperature - s.label_sum[heads[1:], m])
+        if joint is None and np.array_equal(labels, best):
+            label_prob = s.label_probabilities(heads)
+        else:  # P(the label given | arc)
+            joint = self._joint(x, heads) if joint is None else joint
+            label_prob = np.exp(joint[m, labels[1:]] / self.temperature
+                                - s.label_sum[heads[1:], m])
         return parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}" for h, lp in
                                  zip(head_prob, label_prob)]) \
             .with_analysis(heads=mu)
@@ -487,7 +514,7 @@ class LinearParser:
             attrs, attrs_ptr, feats_ptr, feats, feats_at, buf, m.weights, m.keys,
             m.label_keys, len(m.labels), m.squeeze, *cut, longer_than, decoder == "eisner",
             self.single_root, NO_LABELER if labeler is None else labeler.weights,
-            1.0 if labeler is None else labeler.joint_weight, heads, labels)
+            1.0 if labeler is None else labeler.joint_weight, self.root_label, heads, labels)
         done = len(sentences) if failed < 0 else failed
         names = m.labels
         return [s.with_tree(heads[a:b], [names[i] for i in labels[a + 1:b]])

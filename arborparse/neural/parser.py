@@ -150,7 +150,7 @@ class NeuralParser:
             heads = decode(S, lengths, projective, self.single_root, mu if mbr else None, sib)
             words = word_mask(lengths, S.shape[1]).to(device)
             label_scores = net.label_scores(states, heads.to(device), words).float().cpu()
-            labels = label_scores.argmax(-1).tolist()
+            labels = self._best_labels(label_scores, heads[words.cpu()])
             best = {}
             if any(tagged):
                 best = {name: s.argmax(-1).tolist() for name, s in
@@ -176,7 +176,8 @@ class NeuralParser:
                 m = np.arange(1, n + 1)
                 mu_b = mu[b].numpy()[:n + 1, :n + 1]
                 head_prob = mu_b[heads[b, 1:n + 1].numpy(), m]
-                label_prob = label_scores[rows].softmax(-1).max(-1).values.numpy()
+                label_prob = label_scores[rows].softmax(-1)[  # P(the label given | arc)
+                    torch.arange(n), torch.tensor(labels[rows])].numpy()
                 parsed = parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}"
                                            for h, lp in zip(head_prob, label_prob)]) \
                     .with_analysis(heads=mu_b)
@@ -231,13 +232,26 @@ class NeuralParser:
                 padded = torch.zeros(1, states.shape[1], dtype=torch.long)
                 padded[0, :len(heads)] = torch.from_numpy(np.asarray(heads))
                 with torch.no_grad():
-                    labels = self.network.label_scores(
-                        states[b:b + 1], padded.to(states.device),
-                        words[b:b + 1]).argmax(-1).tolist()
+                    labels = self._best_labels(self.network.label_scores(
+                        states[b:b + 1], padded.to(states.device), words[b:b + 1]).cpu(),
+                        torch.from_numpy(np.asarray(heads[1:])))
                 trees.append((float(np.exp(score - float(log_z[b]))), np.asarray(heads),
                               [self.vocab.labels[label] for label in labels]))
             out.append(trees)
         return out
+
+    def _best_labels(self, scores: torch.Tensor, heads: torch.Tensor) -> list[int]:
+        """Each word's best label by its `scores` (W, L) under its head in `heads` (W,),
+        with ``root`` where and only where the head is 0 (Universal Dependencies), where
+        the label set has it."""
+        if "root" in self.vocab.labels:
+            root = self.vocab.labels.index("root")
+            scores = scores.clone()
+            under_root = heads == 0
+            scores[under_root] = -torch.inf
+            scores[under_root, root] = 0.0
+            scores[~under_root, root] = -torch.inf
+        return scores.argmax(-1).tolist()
 
     def iter_parse(self, sentences: Iterable[Sentence], **options) -> Iterator[Sentence]:
         """Parse lazily, a chunk of sentences at a time (for streams); options as in

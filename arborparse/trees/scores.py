@@ -77,6 +77,21 @@ def arc_labels(best: np.ndarray, heads: np.ndarray) -> np.ndarray:
     return labels
 
 
+@njit(cache=True, nogil=True)
+def allowed_best(row, head, root):
+    """The best label of a word's arc by its scores `row` (L,) where HEAD 0 and the label
+    `root` go together (Universal Dependencies: the root word, and only it, is ``root``):
+    `root` for an arc from 0, the best other label for any other arc; with root -1 (a
+    label set without it), the best label."""
+    if root >= 0 and head == 0:
+        return root
+    best = -1
+    for label in range(row.shape[0]):
+        if label != root and (best < 0 or row[label] > row[best]):
+            best = label
+    return best
+
+
 def force_arc(S: np.ndarray, h: int, m: int) -> None:
     """Keep h -> m as the only arc into m allowed by S (in place): every other is -inf."""
     keep = S[h, m]

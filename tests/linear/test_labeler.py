@@ -1,10 +1,13 @@
 """The second-stage labeler: its order, what it learns that first-order labels cannot, the
 weight dev chooses, its place in the model file and in the parse."""
 
+import io
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from treebanks import separable_text
 
 from arborparse.io import read_conllu
 from arborparse.io.conllu import Sentence
@@ -189,3 +192,34 @@ def test_the_trainer_with_the_labeler_is_the_trainers_own_else():
     inner = OnlineTrainer("perceptron", epochs=3)
     relabeling = OnDev(inner)
     assert relabeling.epochs == 3 and copy.copy(relabeling).trainer is inner
+
+
+@pytest.mark.parametrize("favoured", ["root", "det"])
+def test_the_root_label_goes_with_head_0_and_only_with_it(favoured):
+    """Weights that make one label every arc's best: `root` (then words under another head
+    must get another label) or `det` (then the word under the root must get `root`). Every
+    path that labels a tree keeps HEAD 0 and ``root`` together: the compiled chunk, one
+    sentence with marginals, MBR, the k best, and the second-stage labeler."""
+    from arborparse.linear.templates import ARC_TEMPLATES, _final, _mix, _start
+
+    data = read_conllu(io.StringIO(separable_text(1)))
+    parser = OnlineTrainer("perceptron", epochs=1, hash_bits=14, progress=False).fit(
+        data).parser_
+    w, labels = parser.model.weights, parser.model.labels
+    for role in (0, 1):
+        for direction in (0, 1):  # the bias of each role and direction, with the label
+            h = _final(_mix(_mix(_start(ARC_TEMPLATES), np.uint64(role)), np.uint64(direction)))
+            w[int((h + np.uint64(labels.index(favoured))) & np.uint64(w.shape[0] - 1))] += 1e4
+
+    def rooted(sentences):
+        for s in sentences:
+            heads = np.asarray(s.heads[1:])
+            assert ((heads == 0) == (np.array(s.deprels) == "root")).all(), s.deprels
+    rooted(parser.parse(data))
+    rooted(parser.parse(data, marginals=True))
+    rooted(parser.parse(data, decode_as="mbr"))
+    for _, heads, found in parser.kbest(data[0], 3):
+        assert ((np.asarray(heads[1:]) == 0) == (np.array(found) == "root")).all()
+    parser.labeler = Labeler(np.zeros((2, len(labels)), dtype=np.float32), 1.0)
+    rooted(parser.parse(data))
+    rooted(parser.parse(data, marginals=True))

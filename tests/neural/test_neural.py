@@ -407,3 +407,22 @@ def test_a_sentence_too_long_for_the_memory_free_is_refused(memorized, second_or
                        f"model: its parts would take about {need / 2 ** 30:.1f} GiB.*"
                        "--objective crf"):
         crf2o.parse([words_sentence(["w"] * words, 1)])
+
+
+@pytest.mark.parametrize("favoured", ["root", "det"])
+def test_the_root_label_goes_with_head_0_and_only_with_it(memorized, favoured):
+    """A label's bias raised until it is every arc's best: the parse, its marginals and the
+    k best trees keep HEAD 0 and ``root`` together (Universal Dependencies), and
+    LabelProb is the probability of the label given."""
+    import copy
+
+    data, fitted = memorized
+    parser = copy.deepcopy(fitted.parser_)
+    with torch.no_grad():  # the bias: the weight of the two appended ones
+        parser.network.label_weight[parser.vocab.labels.index(favoured), -1, -1] += 1e4
+    for s in parser.parse(data, marginals=True):
+        assert ((np.asarray(s.heads[1:]) == 0) == (np.array(s.deprels) == "root")).all()
+        probs = [float(row[9].split("LabelProb=")[1]) for row in s.rows]
+        assert [p < 0.5 for p in probs] == [d != favoured for d in s.deprels]
+    for _, heads, labels in parser.kbest(min(data, key=len), 5):
+        assert ((np.asarray(heads[1:]) == 0) == (np.array(labels) == "root")).all()
