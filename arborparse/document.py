@@ -140,6 +140,13 @@ class Token:
     def misc(self) -> str:
         return self.sentence.data.rows[self._row][MISC]
 
+    def to_dict(self) -> dict:
+        """The token as JSON holds it (a multiword token's entry of `Sentence.to_dict`)."""
+        out = {"id": self.id, "text": self.text, "words": [w.id for w in self.words]}
+        if self.start_char is not None:
+            out.update(start_char=self.start_char, end_char=self.end_char)
+        return out
+
     def __repr__(self) -> str:
         return f"Token(id={self.id!r}, text={self.text!r}, words={len(self.words)})"
 
@@ -210,6 +217,11 @@ class Sentence:
             for m, word in enumerate(words, 1):
                 word["heads"] = [round(float(p), 6) for p in mu[:, m]]
         out = {"text": self.text, "words": words}
+        if self.start_char is not None:
+            out.update(start_char=self.start_char, end_char=self.end_char)
+        several = [t for t in self.tokens if len(t.words) > 1]
+        if several:  # a multiword token's surface form, which no word holds
+            out["multiword_tokens"] = [t.to_dict() for t in several]
         if self.kbest is not None:
             out["kbest"] = [{"probability": t.probability, "heads": [int(h) for h in t.heads[1:]],
                              "deprels": t.deprels} for t in self.kbest]
@@ -259,7 +271,9 @@ class Document:
         """The document as plain lists and dicts, ready for `json.dumps`: ``{"text": ...,
         "sentences": [{"text": ..., "words": [...], "kbest": [...]}]}``, each word
         ``{"id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps",
-        "misc"}`` and, from raw text, ``"start_char"`` and ``"end_char"``; with
+        "misc"}`` and, from raw text, ``"start_char"`` and ``"end_char"`` (each sentence's
+        too); a sentence with multiword tokens lists them under ``"multiword_tokens"``
+        (``{"id": "3-4", "text", "words": [3, 4]}``, from raw text with their offsets); with
         ``marginals=True`` each word's ``"heads"`` (P(head = h) for h = 0, 1..n, to six
         decimals), with ``kbest=k`` each sentence's trees (``"probability"``, ``"heads"``
         of words 1..n, ``"deprels"``). The service answers the same."""

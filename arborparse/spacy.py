@@ -156,6 +156,11 @@ def load(path, lang: str = "xx", marginals: bool = True, **options) -> Language:
     them."""
     import spacy
 
+    try:
+        spacy.util.get_lang_class(lang)
+    except ImportError:  # spaCy's E048
+        raise ArborparseError(f"spaCy has no language {lang!r}: leave lang out (its default, "
+                              "'xx', takes any language)") from None
     config = {"@tokenizers": TOKENIZER, "model": str(path), "marginals": marginals,
               "options": options}
     nlp = spacy.blank(lang, config={"nlp": {"tokenizer": config}})

@@ -272,6 +272,8 @@ def test_spacy_pipelines_save_and_load_back(english_pipeline, tmp_path):
         arborparse.spacy.load(english_pipeline, kbest=0)  # at once, not at the first text
     with pytest.raises(ArborparseError, match="no such model file"):
         arborparse.spacy.load(tmp_path / "missing.npz")
+    with pytest.raises(ArborparseError, match=r"^spaCy has no language 'mt': leave lang out"):
+        arborparse.spacy.load(english_pipeline, lang="mt")
 
 
 def test_the_subpackages_are_there_after_import_arborparse_alone():
@@ -288,3 +290,21 @@ def test_the_subpackages_are_there_after_import_arborparse_alone():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout == "module 'arborparse' has no attribute 'nothing'\n"
+
+
+def test_to_dict_keeps_multiword_tokens_and_sentence_offsets(english):
+    """A multiword token's surface form, which none of its words holds, and where each
+    sentence starts and ends in the text."""
+    conllu = ("# text = du vin\n1-2\tdu\t_\t_\t_\t_\t_\t_\t_\t_\n"
+              "1\tde\tde\tADP\t_\t_\t3\tcase\t_\t_\n2\tle\tle\tDET\t_\t_\t3\tdet\t_\t_\n"
+              "3\tvin\tvin\tNOUN\t_\t_\t0\troot\t_\t_\n\n")
+    sentence = Document.from_conllu(conllu).to_dict()["sentences"][0]
+    assert sentence["multiword_tokens"] == [{"id": "1-2", "text": "du", "words": [1, 2]}]
+    assert "start_char" not in sentence  # no text, no offsets
+    said = english(TEXT).to_dict()["sentences"]
+    for s in said:
+        assert (s["start_char"], s["end_char"]) == (s["words"][0]["start_char"],
+                                                    s["words"][-1]["end_char"])
+    (cant,) = said[0]["multiword_tokens"]
+    assert cant["text"] == "can't" == TEXT[cant["start_char"]:cant["end_char"]]
+    assert [w["form"] for w in said[0]["words"] if w["id"] in cant["words"]] == ["ca", "n't"]
