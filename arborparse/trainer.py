@@ -466,10 +466,13 @@ def front_end(parts, train, dev, seed: int, progress: bool,
     from arborparse.text.tagger import Tagger
     from arborparse.text.tokenizer import Tokenizer
 
+    tagger = Tagger(epochs[0], seed=seed, progress=progress, backward=backward).fit(
+        train, dev) if "tagger" in parts else None
+    if progress and "lemmatizer" in parts:  # it shows no epochs of its own
+        tqdm.write("training the lemmatizer", file=sys.stderr)
     return Pipeline(
-        Tagger(epochs[0], seed=seed, progress=progress, backward=backward).fit(train, dev)
-        if "tagger" in parts else None,
-        Lemmatizer(epochs[1], seed=seed).fit(train, dev) if "lemmatizer" in parts else None,
+        tagger, Lemmatizer(epochs[1], seed=seed).fit(train, dev) if "lemmatizer" in parts
+        else None,
         tokenizer=Tokenizer(seed=seed, progress=progress).fit(train, dev)
         if "tokenizer" in parts else None)
 
@@ -511,6 +514,9 @@ def _jackknife(parts, front, train, folds, seed, progress):
 
     epochs = tuple(1 if c is None else c.best_epoch_ for c in (front.tagger, front.lemmatizer))
     taggers = [p for p in parts if p in ("tagger", "lemmatizer")]
+    if progress:  # said in a log too, where the folds' bar is not shown
+        tqdm.write(f"jackknifing: the training sentences tagged in {folds} folds, each by "
+                   f"a {' and '.join(taggers)} trained on the others", file=sys.stderr)
 
     def annotate(others, fold):
         return front_end(taggers, others, None, seed, False, epochs, backward=False).parse(

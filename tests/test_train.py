@@ -905,3 +905,14 @@ def test_past_its_epochs_every_process_follows_process_0(scores):
     asked = []
     others = run(False, lambda stop: asked.append(stop) or next(replay))
     assert others == first and len(asked) == len(decided)
+
+
+def test_the_front_ends_stages_are_said_in_a_log_too(capsys):
+    """The lemmatizer and the jackknife show no epochs of their own: with progress, a line
+    says each began (stderr redirected to a file shows no bars)."""
+    arborparse.train(separable(2), separable(1), components="tagger,lemmatizer,parser",
+                     progress=True, epochs=1, folds=2, hash_bits=12)
+    err = capsys.readouterr().err
+    assert "training the lemmatizer\n" in err
+    assert "jackknifing: the training sentences tagged in 2 folds, each by a tagger and " \
+           "lemmatizer trained on the others\n" in err
