@@ -4,8 +4,6 @@ Two doors: `train(train, dev, family=..., **options)` trains a pipeline
 (`arborparse.trainer`), `load(path)` reads any model file (`arborparse.pipeline`).
 """
 
-import importlib
-
 from arborparse.errors import ArborparseError, TreebankFormatError
 from arborparse.pipeline import Pipeline, load
 
@@ -23,6 +21,8 @@ def __getattr__(name: str):
 
         return train
     if not name.startswith("_"):
+        import importlib
+
         try:
             return importlib.import_module(f"{__name__}.{name}")
         except ModuleNotFoundError as e:

@@ -158,7 +158,9 @@ def load(path, lang: str = "xx", marginals: bool = True, **options) -> Language:
 
     try:
         spacy.util.get_lang_class(lang)
-    except ImportError:  # spaCy's E048
+    except ImportError as e:  # spaCy's E048: the language, or what it imports, is missing
+        if getattr(e.__cause__, "name", None) != f"spacy.lang.{lang}":
+            raise
         raise ArborparseError(f"spaCy has no language {lang!r}: leave lang out (its default, "
                               "'xx', takes any language)") from None
     config = {"@tokenizers": TOKENIZER, "model": str(path), "marginals": marginals,

@@ -100,6 +100,16 @@ class MixingTrainer:
         self.epochs, self.progress = trainer.epochs, trainer.progress
         self.extend = trainer.extend
 
+    @property
+    def tag_reach_(self):
+        """The tag reach the epochs' parsers get: the inner trainer's (the loop drops it
+        where dev says it costs)."""
+        return self.trainer.tag_reach_
+
+    @tag_reach_.setter
+    def tag_reach_(self, value):
+        self.trainer.tag_reach_ = value
+
     @keeps_best
     def fit(self, train: list[Sentence], dev: list[Sentence] | None = None,
             save_best=None) -> MixingTrainer:

@@ -55,6 +55,8 @@ def loop(trainer, dev: list[Sentence] | None, save_best=None, calibrate: bool = 
 
     def on_best(parser, record: dict) -> dict:
         found = keep_tag_reach(parser, dev, record)
+        if found.get("tag_reach_dropped"):  # later epochs are scored as the one kept was
+            trainer.tag_reach_ = None
         if calibrate:  # over the trees within the reach kept
             found["temperature"] = parser.calibrate(dev)
         return found

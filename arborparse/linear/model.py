@@ -365,9 +365,9 @@ class LinearModel:
                     ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The part scores scale × w · f: sib[h, m, s] and grand[g, h, m], each (n+1, n+1,
         n+1) (None where the model has no such parts, grand None past `GRAND_WORDS` words
-        and both past `SIBLING_WORDS`, unless `every_part`: `_parts_of`; 0 where (h, m, s) or (g, h, m) is no part of
-        any tree). A sentence whose parts would not fit in memory (with their `marginals`
-        to come, if said) is refused (`check_fits`)."""
+        and both past `SIBLING_WORDS`, unless `every_part`: `_parts_of`; 0 where (h, m, s)
+        or (g, h, m) is no part of any tree). A sentence whose parts would not fit in
+        memory (with their `marginals` to come, if said) is refused (`check_fits`)."""
         n = len(x.table)
         if self.order == 1 or self._parts_of(n, every_part) == ARCS:
             return None, None

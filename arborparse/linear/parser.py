@@ -348,7 +348,9 @@ class LinearParser:
     def kbest(self, sentence: Sentence, k: int) -> list[tuple[float, np.ndarray, list[str]]]:
         """The k most probable labeled trees, best first, as (probability, heads, labels):
         each arc with its best label (``root`` where and only where the head is 0:
-        `_rooted`), the probability under the model's tree distribution (order 1 only)."""
+        `_rooted`), the probability that of the tree with those labels under the model's
+        tree distribution (order 1 only). The trees are ranked, as the best tree is chosen,
+        with each arc's best label of all."""
         check_options(self, {"kbest": k})  # refused at order 2, naming what the model offers
         x = self.model.encoded(sentence)
         return self._kbest(x, self._distribution(x), k, self.decoder == "eisner")
@@ -367,10 +369,17 @@ class LinearParser:
 
     def _kbest(self, x: Encoded, s: Scores, k: int, projective: bool):
         log_z = trees.log_partition(s.folded, projective, self.single_root)
-        return [(float(np.exp(score - log_z)), heads,
-                 [self.model.labels[label]
-                  for label in self._rooted(x, heads, arc_labels(s.label, heads))[1:]])
-                for score, heads in trees.kbest(s.total, k, projective, self.single_root)]
+        found = []
+        for score, heads in trees.kbest(s.total, k, projective, self.single_root):
+            best = arc_labels(s.label, heads)
+            labels = self._rooted(x, heads, best)
+            if labels is not best:  # the probability of the labeled tree given
+                m = np.flatnonzero(labels != best)
+                joint = self._joint(x, heads)
+                score += float((joint[m, labels[m]] - joint[m, best[m]]).sum()) / self.temperature
+            found.append((float(np.exp(score - log_z)), heads,
+                          [self.model.labels[label] for label in labels[1:]]))
+        return found
 
     @property
     def root_label(self) -> int:

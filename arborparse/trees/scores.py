@@ -82,14 +82,14 @@ def allowed_best(row, head, root):
     """The best label of a word's arc by its scores `row` (L,) where HEAD 0 and the label
     `root` go together (Universal Dependencies: the root word, and only it, is ``root``):
     `root` for an arc from 0, the best other label for any other arc; with root -1 (a
-    label set without it), the best label."""
+    label set without it), the best label (`root` where it is the only one)."""
     if root >= 0 and head == 0:
         return root
     best = -1
     for label in range(row.shape[0]):
         if label != root and (best < 0 or row[label] > row[best]):
             best = label
-    return best
+    return root if best < 0 else best  # `root` the only label: nothing else to give
 
 
 def force_arc(S: np.ndarray, h: int, m: int) -> None:

@@ -73,9 +73,10 @@ def test_trees_and_distribution_are_those_within_reach(fitted, decoder, cut, sin
 
 
 def assert_over(parser, trained, sentence, kept):
-    """The best tree, MBR tree, k best trees with their probabilities, head and labeled
-    marginals of `parser` (at temperature 3): enumeration's over the trees `kept`, with the
-    scores of `trained` (the same model, nothing left out)."""
+    """The best tree, MBR tree, k best trees with their probabilities (of their labels:
+    each arc's best, root with head 0 and only there), head and labeled marginals of
+    `parser` (at temperature 3): enumeration's over the trees `kept`, with the scores of
+    `trained` (the same model, nothing left out)."""
     n, m = len(sentence), np.arange(1, len(sentence) + 1)
     S = trained._scores(Encoded.of(sentence)) / 3.0
     best, folded = S.max(axis=2), logsumexp(S, axis=2)
@@ -95,8 +96,10 @@ def assert_over(parser, trained, sentence, kept):
     assert np.allclose(mbr.analysis["heads"][:, 1:], mu[:, 1:], atol=1e-9)
     found = parser.kbest(sentence, len(kept) + 5)
     assert sorted(tuple(h) for _, h, _ in found) == sorted(tuple(t) for t in kept)
+    rooted = np.array(trained.model.labels) == "root"  # root with head 0 and only there
     for prob, heads, _ in found:
-        assert np.isclose(prob, np.exp(best[heads[1:], m].sum() - log_z))
+        allowed = np.where((heads[1:, None] == 0) == rooted, S[heads[1:], m], -np.inf)
+        assert np.isclose(prob, np.exp(allowed.max(axis=1).sum() - log_z))
 
 
 def long_sentence(sentences, count):
@@ -464,6 +467,26 @@ def test_training_drops_a_tag_reach_that_costs_dev_accuracy(fitted):
             assert said == {"tag_reach": True}
         else:  # the record takes the scores of the parser kept, and says why
             assert record["LAS"] < without["LAS"] == said["LAS"] and said["tag_reach_dropped"]
+
+
+def test_a_tag_reach_dropped_is_not_given_to_the_later_epochs(fitted):
+    """Where a best epoch's tag reach costs dev LAS and is dropped, the trainer's later
+    epochs are scored without it too, as the parser they must beat is."""
+    from arborparse.linear.common import loop
+
+    data, trained = fitted
+    kinds = tuple(sorted({t for s in data for t in s.upos}))
+    K = len(kinds)
+    none_seen = TagReach(kinds, np.zeros((K, K), np.int32), np.zeros((K, K), np.int32))
+
+    class Trainer:
+        epochs, progress, tag_reach_ = 2, False, none_seen
+
+    trainer = Trainer()
+    log = loop(trainer, data)
+    parser = LinearParser(trained.model, tag_reach=none_seen)
+    assert log.end(1, {}, "", parser)
+    assert parser.tag_reach is None and trainer.tag_reach_ is None
 
 
 def test_order_2_trees_and_marginals_are_those_within_the_tag_reach():

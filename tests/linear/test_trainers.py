@@ -168,8 +168,9 @@ def test_calibrated_temperature_is_saved(tmp_path):
 
 @pytest.mark.parametrize("decoder", ["mst", "eisner"])
 def test_kbest_trees_and_head_marginals_match_enumeration(decoder):
-    """LinearParser.kbest: every tree, best first, each with its best labels and P(tree with those
-    labels) = exp(Σ max_l s(h, m, l) - log Z); head_marginals: the enumerated ones."""
+    """LinearParser.kbest: every tree, best first, each with its best labels (root where and
+    only where the head is 0) and P(tree with those labels) = exp(Σ max_l s(h, m, l) - log Z)
+    over those labels; head_marginals: the enumerated ones."""
     from oracles import brute
     from scipy.special import logsumexp
 
@@ -183,18 +184,18 @@ def test_kbest_trees_and_head_marginals_match_enumeration(decoder):
     S = parser._scores(Encoded.of(sentence))
     projective = decoder == "eisner"
     trees, _, _, mu = brute(logsumexp(S, axis=2), projective, True)
-    best = S.max(axis=2)
     log_z = logsumexp(S, axis=2)
     _, _, log_z, _ = brute(log_z, projective, True)
     found = parser.kbest(sentence, len(trees) + 5)
     assert len(found) == len(trees)
     m = np.arange(1, len(sentence) + 1)
     for p, heads, labels in found:
-        assert np.isclose(p, np.exp(best[heads[1:], m].sum() - log_z))
-        # each arc's best label, root where and only where the head is 0
+        # each arc's best label, root where and only where the head is 0; the probability
+        # of the tree with those labels
         allowed = np.where((heads[1:, None] == 0) == (np.array(parser.model.labels) == "root"),
                            S[heads[1:], m], -np.inf)
         assert labels == [parser.model.labels[i] for i in allowed.argmax(axis=1)]
+        assert np.isclose(p, np.exp(allowed.max(axis=1).sum() - log_z))
     assert [p for p, _, _ in found] == sorted((p for p, _, _ in found), reverse=True)
     assert list(found[0][1]) == list(parser.parse([sentence])[0].heads)
     assert np.allclose(parser.head_marginals(sentence)[:, 1:], mu[:, 1:], atol=1e-9)
