@@ -369,10 +369,11 @@ class LinearModel:
         or (g, h, m) is no part of any tree). A sentence whose parts would not fit in
         memory (with their `marginals` to come, if said) is refused (`check_fits`)."""
         n = len(x.table)
-        if self.order == 1 or self._parts_of(n, every_part) == ARCS:
+        parts = self._parts_of(n, every_part)
+        if self.order == 1 or parts == ARCS:
             return None, None
         self.check_fits(n, marginals=marginals, every_part=every_part)
-        grandparents = self._parts_of(n, every_part) == SECOND_ORDER[1]
+        grandparents = parts == SECOND_ORDER[1]
         w = self.weights if weights is None else weights
         sib, grand, indices, ptr = self._entries(x, w.shape[0], grandparents)
         values = scale * entry_values(w, indices, ptr)
@@ -397,8 +398,8 @@ class LinearModel:
                            ) -> np.ndarray:
         """The weight indices of the features of the second-order parts of the tree
         `heads`, one per occurrence (empty for a first-order model): those `part_scores`
-        scores (`_parts_of`: past `GRAND_WORDS` words no grandparents, unless
-        `every_part`)."""
+        scores (`_parts_of`: past `GRAND_WORDS` words no grandparents, past `SIBLING_WORDS`
+        none, unless `every_part`)."""
         parts = self._parts_of(len(heads) - 1, every_part)
         if self.order == 1 or parts == ARCS:
             return np.empty(0, dtype=np.int64)

@@ -372,10 +372,9 @@ class LinearParser:
         found = []
         for score, heads in trees.kbest(s.total, k, projective, self.single_root):
             best = arc_labels(s.label, heads)
-            labels = self._rooted(x, heads, best)
-            if labels is not best:  # the probability of the labeled tree given
+            labels, joint = self._rooted(x, heads, best)
+            if joint is not None:  # the probability of the labeled tree given
                 m = np.flatnonzero(labels != best)
-                joint = self._joint(x, heads)
                 score += float((joint[m, labels[m]] - joint[m, best[m]]).sum()) / self.temperature
             found.append((float(np.exp(score - log_z)), heads,
                           [self.model.labels[label] for label in labels[1:]]))
@@ -388,18 +387,20 @@ class LinearParser:
         labels = self.model.labels
         return labels.index("root") if "root" in labels else -1
 
-    def _rooted(self, x: Encoded, heads: np.ndarray, labels: np.ndarray) -> np.ndarray:
-        """`labels` (each arc's best) of the tree `heads` with ``root`` where and only
-        where the head is 0: an arc that breaks it takes its best allowed label by the
-        model's label scores (`allowed_best`)."""
+    def _rooted(self, x: Encoded, heads: np.ndarray, labels: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray | None]:
+        """(`labels` (each arc's best) of the tree `heads` with ``root`` where and only
+        where the head is 0, the model's label scores of the tree's arcs (`_joint`) where
+        they were needed, else None): an arc that breaks the rule takes its best allowed
+        label by those scores (`allowed_best`)."""
         root = self.root_label
         wrong = np.flatnonzero((heads[1:] == 0) != (labels[1:] == root)) + 1
         if root < 0 or not wrong.size:
-            return labels
+            return labels, None
         joint, labels = self._joint(x, heads), labels.copy()
         for m in wrong:
             labels[m] = allowed_best(joint[m], heads[m], root)
-        return labels
+        return labels, joint
 
     def parse_one(self, sentence: Sentence, **options) -> Sentence:
         """One sentence parsed; options as in `parse`."""
@@ -418,7 +419,7 @@ class LinearParser:
                 heads, labels = decode(self.model.scores(x, combine=combine, threads=threads,
                                                          known=self._out_of_reach(x)),
                                        decoder, self.single_root)
-                labels = self._rooted(x, heads, labels)
+                labels, _ = self._rooted(x, heads, labels)
             else:
                 heads, joint = self._best_with_joint(x, decoder, combine, threads)
                 labels = self.labeler.labels(x.table, heads, joint, root=self.root_label)
@@ -434,10 +435,11 @@ class LinearParser:
             heads, labels = decode(self.model.scores(x, combine="max", threads=threads,
                                                      known=self._out_of_reach(x))
                                    if decode_as == "max-z" else s, decoder, self.single_root)
-        best = labels
-        joint = None if self.labeler is None else self._joint(x, heads)
-        labels = self._rooted(x, heads, labels) if joint is None else \
-            self.labeler.labels(x.table, heads, joint, root=self.root_label)
+        if self.labeler is None:
+            labels, joint = self._rooted(x, heads, labels)
+        else:
+            joint = self._joint(x, heads)
+            labels = self.labeler.labels(x.table, heads, joint, root=self.root_label)
         parsed = sentence.with_tree(heads, [self.model.labels[i] for i in labels[1:]])
         if k:
             parsed = parsed.with_analysis(kbest=self._kbest(x, s, k, projective))
@@ -445,12 +447,8 @@ class LinearParser:
             return parsed
         m = np.arange(1, len(heads))
         head_prob = mu[heads[1:], m]
-        if joint is None and np.array_equal(labels, best):
-            label_prob = s.label_probabilities(heads)
-        else:  # P(the label given | arc)
-            joint = self._joint(x, heads) if joint is None else joint
-            label_prob = np.exp(joint[m, labels[1:]] / self.temperature
-                                - s.label_sum[heads[1:], m])
+        label_prob = s.label_probabilities(heads) if joint is None else \
+            np.exp(joint[m, labels[1:]] / self.temperature - s.label_sum[heads[1:], m])
         return parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}" for h, lp in
                                  zip(head_prob, label_prob)]) \
             .with_analysis(heads=mu)
