@@ -1,17 +1,26 @@
-"""Calibration of HeadProb: expected calibration error on a test set before and after
-fitting each model's temperature on dev.
+"""Calibration of HeadProb and LabelProb: expected calibration error on a test set before and
+after fitting each model's temperatures on dev.
 
     python bench/calibration.py [--treebanks UD_Gothic-PROIEL ...] [--epochs 10]
                                 [--trainers perceptron mira eg loglinear-sgd ...]
+    python bench/calibration.py --models UD_English-EWT=MODEL.npz ...
 
 Each trainer (the online ones; EG with C = 0.003; log-linear by SGD or L-BFGS and latent
 with 2 clusters, C = 0.3) is trained
-on train with dev (best dev LAS kept; perceptron, MIRA and EG fit a temperature T on dev,
-the log-linear model is already a distribution and is also shown with a fitted T for
-comparison). Test is parsed with MAP decoding and the marginals: HeadProb is P(chosen head)
-under P(tree) ∝ exp(s / T). ECE: 10 equal-width bins of HeadProb, Σ_b (n_b / N) |accuracy_b
-- mean HeadProb_b| over all test words, in percentage points; T = 1 is the model as trained
-(before), the fitted T after. Raw results: bench/calibration.jsonl. Prints a Markdown table.
+on train with dev (best dev LAS kept; perceptron, MIRA and EG fit the temperatures T and
+T_l on dev, the log-linear model is already a distribution and is also shown with fitted
+temperatures for comparison). Test is parsed with the model's decoder and the marginals:
+HeadProb is P(chosen head), LabelProb P(chosen label | chosen head) (`LinearParser`).
+ECE: 10 equal-width bins, Σ_b (n_b / N) |accuracy_b - mean probability_b|, in percentage
+points, of HeadProb over all test words and of LabelProb over the words whose head is right;
+T = T_l = 1 is the model as trained (before), the fitted temperatures after.
+
+With `--models`, each pipeline model (a linear parser behind a tagger, say the table's of
+`bench/languages.py`) tags the treebank's dev and test sets itself (gold words, its own
+tags), and the rows compare the temperatures stored in the file (before) with those
+`calibrate` fits on the retagged dev set (after), on dev and test, with the minimum
+Bayes-risk trees' UAS and LAS beside. Raw results: bench/calibration.jsonl. Prints a
+Markdown table.
 """
 
 import argparse
@@ -22,7 +31,8 @@ import sys
 import numpy as np
 from common import ROOT, files, machine
 
-from arborparse import trees
+import arborparse
+from arborparse.eval import evaluate
 from arborparse.io import read_conllu
 from arborparse.linear.eg import EGTrainer
 from arborparse.linear.loglinear import LogLinearTrainer
@@ -41,17 +51,34 @@ def trainers(epochs):
                                                init_noise=0.01)}
 
 
-def head_probabilities(parser, sentences):
-    """(HeadProb of each word's MAP head, whether that head is right), over all words."""
-    probs, right = [], []
-    for s in sentences:
-        S = parser._scores(parser.model.encoded(s))
-        heads, _ = trees.mst(S, single_root=parser.single_root)
-        mu = trees.marginals(S, parser.decoder == "eisner", parser.single_root).sum(axis=2)
-        m = np.arange(1, len(heads))
-        probs.append(mu[heads[1:], m])
-        right.append(heads[1:] == s.heads[1:])
-    return np.concatenate(probs), np.concatenate(right)
+def probabilities(parser, gold, given=None):
+    """(HeadProb, whether the head is right) over all words and (LabelProb, whether the
+    label is right) over the words whose head is right, `given` (default: `gold`) parsed
+    with the marginals and scored against `gold`."""
+    found = {"head": ([], []), "label": ([], [])}
+    for g, parsed in zip(gold, parser.parse(gold if given is None else given,
+                                            marginals=True)):
+        for m, row in enumerate(parsed.word_rows, 1):
+            misc = dict(entry.split("=", 1) for entry in parsed.rows[row][9].split("|"))
+            right = parsed.heads[m] == g.heads[m]
+            found["head"][0].append(float(misc["HeadProb"]))
+            found["head"][1].append(right)
+            if right:
+                found["label"][0].append(float(misc["LabelProb"]))
+                found["label"][1].append(parsed.deprels[m - 1] == g.deprels[m - 1])
+    return {k: (np.array(p), np.array(r, dtype=bool)) for k, (p, r) in found.items()}
+
+
+def summary(parser, gold, given=None) -> dict:
+    found = probabilities(parser, gold, given)
+    (head, right), (label, label_right) = found["head"], found["label"]
+    top = head >= 0.9
+    return {"ECE": ece(head, right), "UAS": 100 * right.mean(),
+            "HeadProb": 100 * head.mean(), "label_ECE": ece(label, label_right),
+            "LabelProb": 100 * label.mean(), "label_accuracy": 100 * label_right.mean(),
+            "share_at_1": 100 * float((head >= 0.99995).mean()),
+            "accuracy_0.9_1": 100 * float(right[top].mean()) if top.any() else None,
+            "share_0.9_1": 100 * float(top.mean())}
 
 
 def ece(probs, right, bins=10):
@@ -64,45 +91,96 @@ def ece(probs, right, bins=10):
     return 100 * total
 
 
+def trained_rows(args):
+    for treebank in args.treebanks:
+        train, dev, test = (read_conllu(path) for path in files(treebank))
+        for name, make in ((n, trainers(args.epochs)[n]) for n in args.trainers):
+            parser = make().fit(train, dev).parser_
+            fitted = {"temperature": parser.temperature,
+                      "label_temperature": parser.label_temperature}
+            if parser.temperature == 1.0:  # not fitted while training
+                fitted = parser.calibrate(dev)
+            row = {"treebank": treebank, "trainer": name, "T": fitted["temperature"],
+                   "T_l": fitted["label_temperature"]}
+            for label, temperatures in (("before", (1.0, 1.0)), ("after", fitted.values())):
+                parser.temperature, parser.label_temperature = temperatures
+                row[label] = summary(parser, test)
+            yield row
+
+
+def model_rows(args):
+    for pair in args.models:
+        treebank, path = pair.split("=", 1)
+        nlp = arborparse.load(path)
+        parser = nlp.parser
+        row = {"treebank": treebank, "trainer": f"pipeline {path}",
+               "stored": [parser.temperature, parser.label_temperature]}
+        sets = {}
+        for part, path in zip(("dev", "test"), files(treebank)[1:]):
+            gold = read_conllu(path)
+            blank = [s.with_columns({c: ["_"] * len(s) for c in (2, 3, 4, 5)}) for s in gold]
+            sets[part] = gold, nlp.parse(blank)  # the pipeline's own tags
+        dev, tagged = sets["dev"]
+        for label in ("before", "after"):
+            if label == "after":
+                fitted = parser.calibrate([t.with_tree(g.heads, g.deprels)
+                                           for g, t in zip(dev, tagged)])
+                row["T"], row["T_l"] = fitted["temperature"], fitted["label_temperature"]
+            for part, (gold, given) in sets.items():
+                row[f"{label} {part}"] = {**summary(parser, gold, given), **{
+                    f"MBR {k}": v for k, v in evaluate(gold, parser.parse(
+                        given, decode_as="mbr")).items() if k in ("UAS", "LAS")}}
+        yield row
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--treebanks", nargs="+", default=["UD_Gothic-PROIEL"])
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--trainers", nargs="+", default=["perceptron", "mira", "eg",
                                                       "loglinear-sgd"])
+    ap.add_argument("--models", nargs="+", metavar="TREEBANK=MODEL",
+                    help="trained pipelines to measure instead of training parsers")
     args = ap.parse_args()
     print(f"<!-- {' '.join(sys.argv)}; {datetime.date.today()}; {machine()} -->")
     rows = []
-    for treebank in args.treebanks:
-        train, dev, test = (read_conllu(path) for path in files(treebank))
-        for name, make in ((n, trainers(args.epochs)[n]) for n in args.trainers):
-            parser = make().fit(train, dev).parser_
-            fitted = parser.temperature if parser.temperature != 1.0 else parser.calibrate(dev)
-            row = {"treebank": treebank, "trainer": name, "T": fitted,
-                   "date": str(datetime.date.today()), "machine": machine()}
-            for label, t in (("before", 1.0), ("after", fitted)):
-                parser.temperature = t
-                probs, right = head_probabilities(parser, test)
-                top = probs >= 0.9
-                row[label] = {"ECE": ece(probs, right), "UAS": 100 * right.mean(),
-                              "share_at_1": 100 * float((probs >= 0.99995).mean()),
-                              "accuracy_0.9_1": 100 * float(right[top].mean()) if top.any()
-                              else None, "share_0.9_1": 100 * float(top.mean())}
-            rows.append(row)
-            with open(ROOT / "bench" / "calibration.jsonl", "a") as out:
-                out.write(json.dumps(row) + "\n")
-            print(f"<!-- {json.dumps(row)} -->", flush=True)
-    print("| treebank | trainer | T | ECE before | ECE after | HeadProb = 1.0000 before / after "
+    for row in (model_rows if args.models else trained_rows)(args):
+        row.update(date=str(datetime.date.today()), machine=machine())
+        rows.append(row)
+        with open(ROOT / "bench" / "calibration.jsonl", "a") as out:
+            out.write(json.dumps(row) + "\n")
+        print(f"<!-- {json.dumps(row)} -->", flush=True)
+    if args.models:
+        print("| treebank | set | T, T_l stored → fitted | HeadProb − UAS | ECE | LabelProb − "
+              "label accuracy | label ECE | MBR UAS / LAS |")
+        print("|---|---|---|---|---|---|---|---|")
+        for r in rows:
+            for part in ("dev", "test"):
+                b, a = r[f"before {part}"], r[f"after {part}"]
+                print(f"| {r['treebank'][3:]} | {part} | {r['stored'][0]:.3g}, "
+                      f"{r['stored'][1]:.3g} → {r['T']:.3g}, {r['T_l']:.3g} | "
+                      f"{b['HeadProb'] - b['UAS']:+.2f} → {a['HeadProb'] - a['UAS']:+.2f} | "
+                      f"{b['ECE']:.2f} → {a['ECE']:.2f} | "
+                      f"{b['LabelProb'] - b['label_accuracy']:+.2f} → "
+                      f"{a['LabelProb'] - a['label_accuracy']:+.2f} | "
+                      f"{b['label_ECE']:.2f} → {a['label_ECE']:.2f} | "
+                      f"{b['MBR UAS']:.2f} / {b['MBR LAS']:.2f} → "
+                      f"{a['MBR UAS']:.2f} / {a['MBR LAS']:.2f} |")
+        return
+    print("| treebank | trainer | T, T_l | ECE before | ECE after | label ECE before | "
+          "label ECE after | HeadProb = 1.0000 before / after "
           "| accuracy of words with HeadProb ≥ 0.9, before / after |")
-    print("|---|---|---:|---:|---:|---|---|")
+    print("|---|---|---:|---:|---:|---:|---:|---|---|")
+
     def confident(x):
         if x["accuracy_0.9_1"] is None:
             return "— (no word)"
         return f"{x['accuracy_0.9_1']:.1f}% ({x['share_0.9_1']:.0f}% of words)"
     for r in rows:
         b, a = r["before"], r["after"]
-        print(f"| {r['treebank'][3:]} | {r['trainer']} | {r['T']:.3g} | {b['ECE']:.2f} | "
-              f"{a['ECE']:.2f} | {b['share_at_1']:.1f}% / {a['share_at_1']:.1f}% | "
+        print(f"| {r['treebank'][3:]} | {r['trainer']} | {r['T']:.3g}, {r['T_l']:.3g} | "
+              f"{b['ECE']:.2f} | {a['ECE']:.2f} | {b['label_ECE']:.2f} | "
+              f"{a['label_ECE']:.2f} | {b['share_at_1']:.1f}% / {a['share_at_1']:.1f}% | "
               f"{confident(b)} / {confident(a)} |")
 
 

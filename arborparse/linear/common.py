@@ -58,7 +58,7 @@ def loop(trainer, dev: list[Sentence] | None, save_best=None, calibrate: bool = 
         if found.get("tag_reach_dropped"):  # later epochs are scored as the one kept was
             trainer.tag_reach_ = None
         if calibrate:  # over the trees within the reach kept
-            found["temperature"] = parser.calibrate(dev)
+            found.update(parser.calibrate(dev))
         return found
     return Loop(trainer, dev, save_best, on_best=on_best, **settings)
 

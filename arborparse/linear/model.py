@@ -137,7 +137,8 @@ class Scores:
     """arc[h, m]; label[h, m] the best label of the arc and label_score[h, m] its score;
     label_sum[h, m] log Σ_l exp of the label scores (empty unless asked for); a second-order
     model's part scores sib[h, m, s] and grand[g, h, m] (None: no such parts, or none made:
-    `LinearModel._parts_of`)."""
+    `LinearModel._parts_of`); label_scale: what turns label_score - label_sum into the log
+    probability of the best label (1 but for `tempered` scores)."""
 
     arc: np.ndarray
     label: np.ndarray
@@ -145,6 +146,7 @@ class Scores:
     label_sum: np.ndarray
     sib: np.ndarray | None = None
     grand: np.ndarray | None = None
+    label_scale: float = 1.0
 
     @property
     def total(self) -> np.ndarray:
@@ -157,10 +159,24 @@ class Scores:
         out (needs label_sum)."""
         return self.arc + self.label_sum
 
-    def label_probabilities(self, heads: np.ndarray) -> np.ndarray:
-        """P(best label | arc) of each word's arc in the tree `heads` (needs label_sum)."""
-        m = np.arange(1, len(heads))
-        return np.exp(self.label_score[heads[1:], m] - self.label_sum[heads[1:], m])
+    @property
+    def best_label_log_probability(self) -> np.ndarray:
+        """log P(best label | arc) of every arc, -inf where it is not scored (needs
+        label_sum)."""
+        with np.errstate(invalid="ignore"):  # -inf - -inf where not scored
+            gap = (self.label_score - self.label_sum) * self.label_scale
+        return np.where(np.isneginf(self.label_score), -np.inf, gap)
+
+    def tempered(self, ratio: float) -> Scores:
+        """Every score times `ratio` (> 0), the label log-sum-exp too, the log probabilities
+        of the labels unchanged: scores made at scale 1 / T_l as those of the heads'
+        distribution at 1 / T (ratio T_l / T), whose `folded` arcs are
+        (T_l / T) log Σ_l exp(s / T_l) (`LinearParser`'s two temperatures)."""
+        if ratio == 1.0:
+            return self
+        sib, grand = (None if p is None else p * ratio for p in (self.sib, self.grand))
+        return Scores(self.arc * ratio, self.label, self.label_score * ratio,
+                      self.label_sum * ratio, sib, grand, self.label_scale / ratio)
 
 
 @dataclass
@@ -472,7 +488,8 @@ class LinearModel:
     @classmethod
     def from_parts(cls, header: dict, arrays: dict, path) -> LinearModel:
         """The model of a file's header and arrays (it sets ``temperature`` in the header,
-        1 for files written before it existed; files without ``order`` are first-order,
+        1 for files written before it existed, and ``label_temperature``, the temperature
+        for files written before it; files without ``order`` are first-order,
         those without ``suffixes`` read none);
         weights stay float32 (half the memory traffic when scoring). Raises
         ModelFileError, naming `path`, for what is wrong."""
@@ -491,8 +508,12 @@ class LinearModel:
                         bool(header.get("suffixes", False)))
             # files saved before calibration have no temperature: 1 is what they meant
             header["temperature"] = float(header.get("temperature", 1.0))
-            if not 0 < header["temperature"] < float("inf"):
-                raise ValueError("'temperature' must be a number > 0")
+            # files saved before the labels had a temperature of their own used T for both
+            header["label_temperature"] = float(header.get("label_temperature",
+                                                           header["temperature"]))
+            for name in ("temperature", "label_temperature"):
+                if not 0 < header[name] < float("inf"):
+                    raise ValueError(f"{name!r} must be a number > 0")
             size = model.weights.shape
             expected = len(model.keys) + len(model.label_keys) * len(labels)
             if len(size) != 1 or (model.hashed and (size[0] < 2 or size[0] & (size[0] - 1))) \

@@ -261,12 +261,14 @@ class OnlineTrainer:
             header, arrays = saved
             w[:], u[:], steps = arrays["w"], arrays["u"], int(header["steps"])
             rng.bit_generator.state = header["rng"]
-            self.parser_ = self._parser(model, arrays["best"], header["temperature"])
+            self.parser_ = self._parser(model, arrays["best"], header["temperature"],
+                                        header.get("label_temperature"))
             kept_tag_reach(self.parser_, header)
 
         def state():
             return ({"steps": steps, "rng": rng.bit_generator.state,
                      "temperature": self.parser_.temperature,
+                     "label_temperature": self.parser_.label_temperature,
                      "tag_reach": self.parser_.tag_reach is not None},
                     {"w": w, "u": u, "best": self.parser_.model.weights})
 
@@ -285,11 +287,12 @@ class OnlineTrainer:
                     settings=self.settings, may_change=("epochs", "extend", "progress"),
                     resume=self.resume, extend=self.extend)
 
-    def _parser(self, model, weights, temperature: float = 1.0) -> LinearParser:
+    def _parser(self, model, weights, temperature: float = 1.0,
+                label_temperature: float | None = None) -> LinearParser:
         # float32, as saved: the parser evaluated on dev is exactly the one in the file
         return LinearParser(model.like(weights.astype(np.float32)), self.decoder,
                             self.single_root, temperature, reach=self.reach_,
-                            tag_reach=self.tag_reach_)
+                            tag_reach=self.tag_reach_, label_temperature=label_temperature)
 
     def end_epoch(self, log: Loop, epoch: int, model, average: np.ndarray,
                   sentences: int, elapsed: float, errors: int, more: dict | None = None,

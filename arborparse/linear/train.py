@@ -116,7 +116,7 @@ class OnDev:
         parser.decoder = other
         found = {"decoder": other, **{k: scores[k] for k in ("UAS", "LAS")}}
         if "temperature" in record:  # fitted over the other decoder's class of trees
-            found["temperature"] = parser.calibrate(dev)
+            found.update(parser.calibrate(dev))
         return {**found, **keep_tag_reach(parser, dev, found)}
 
 

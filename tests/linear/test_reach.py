@@ -78,7 +78,7 @@ def assert_over(parser, trained, sentence, kept):
     `parser` (at temperature 3): enumeration's over the trees `kept`, with the scores of
     `trained` (the same model, nothing left out)."""
     n, m = len(sentence), np.arange(1, len(sentence) + 1)
-    S = trained._scores(Encoded.of(sentence)) / 3.0
+    S = trained.model.labeled_scores(Encoded.of(sentence)) / 3.0
     best, folded = S.max(axis=2), logsumexp(S, axis=2)
     log_z = logsumexp(folded[kept[:, 1:], m].sum(axis=1))
     p = np.exp(folded[kept[:, 1:], m].sum(axis=1) - log_z)
@@ -207,9 +207,12 @@ def test_calibration_leaves_out_the_dev_trees_out_of_reach(fitted):
     near = [sentence.with_tree(np.arange(-1, n), sentence.deprels)]  # heads one word before
     far = [sentence.with_tree(np.array([-1, 0] + [1] * (n - 1)), sentence.deprels)]
     parser = LinearParser(trained.model, reach=(3, 3))
-    assert parser.calibrate(far) == 1.0  # no usable sentence
-    assert parser.calibrate(far + near) == parser.calibrate(near) != 1.0
-    assert LinearParser(trained.model).calibrate(far + near) != parser.calibrate(near)
+    def fitted(parser, dev):
+        return parser.calibrate(dev)["temperature"]
+
+    assert fitted(parser, far) == 1.0  # no usable sentence
+    assert fitted(parser, far + near) == fitted(parser, near) != 1.0
+    assert fitted(LinearParser(trained.model), far + near) != fitted(parser, near)
 
 
 def test_max_z_trees_are_the_best_within_reach():
@@ -501,7 +504,7 @@ def test_order_2_trees_and_marginals_are_those_within_the_tag_reach():
     parser = trainer(LinearOptions.of({"hash_bits": 16, "trainer": "perceptron", "epochs": 2,
                                        "order": 2, "second_order": "siblings+grandparents"}),
                      dev=False, progress=False).fit(data, data).parser_
-    parser.temperature = 5.0
+    parser.temperature = parser.label_temperature = 5.0
     sentence = max(data, key=len)
     n, tags = len(sentence), list(sentence.upos)
     kinds = tuple(sorted(set(tags)))
@@ -511,7 +514,8 @@ def test_order_2_trees_and_marginals_are_those_within_the_tag_reach():
     x = Encoded.of(sentence)
     out = cut_by_hand(tags, parser.tag_reach, n, n)
     assert out.any()
-    S, (sib, grand) = parser._scores(x), parser.model.part_scores(x, scale=0.2)
+    S = parser._within_reach(parser.model.labeled_scores(x, scale=0.2), parser._out_of_reach(x))
+    sib, grand = parser.model.part_scores(x, scale=0.2)
     trees, _, _, mu, _, _ = brute_second_order(logsumexp(S, axis=2), sib, grand, True, True)
     m = np.arange(1, n + 1)
     kept = ~out[trees[:, 1:], m].any(axis=1)

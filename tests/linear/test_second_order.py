@@ -144,18 +144,25 @@ def test_each_trainer_runs_an_epoch_and_parses(name, second_order):
 
 
 def test_marginals_and_mbr_come_from_the_second_order_distribution():
+    """P(heads) ∝ exp((Σ a(h, m) + the parts' scores) / T), a = T_l log Σ_l exp(s / T_l),
+    and P(l | h, m) ∝ exp(s(h, m, l) / T_l): enumeration's head and labeled marginals."""
     data = separable(1)
     parser = fit(data, trainer="perceptron", epochs=2, order=2,
                  second_order="siblings+grandparents").parser_
-    parser.temperature = 5.0
+    parser.temperature, parser.label_temperature = 5.0, 2.0
     sentence = data[1]
-    from scipy.special import logsumexp
+    from scipy.special import logsumexp, softmax
 
     x = Encoded.of(sentence)
-    S, (sib, grand) = parser._scores(x), parser.model.part_scores(x, scale=0.2)
-    _, _, _, mu, _, _ = brute_second_order(logsumexp(S, axis=2), sib, grand, True, True)
+    S = parser._within_reach(parser.model.labeled_scores(x), parser._out_of_reach(x))
+    sib, grand = parser.model.part_scores(x, scale=0.2)
+    with np.errstate(invalid="ignore"):  # the arcs out of reach: -inf, no labels
+        _, _, _, mu, _, _ = brute_second_order(2.0 * logsumexp(S / 2.0, axis=2) / 5.0, sib,
+                                               grand, True, True)
+        labels = np.nan_to_num(softmax(S / 2.0, axis=2))
     assert np.allclose(parser.head_marginals(sentence)[:, 1:], mu[:, 1:], atol=1e-9)
-    assert np.allclose(parser.marginals(sentence).sum(axis=2)[:, 1:], mu[:, 1:], atol=1e-9)
+    assert np.allclose(parser.marginals(sentence)[:, 1:],
+                       (mu[..., None] * labels)[:, 1:], atol=1e-9)
     parsed = parser.parse([sentence], decode_as="mbr", marginals=True)[0]
     assert np.allclose(parsed.analysis["heads"], mu, atol=1e-9)
     assert parser.capabilities.names() == ["marginals", "mbr", "threads"]
@@ -211,7 +218,7 @@ def test_a_long_sentence_is_parsed_without_the_grandparents(monkeypatch):
     assert len(parser.model.tree_part_features(x, heads)) == len(
         fit(data, trainer="perceptron", epochs=1, order=2).parser_.model.tree_part_features(
             x, heads))  # siblings alone
-    assert 0 < parser.calibrate([sentence]) < np.inf
+    assert 0 < parser.calibrate([sentence])["temperature"] < np.inf
     with pytest.raises(ValueError, match="needs their marginals too"):
         parser.model.add_part_expectations(x, np.zeros_like(cut.sib), None,
                                            np.zeros_like(parser.model.weights))

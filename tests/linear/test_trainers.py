@@ -135,26 +135,32 @@ def test_C_auto_is_the_default_with_dev(tmp_path):
     assert r.exit_code == 2 and "C 'auto' does not apply to the trainer mira" in r.output
 
 
-def test_calibration_recovers_a_known_temperature():
-    """Trees drawn from P ∝ exp(s / T) for a known T: the fitted temperature finds it."""
+def test_calibration_recovers_known_temperatures():
+    """Labeled trees drawn from P(heads) Π P(l | h, m) for a known T and T_l (heads
+    ∝ exp(Σ a(h, m) / T), a = T_l log Σ_l exp(s / T_l); labels ∝ exp(s / T_l)): the fit
+    finds both."""
     from arborparse import trees
     from arborparse.linear.model import Encoded
 
     data = separable(2)
-    parser = OnlineTrainer("perceptron", epochs=2, hash_bits=12, progress=False).fit(
-        data).parser_
+    parser = LinearParser(OnlineTrainer("perceptron", epochs=2, hash_bits=12,
+                                        progress=False).fit(data).parser_.model)  # no reach
     rng = np.random.default_rng(0)
-    true_t, sampled = 7.0, []
+    true_t, true_label_t, sampled = 7.0, 2.0, []
     labels = parser.model.labels
     for sentence in data * 40:
-        S = parser.model.labeled_scores(Encoded.of(sentence)) / true_t
+        S = parser.model.labeled_scores(Encoded.of(sentence)) / true_label_t
         folded = np.logaddexp.reduce(S, axis=2)
-        heads = trees.sample(folded, 1, rng=rng)[0]
+        heads = trees.sample(folded * true_label_t / true_t, 1, rng=rng)[0]
         m = np.arange(1, len(heads))
         p = np.exp(S[heads[1:], m] - folded[heads[1:], m][:, None])
         chosen = [labels[rng.choice(len(labels), p=row / row.sum())] for row in p]
         sampled.append(sentence.with_tree(heads, chosen))
-    assert parser.calibrate(sampled) == pytest.approx(true_t, rel=0.1)
+    fitted = parser.calibrate(sampled)
+    assert fitted == {"temperature": parser.temperature,
+                      "label_temperature": parser.label_temperature}
+    assert fitted["temperature"] == pytest.approx(true_t, rel=0.1)
+    assert fitted["label_temperature"] == pytest.approx(true_label_t, rel=0.1)
 
 
 def test_calibrated_temperature_is_saved(tmp_path):
@@ -164,15 +170,20 @@ def test_calibrated_temperature_is_saved(tmp_path):
     saved = LinearParser.load(tmp_path / "m.npz")
     assert "temperature" in fitted.history_[0]
     assert saved.temperature == fitted.parser_.temperature == fitted.history_[0]["temperature"]
+    assert saved.label_temperature == fitted.parser_.label_temperature == \
+        fitted.history_[0]["label_temperature"] != saved.temperature
 
 
+@pytest.mark.parametrize("label_temperature", [None, 0.7])
 @pytest.mark.parametrize("decoder", ["mst", "eisner"])
-def test_kbest_trees_and_head_marginals_match_enumeration(decoder):
+def test_kbest_trees_and_marginals_match_enumeration(decoder, label_temperature):
     """LinearParser.kbest: every tree, best first, each with its best labels (root where and
-    only where the head is 0) and P(tree with those labels) = exp(Σ max_l s(h, m, l) - log Z)
-    over those labels; head_marginals: the enumerated ones."""
+    only where the head is 0) and P(tree with those labels) = P(heads) Π P(l | h, m), where
+    P(heads) ∝ exp(Σ a(h, m) / T), a = T_l log Σ_l exp(s / T_l), and P(l | h, m) ∝
+    exp(s(h, m, l) / T_l) (T_l = T: exp(Σ max_l s(h, m, l) / T - log Z)); head_marginals,
+    marginals and LabelProb: the enumerated ones."""
     from oracles import brute
-    from scipy.special import logsumexp
+    from scipy.special import logsumexp, softmax
 
     from arborparse.linear.model import Encoded
 
@@ -180,12 +191,16 @@ def test_kbest_trees_and_head_marginals_match_enumeration(decoder):
     parser = OnlineTrainer("perceptron", epochs=1, decoder=decoder, hash_bits=14,
                            progress=False).fit(data).parser_
     parser.temperature = 3.0  # a flatter distribution: every tree has weight
+    parser.label_temperature = label_temperature or parser.temperature
     sentence = min(data, key=len)
-    S = parser._scores(Encoded.of(sentence))
+    x = Encoded.of(sentence)
+    S = parser._within_reach(parser.model.labeled_scores(x), parser._out_of_reach(x))
+    T, T_l = parser.temperature, parser.label_temperature
+    arcs = T_l * logsumexp(S / T_l, axis=2) / T
+    with np.errstate(invalid="ignore"):  # no labels on the arcs out of reach
+        label_p = np.nan_to_num(softmax(S / T_l, axis=2))
     projective = decoder == "eisner"
-    trees, _, _, mu = brute(logsumexp(S, axis=2), projective, True)
-    log_z = logsumexp(S, axis=2)
-    _, _, log_z, _ = brute(log_z, projective, True)
+    trees, _, log_z, mu = brute(arcs, projective, True)
     found = parser.kbest(sentence, len(trees) + 5)
     assert len(found) == len(trees)
     m = np.arange(1, len(sentence) + 1)
@@ -194,8 +209,18 @@ def test_kbest_trees_and_head_marginals_match_enumeration(decoder):
         # of the tree with those labels
         allowed = np.where((heads[1:, None] == 0) == (np.array(parser.model.labels) == "root"),
                            S[heads[1:], m], -np.inf)
-        assert labels == [parser.model.labels[i] for i in allowed.argmax(axis=1)]
-        assert np.isclose(p, np.exp(allowed.max(axis=1).sum() - log_z))
+        chosen = allowed.argmax(axis=1)
+        assert labels == [parser.model.labels[i] for i in chosen]
+        assert np.isclose(p, np.exp(arcs[heads[1:], m].sum() - log_z) *
+                          label_p[heads[1:], m, chosen].prod())
     assert [p for p, _, _ in found] == sorted((p for p, _, _ in found), reverse=True)
     assert list(found[0][1]) == list(parser.parse([sentence])[0].heads)
     assert np.allclose(parser.head_marginals(sentence)[:, 1:], mu[:, 1:], atol=1e-9)
+    assert np.allclose(parser.marginals(sentence)[:, 1:], (mu[..., None] * label_p)[:, 1:],
+                       atol=1e-9)
+    parsed = parser.parse([sentence], marginals=True)[0]
+    heads = parsed.heads
+    index = [parser.model.labels.index(label) for label in parsed.deprels]
+    assert [f"HeadProb={h:.4f}|LabelProb={lp:.4f}" for h, lp in
+            zip(mu[heads[1:], m], label_p[heads[1:], m, index])] == \
+        [parsed.rows[r][9] for r in parsed.word_rows]
