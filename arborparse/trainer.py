@@ -184,6 +184,10 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     if taggers and folds is None:  # the jackknife's default follows the data's size too
         folds = sized["folds"] = theirs.get("folds", FOLDS_LARGE if len(train) >= LARGE
                                             else FOLDS)
+    if taggers and 2 <= len(train) < folds:  # a fold per sentence at most: what is used
+        folds = len(train)
+        if "folds" in sized:
+            sized["folds"] = folds
     used = {**table.to_dict(), **({"folds": folds} if taggers else {})}
     info = {"arborparse_version": _version(), "family": family, "components": parts,
             "options": used,

@@ -138,6 +138,10 @@ def test_the_jackknifes_folds_follow_the_training_size_and_yield_to_the_users(mo
     nlp = arborparse.train(separable(3), components="parser", progress=False,
                            trainer="perceptron", epochs=1, hash_bits=12)
     assert "folds" not in nlp.info["options"] and "folds" not in nlp.info["defaults_by_size"]
+    few = separable(1)[:4]  # a fold per sentence at most: the folds used are recorded
+    assert arborparse.train(few, folds=10, **options).info["options"]["folds"] == 4
+    nlp = arborparse.train(few, **options)
+    assert nlp.info["options"]["folds"] == nlp.info["defaults_by_size"]["folds"] == 4
 
 
 def test_the_jackknifes_taggers_score_left_to_right_alone(monkeypatch):

@@ -163,6 +163,31 @@ def test_calibration_recovers_known_temperatures():
     assert fitted["label_temperature"] == pytest.approx(true_label_t, rel=0.1)
 
 
+def test_calibration_fits_a_projective_distribution_to_the_projectivized_trees():
+    """A non-projective dev tree counts, made projective as training makes it, where the
+    distribution is over projective trees; over every tree it counts as it is."""
+    from arborparse.transforms import projectivize
+    from arborparse.trees.structure import find_cycle, is_projective
+
+    data = separable(1)
+    model = OnlineTrainer("perceptron", epochs=1, hash_bits=12, progress=False).fit(
+        data).parser_.model
+    sentence = max(data, key=len)
+    n = len(sentence)
+    crossing = next(heads for m in range(1, n + 1) for h in range(1, n + 1)
+                    if (heads := np.where(np.arange(n + 1) == m, h, sentence.heads))[m] != m
+                    and find_cycle(heads) is None and not is_projective(heads))
+    # one arc moved from the gold tree; labels unknown to the model, so that the heads'
+    # fit alone tells the trees apart
+    crossing = sentence.with_tree(crossing, ["unseen"] * n)
+
+    def fitted(decoder, tree):
+        return LinearParser(model, decoder).calibrate([tree])["temperature"]
+
+    assert fitted("eisner", crossing) == fitted("eisner", projectivize(crossing)) != 1.0
+    assert fitted("mst", crossing) != fitted("mst", projectivize(crossing))
+
+
 def test_calibrated_temperature_is_saved(tmp_path):
     data = separable()
     fitted = OnlineTrainer("perceptron", epochs=2, hash_bits=12, progress=False).fit(
