@@ -879,12 +879,12 @@ def test_a_decoder_chosen_on_dev_fits_the_temperature_and_tag_reach_again(treeba
 
         def calibrate(self, dev):
             self.calibrated_for = self.decoder
-            return 2.0
+            return {"temperature": 2.0, "label_temperature": 0.5}
     parser, dev = Parser(), read_conllu(treebank[1])
     found = OnDev(None, progress=False, decoder=True)._choose_decoder(
         parser, dev, {"UAS": 60.0, "LAS": 50.0, "temperature": 1.0})
     assert found == {"decoder": "eisner", "UAS": 100.0, "LAS": 100.0, "temperature": 2.0,
-                     "tag_reach": False}
+                     "label_temperature": 0.5, "tag_reach": False}
     assert parser.decoder == parser.calibrated_for == "eisner"
     assert OnDev(None, progress=False, decoder=True)._choose_decoder(  # within the margin
         Parser(), dev, {"UAS": 100.0, "LAS": 99.95}) == {"decoder": "mst"}

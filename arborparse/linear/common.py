@@ -51,7 +51,7 @@ def loop(trainer, dev: list[Sentence] | None, save_best=None, calibrate: bool = 
          **settings) -> Loop:
     """The epoch loop (`arborparse.training.Loop`) of a linear trainer. With `calibrate`
     (models not trained as distributions: perceptron, MIRA, EG) each best parser's
-    temperature is first fitted on dev (`LinearParser.calibrate`)."""
+    temperatures (heads and labels) are first fitted on dev (`LinearParser.calibrate`)."""
 
     def on_best(parser, record: dict) -> dict:
         found = keep_tag_reach(parser, dev, record)

@@ -171,7 +171,9 @@ class Scores:
         """Every score times `ratio` (> 0), the label log-sum-exp too, the log probabilities
         of the labels unchanged: scores made at scale 1 / T_l as those of the heads'
         distribution at 1 / T (ratio T_l / T), whose `folded` arcs are
-        (T_l / T) log Σ_l exp(s / T_l) (`LinearParser`'s two temperatures)."""
+        (T_l / T) log Σ_l exp(s / T_l) (`LinearParser`'s two temperatures; with hidden
+        clusters the arc scores made at 1 / T_l have the clusters summed out at that
+        scale, and stay so)."""
         if ratio == 1.0:
             return self
         sib, grand = (None if p is None else p * ratio for p in (self.sib, self.grand))

@@ -28,7 +28,7 @@ from arborparse.linear.tokens import UPOS, encode
 from arborparse.options import check_options
 from arborparse.transforms import projectivize
 from arborparse.trees import second_order
-from arborparse.trees.scores import allowed_best, arc_labels, fold_labels, fold_scaled_labels
+from arborparse.trees.scores import allowed_best, arc_labels, fold_labels
 from arborparse.trees.structure import is_projective
 
 # a chunk of sentences parsed by one compiled call (`LinearParser._iter_best_trees`): as many
@@ -270,10 +270,9 @@ class LinearParser:
                 heads = projectivize(sentence, self.single_root).heads
             if cut is not None and cut[heads[1:], m].any():
                 continue
-            S = self._within_reach(self.model.labeled_scores(x), cut)
             sib, grand = self.model.part_scores(x, marginals=True)
             parts = float(self.model.weights[self.model.tree_part_features(x, heads)].sum())
-            data.append((S.astype(np.float32),
+            data.append((x, cut,
                          *(None if p is None else p.astype(np.float32) for p in (sib, grand)),
                          (heads[1:], m), parts))
 
@@ -290,8 +289,8 @@ class LinearParser:
             return -(gold * scale - logsumexp(scores * scale, axis=1).sum())
 
         self.label_temperature = fit(labels_nll, bool(gold_labels))
-        data = [(self.label_temperature * fold_scaled_labels(S, 1.0 / self.label_temperature),
-                 *rest) for S, *rest in data]  # a(h, m)
+        data = [(self.label_temperature * fold_labels(self._label_distribution_scores(x, cut)),
+                 *rest) for x, cut, *rest in data]  # a(h, m)
 
         def heads_nll(log_t):
             scale, total = np.exp(-log_t), 0.0
@@ -385,8 +384,9 @@ class LinearParser:
         """The k most probable labeled trees, best first, as (probability, heads, labels):
         each arc with its best label (``root`` where and only where the head is 0:
         `_rooted`), the probability that of the tree with those labels under the model's
-        tree distribution (order 1 only). The head trees are ranked by their probability
-        with each arc's best label of all (at T_l = T as the best tree is chosen)."""
+        tree distribution (order 1 only). The trees are ranked as the best tree is chosen,
+        with each arc's best label of all, so the first is the parse's tree; with two
+        temperatures the probabilities need not fall in that order."""
         check_options(self, {"kbest": k})  # refused at order 2, naming what the model offers
         x = self.model.encoded(sentence)
         return self._kbest(x, self._distribution(x), k, self.decoder == "eisner")
@@ -406,29 +406,36 @@ class LinearParser:
             self.label_temperature / self.temperature)
 
     def _kbest(self, x: Encoded, s: Scores, k: int, projective: bool):
-        """The k most probable labeled trees, P(heads) Π P(l | h, m), with their
-        probabilities: the head trees ranked by their arcs' log P-scores with each arc's
-        best label, log Σ_l exp(s / T) + log P(best label | arc) (at T_l)."""
+        """The k best labeled trees as the best tree is chosen (by Σ s(h, m, l) with each
+        arc's best label, at any temperature), each with its probability P(heads) Π P(l | h,
+        m) under the two temperatures (with T_l = T in the same order; otherwise not
+        always)."""
         log_z = trees.log_partition(s.folded, projective, self.single_root)
+        label_log_probability = s.best_label_log_probability
         found = []
-        for score, heads in trees.kbest(s.folded + s.best_label_log_probability, k,
-                                        projective, self.single_root):
+        for _, heads in trees.kbest(s.total, k, projective, self.single_root):
+            m = np.arange(1, len(heads))
+            score = float(s.folded[heads[1:], m].sum() +
+                          label_log_probability[heads[1:], m].sum())
             best = arc_labels(s.label, heads)
             labels, joint = self._rooted(x, heads, best)
             if joint is not None:  # the probability of the labeled tree given
-                m = np.flatnonzero(labels != best)
-                score += float((joint[m, labels[m]] - joint[m, best[m]]).sum()
-                               ) / self.label_temperature
+                changed = np.flatnonzero(labels != best)
+                score += float((joint[changed, labels[changed]] -
+                                joint[changed, best[changed]]).sum()) / self.label_temperature
             found.append((float(np.exp(score - log_z)), heads,
                           [self.model.labels[label] for label in labels[1:]]))
         return found
 
-    def _label_distribution_scores(self, x: Encoded) -> np.ndarray:
-        """s(h, m, l) / T_l (the arcs out of reach at -inf), whose softmax over l is
-        P(l | h, m)."""
+    def _label_distribution_scores(self, x: Encoded, cut: np.ndarray | None = None
+                                   ) -> np.ndarray:
+        """s(h, m, l) / T_l (the arcs out of reach, `cut` where the caller has it, at -inf),
+        whose softmax over l is P(l | h, m) and T_l times whose log-sum-exp over l is
+        a(h, m). (With hidden clusters, s / T_l is the scores under the weights / T_l, the
+        clusters summed out at that scale, as `LinearModel.scores` makes them.)"""
         return self._within_reach(
             self.model.labeled_scores(x, scale=1.0 / self.label_temperature),
-            self._out_of_reach(x))
+            self._out_of_reach(x) if cut is None else cut)
 
     def _label_probabilities(self, joint: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """P(labels[m] | the tree's arc into m) at T_l, from the model's label scores of

@@ -113,7 +113,7 @@ def window_parser(train: list[Sentence], dev: list[Sentence], seed: int = 0,
                   progress: bool = False):
     """The linear parser of `windows` (first order, several roots, `WINDOW_BITS`,
     `WINDOW_EPOCHS`), trained on the training sentences' windows with their predicted tags,
-    its epoch and temperature chosen on dev's. (Those tags were predicted sentence by
+    its epoch and temperatures chosen on dev's. (Those tags were predicted sentence by
     sentence, where `crossing`'s are the paragraph's, tagged as a whole; and the dev
     sentences that choose its epoch also judge, in `Tokenizer.fit_syntax`, whether the view
     is kept.) `progress`: its epochs' lines on stderr. An interrupt is a KeyboardInterrupt

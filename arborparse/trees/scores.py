@@ -43,33 +43,6 @@ def fold_labels(S: np.ndarray) -> np.ndarray:
         return np.log(shifted.sum(axis=2)) + safe
 
 
-@njit(cache=True, nogil=True)
-def fold_scaled_labels(S: np.ndarray, scale: float) -> np.ndarray:
-    """`fold_labels` of the scores S × scale (S widened to float64 first), without
-    temporaries and without the exponentials of labels more than 50 below the best (which
-    cannot change the sum): for the many scales a temperature's fit tries."""
-    n1, L = S.shape[0], S.shape[2]
-    out = np.empty((n1, n1))
-    for h in range(n1):
-        for m in range(n1):
-            top = -np.inf
-            for k in range(L):
-                value = np.float64(S[h, m, k]) * scale
-                if np.isnan(value) or value == np.inf:  # refused as check_scores does
-                    raise NonFiniteScores(NOT_FINITE)
-                top = max(top, value)
-            if not np.isfinite(top):
-                out[h, m] = top
-                continue
-            total = 0.0
-            for k in range(L):
-                gap = np.float64(S[h, m, k]) * scale - top
-                if gap > -50.0:  # below, a term (< 2e-22 of the top one's 1) adds nothing
-                    total += np.exp(gap)
-            out[h, m] = np.log(total) + top
-    return out
-
-
 def arc_labels(best: np.ndarray, heads: np.ndarray) -> np.ndarray:
     """The label of each word's arc in a tree: best[heads[m], m]; -1 at index 0."""
     labels = np.full(len(heads), -1, dtype=np.int64)

@@ -208,12 +208,13 @@ def test_calibration_leaves_out_the_dev_trees_out_of_reach(fitted):
     # labels the model does not know: the heads' fit alone can tell the trees apart
     far = [sentence.with_tree(np.array([-1, 0] + [1] * (n - 1)), ["unseen"] * n)]
     parser = LinearParser(trained.model, reach=(3, 3))
-    def fitted(parser, dev):
+
+    def heads_t(parser, dev):
         return parser.calibrate(dev)["temperature"]
 
-    assert fitted(parser, far) == 1.0  # no usable sentence
-    assert fitted(parser, far + near) == fitted(parser, near) != 1.0
-    assert fitted(LinearParser(trained.model), far + near) != fitted(parser, near)
+    assert heads_t(parser, far) == 1.0  # no usable sentence
+    assert heads_t(parser, far + near) == heads_t(parser, near) != 1.0
+    assert heads_t(LinearParser(trained.model), far + near) != heads_t(parser, near)
 
 
 def test_max_z_trees_are_the_best_within_reach():

@@ -202,8 +202,9 @@ def test_calibrated_temperature_is_saved(tmp_path):
 @pytest.mark.parametrize("label_temperature", [None, 0.7])
 @pytest.mark.parametrize("decoder", ["mst", "eisner"])
 def test_kbest_trees_and_marginals_match_enumeration(decoder, label_temperature):
-    """LinearParser.kbest: every tree, best first, each with its best labels (root where and
-    only where the head is 0) and P(tree with those labels) = P(heads) Π P(l | h, m), where
+    """LinearParser.kbest: every tree, best first by Σ max_l s(h, m, l), each with its best
+    labels (root where and only where the head is 0) and P(tree with those labels) =
+    P(heads) Π P(l | h, m), where
     P(heads) ∝ exp(Σ a(h, m) / T), a = T_l log Σ_l exp(s / T_l), and P(l | h, m) ∝
     exp(s(h, m, l) / T_l) (T_l = T: exp(Σ max_l s(h, m, l) / T - log Z)); head_marginals,
     marginals and LabelProb: the enumerated ones."""
@@ -221,7 +222,7 @@ def test_kbest_trees_and_marginals_match_enumeration(decoder, label_temperature)
     x = Encoded.of(sentence)
     S = parser._within_reach(parser.model.labeled_scores(x), parser._out_of_reach(x))
     T, T_l = parser.temperature, parser.label_temperature
-    arcs = T_l * logsumexp(S / T_l, axis=2) / T
+    arcs, best = T_l * logsumexp(S / T_l, axis=2) / T, S.max(axis=2)
     with np.errstate(invalid="ignore"):  # no labels on the arcs out of reach
         label_p = np.nan_to_num(softmax(S / T_l, axis=2))
     projective = decoder == "eisner"
@@ -238,7 +239,9 @@ def test_kbest_trees_and_marginals_match_enumeration(decoder, label_temperature)
         assert labels == [parser.model.labels[i] for i in chosen]
         assert np.isclose(p, np.exp(arcs[heads[1:], m].sum() - log_z) *
                           label_p[heads[1:], m, chosen].prod())
-    assert [p for p, _, _ in found] == sorted((p for p, _, _ in found), reverse=True)
+    # ranked as the best tree is chosen: the first is the parse's
+    scores = [best[heads[1:], m].sum() for _, heads, _ in found]
+    assert scores == sorted(scores, reverse=True)
     assert list(found[0][1]) == list(parser.parse([sentence])[0].heads)
     assert np.allclose(parser.head_marginals(sentence)[:, 1:], mu[:, 1:], atol=1e-9)
     assert np.allclose(parser.marginals(sentence)[:, 1:], (mu[..., None] * label_p)[:, 1:],

@@ -1,13 +1,12 @@
 """Property tests over random score arrays (hypothesis)."""
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from arborparse import trees
-from arborparse.trees.scores import fold_labels, fold_scaled_labels, tree_score
+from arborparse.trees.scores import tree_score
 
 scores = st.integers(1, 12).flatmap(lambda n: arrays(
     np.float64, (n + 1, n + 1),
@@ -64,23 +63,3 @@ def test_entropy_and_log_z_bounds(S, projective, single_root):
     assert H >= -1e-9
     best = tree_score(S, (trees.eisner if projective else trees.mst)(S, single_root=single_root))
     assert trees.log_partition(S, projective, single_root) >= best - 1e-9
-
-
-labeled_scores = st.tuples(st.integers(1, 6), st.integers(1, 60)).flatmap(lambda nl: arrays(
-    np.float32, (nl[0] + 1, nl[0] + 1, nl[1]),
-    elements=st.one_of(st.floats(-1e4, 1e4, width=32), st.just(-np.inf))))
-
-
-@settings(max_examples=100, deadline=None)
-@given(labeled_scores, st.floats(1e-4, 1e4))
-def test_the_scaled_fold_is_numpys_fold(S, scale):
-    """The temperature fit's fold of S × scale, which skips the labels too far below the
-    best to change the sum, gives NumPy's log Σ exp (to the rounding of the sum's order)."""
-    expected = fold_labels(S.astype(np.float64) * scale)
-    folded = fold_scaled_labels(S, scale)
-    assert np.array_equal(np.isneginf(folded), np.isneginf(expected))
-    np.testing.assert_allclose(folded, expected, rtol=1e-14, atol=1e-12)
-    for bad in (np.nan, np.inf):  # refused, as check_scores refuses them elsewhere
-        S[0, -1, 0] = bad
-        with pytest.raises(ValueError, match="NaN or \\+inf"):
-            fold_scaled_labels(S, scale)
