@@ -598,7 +598,8 @@ class LinearParser:
 
         decoder : override the model's decoder, ``"mst"`` or ``"eisner"``
         decode_as : ``"map"`` (the best tree), ``"mbr"`` (the tree with the most expected
-            correct labeled attachments, Smith & Smith 2007 §4) or ``"max-z"`` (models with
+            correct heads, Smith & Smith 2007 §4, each arc then labeled as the best tree's
+            are) or ``"max-z"`` (models with
             hidden clusters: the best tree when each arc keeps only its best cluster,
             Smith & Smith §5)
         marginals : add ``HeadProb`` (the probability of the chosen head) and ``LabelProb``
