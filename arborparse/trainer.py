@@ -40,7 +40,7 @@ from arborparse.io import model_files, read_conllu
 from arborparse.io.conllu import COLUMNS, FEATS, FORMATS, LEMMA, UPOS, XPOS, Sentence
 from arborparse.io.validate import MULTI_ROOT, check_tree
 from arborparse.pipeline import COMPONENTS, Pipeline
-from arborparse.training import TrainingInterrupted, interrupt_says
+from arborparse.training import TrainingInterrupted, checkpoints_kept, interrupt_says
 
 FRONT_EPOCHS = 10  # of the tagger and the lemmatizer, each keeping its best on dev
 # jackknifing folds: 5 from LARGE training sentences on (dev LAS as good or better on three
@@ -256,31 +256,34 @@ def train(train, dev=None, *, family: str = "linear", components=None,
 
     context = dict(dev=bool(dev), progress=progress, checkpoint=checkpoint, resume=resume)
     try:
-        if scheduler is None:
-            with interrupt_says("training interrupted while the parser's trainer started "
-                                "(its libraries loading)" + (
-                                    f": {path} and its checkpoint are as they were"
-                                    if resume and path is not None else nothing_yet)):
-                trainer = registry.trainer(family, table, **context)
-            fitted = trainer.fit(train, dev, save_best)
-        else:
-            from arborparse.distributed import connect
+        # the parser's checkpoint outlives its epochs until the stages after them end
+        with checkpoints_kept():
+            if scheduler is None:
+                with interrupt_says("training interrupted while the parser's trainer "
+                                    "started (its libraries loading)" + (
+                                        f": {path} and its checkpoint are as they were"
+                                        if resume and path is not None else nothing_yet)):
+                    trainer = registry.trainer(family, table, **context)
+                fitted = trainer.fit(train, dev, save_best)
+            else:
+                from arborparse.distributed import connect
 
-            with connect(scheduler, table.workers) as client:
-                fitted = registry.trainer(family, table, client=client, **context).fit(
-                    train, dev, save_best)
+                with connect(scheduler, table.workers) as client:
+                    fitted = registry.trainer(family, table, client=client, **context).fit(
+                        train, dev, save_best)
+            if front.tokenizer is not None and raw_dev:
+                with interrupt_says("training interrupted while the tokenizer weighed a "
+                                    "parser's view of sentence ends, after the parser's "
+                                    "epochs" + (f": {path} holds epoch {fitted.best_epoch_}, "
+                                                "the best, without that view"
+                                                if path is not None else ""),
+                                    fitted.best_epoch_, path):
+                    _syntax_ends(front, train, dev, raw_dev, table.seed, progress)
     finally:  # the parser's checkpoint is gone (the training ended, or stopped before
         # its first epoch) or stays for resume: the tags go or stay with it
         if tags is not None and lead and os.path.exists(tags) and \
                 not os.path.exists(checkpoint):
             os.remove(tags)
-    if front.tokenizer is not None and raw_dev:
-        with interrupt_says("training interrupted while the tokenizer weighed a parser's "
-                            "view of sentence ends, after the parser's epochs"
-                            + (f": {path} holds epoch {fitted.best_epoch_}, the best, "
-                               "without that view" if path is not None else ""),
-                            fitted.best_epoch_, path):
-            _syntax_ends(front, train, dev, raw_dev, table.seed, progress)
     pipeline = described(front, fitted.parser_, kept.get("record", {}))
     for warning in pipeline.info["warnings"]:
         warnings.warn(warning, stacklevel=2)

@@ -45,6 +45,7 @@ CHECKPOINT_VERSION = 1
 VERSIONED = ("features",)
 WHY_NOTHING = "a model is written when an epoch ends with the best score so far"
 EXTENDED = 3  # `Loop`'s extend: at most this many times the epochs asked for
+_KEPT: list | None = None  # the checkpoints `Loop.finish` leaves to `checkpoints_kept`
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -81,16 +82,40 @@ class Diverged(ArborparseError):
 @contextmanager
 def interrupt_says(message: str, epoch: int | None = None, path=None):
     """An interrupt (Ctrl-C, SIGTERM) inside the block becomes `TrainingInterrupted` with
-    `message` (`epoch` and `path`: the best epoch and where it is saved, if any); one
-    already said (a trainer's, which `is_interrupt` would also see) passes unchanged."""
+    `message` (`epoch` and `path`: the best epoch and where it is saved, if any; the
+    checkpoint kept for resuming, `kept_checkpoint`, named too); one already said (a
+    trainer's, which `is_interrupt` would also see) passes unchanged."""
     try:
         yield
     except TrainingInterrupted:
         raise
     except BaseException as err:
         if is_interrupt(err):
-            raise TrainingInterrupted(epoch, path, message=message) from None
+            raise TrainingInterrupted(epoch, path, kept_checkpoint(), message=message) \
+                from None
         raise
+
+
+@contextmanager
+def checkpoints_kept():
+    """Inside the block a training whose epochs end keeps its checkpoint (`Loop.finish`
+    adds it to the list this yields) until the block ends: removed then, kept where an
+    interrupt ends the block, so that what a pipeline does after the parser's epochs (the
+    decoder and labeler chosen, the sentence ends weighed) is resumed too."""
+    global _KEPT
+    outer, _KEPT = _KEPT, []
+    try:
+        yield _KEPT
+        for path in _KEPT:
+            if os.path.exists(path):
+                os.remove(path)
+    finally:
+        _KEPT = outer
+
+
+def kept_checkpoint() -> str | None:
+    """The checkpoint a finished training keeps for `checkpoints_kept`, if any."""
+    return next((path for path in _KEPT or () if os.path.exists(path)), None)
 
 
 def save_parser(parser, save_best, record: dict | None = None) -> None:
@@ -324,10 +349,14 @@ class Loop:
         return best
 
     def finish(self) -> None:
-        """Training is over: the checkpoint goes; past the epochs asked for, a line says
-        why it stopped where it did."""
+        """Training is over: the checkpoint goes (or waits for the end of
+        `checkpoints_kept`); past the epochs asked for, a line says why it stopped where
+        it did."""
         if self.checkpoint is not None and self.lead and os.path.exists(self.checkpoint):
-            os.remove(self.checkpoint)
+            if _KEPT is None:
+                os.remove(self.checkpoint)
+            else:
+                _KEPT.append(self.checkpoint)
         last = self.history[-1]["epoch"] if self.history else 0
         if self.progress and self.extend and last > self.epochs:
             _say(f"{self.name}went on past epoch {self.epochs} while the best dev "

@@ -654,24 +654,33 @@ def test_an_interrupt_before_the_first_epoch_says_nothing_was_written(tmp_path, 
      "while the parser's trainer started \\(its libraries loading\\): nothing was written"),
     ("sentence ends", "arborparse.trainer._syntax_ends",
      "while the tokenizer weighed a parser's view of sentence ends, after the parser's "
-     "epochs: .*m\\.npz holds epoch 1, the best, without that view")])
+     "epochs: .*m\\.npz holds epoch 1, the best, without that view; .*m\\.npz\\.checkpoint "
+     "holds the last finished epoch: continue with resume \\(--resume\\)")])
 def test_an_interrupt_outside_the_parsers_epochs_says_what_was_written(
         stage, stopped, says, tmp_path, monkeypatch):
     """Ctrl-C while the front end trains, while the training tags are jackknifed, while the
     parser's trainer starts (the neural family's imports take a second), or while the
     tokenizer weighs the parser's sentence ends: one line saying what the model file holds,
-    not a bare abort."""
+    not a bare abort; after the parser's epochs, its checkpoint and tags are kept, and
+    resume finishes the training."""
     def stop(*args, **kwargs):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(stopped, stop)
     path = tmp_path / "m.npz"
+    options = dict(components="tokenizer,tagger,parser", progress=False, path=path, folds=2,
+                   trainer="perceptron", epochs=1, extend=0, hash_bits=12)
     with pytest.raises(TrainingInterrupted, match=f"^training interrupted {says}"):
-        arborparse.train(separable(2), separable(1), components="tokenizer,tagger,parser",
-                         progress=False, path=path, folds=2, trainer="perceptron", epochs=1,
-                         extend=0, hash_bits=12)
-    assert path.exists() == (stage == "sentence ends")
-    assert not Path(f"{path}.tags").exists()  # nothing left to resume from
+        arborparse.train(separable(2), separable(1), **options)
+    after = stage == "sentence ends"
+    assert path.exists() == after
+    assert Path(f"{path}.tags").exists() == Path(f"{path}.checkpoint").exists() == after
+    if after:
+        monkeypatch.undo()
+        resumed = arborparse.train(separable(2), separable(1), resume=True, **options)
+        assert not Path(f"{path}.tags").exists() and not Path(f"{path}.checkpoint").exists()
+        straight = arborparse.train(separable(2), separable(1), **{**options, "path": None})
+        assert resumed.info["scores"] == straight.info["scores"]
 
 
 def test_a_front_end_alone_says_its_family_and_no_folds(tmp_path):

@@ -172,15 +172,25 @@ def test_an_interrupt_while_the_labeler_trains_says_what_the_file_holds(tmp_path
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
+    fit = Labeler.fit
     monkeypatch.setattr(Labeler, "fit", interrupted)
     path = tmp_path / "m.npz"
+    options = dict(path=path, components="parser", progress=False, trainer="perceptron",
+                   epochs=1, extend=0, hash_bits=12)
     with pytest.raises(TrainingInterrupted, match="while choosing the decoder and training the "
                                                   "second-stage labeler, "
                                                   "after the parser's epochs: .*m.npz holds "
-                                                  "epoch 1, the best, as trained"):
-        arborparse.train(separable(3), separable(1), path=path, components="parser",
-                         progress=False, trainer="perceptron", epochs=1, extend=0, hash_bits=12)
+                                                  "epoch 1, the best, as trained; .*m.npz."
+                                                  "checkpoint holds the last finished epoch: "
+                                                  r"continue with resume \(--resume\)$"):
+        arborparse.train(separable(3), separable(1), **options)
     assert arborparse.load(path).parser.labeler is None
+    monkeypatch.setattr(Labeler, "fit", fit)  # resumed: the epochs done, the labeler trained
+    resumed = arborparse.train(separable(3), separable(1), resume=True, **options)
+    straight = arborparse.train(separable(3), separable(1), **{**options, "path": None})
+    assert resumed.parser.labeler is not None and not (tmp_path / "m.npz.checkpoint").exists()
+    assert resumed.info["scores"] == straight.info["scores"]
+    assert (resumed.parser.model.weights == straight.parser.model.weights).all()
 
 
 def test_the_trainer_with_the_labeler_is_the_trainers_own_else():
