@@ -34,6 +34,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 from arborparse.errors import ArborparseError
 
@@ -45,7 +46,8 @@ CHECKPOINT_VERSION = 1
 VERSIONED = ("features",)
 WHY_NOTHING = "a model is written when an epoch ends with the best score so far"
 EXTENDED = 3  # `Loop`'s extend: at most this many times the epochs asked for
-_KEPT: list | None = None  # the checkpoints `Loop.finish` leaves to `checkpoints_kept`
+# the checkpoints `Loop.finish` leaves to the `checkpoints_kept` around it, if any
+_KEPT: ContextVar[list | None] = ContextVar("kept_checkpoints", default=None)
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -99,23 +101,28 @@ def interrupt_says(message: str, epoch: int | None = None, path=None):
 @contextmanager
 def checkpoints_kept():
     """Inside the block a training whose epochs end keeps its checkpoint (`Loop.finish`
-    adds it to the list this yields) until the block ends: removed then, kept where an
-    interrupt ends the block, so that what a pipeline does after the parser's epochs (the
-    decoder and labeler chosen, the sentence ends weighed) is resumed too."""
-    global _KEPT
-    outer, _KEPT = _KEPT, []
+    adds it to the list this yields) until the block ends: removed then, also where an
+    error ends it, and kept where an interrupt does, so that what a pipeline does after the
+    parser's epochs (the decoder and labeler chosen, the sentence ends weighed) is resumed
+    too. Each thread and task has its own."""
+    kept: list = []
+    token = _KEPT.set(kept)
+    interrupted = False
     try:
-        yield _KEPT
-        for path in _KEPT:
+        yield kept
+    except BaseException as err:
+        interrupted = is_interrupt(err)
+        raise
+    finally:
+        _KEPT.reset(token)
+        for path in kept if not interrupted else ():
             if os.path.exists(path):
                 os.remove(path)
-    finally:
-        _KEPT = outer
 
 
 def kept_checkpoint() -> str | None:
     """The checkpoint a finished training keeps for `checkpoints_kept`, if any."""
-    return next((path for path in _KEPT or () if os.path.exists(path)), None)
+    return next((path for path in _KEPT.get() or () if os.path.exists(path)), None)
 
 
 def save_parser(parser, save_best, record: dict | None = None) -> None:
@@ -353,10 +360,11 @@ class Loop:
         `checkpoints_kept`); past the epochs asked for, a line says why it stopped where
         it did."""
         if self.checkpoint is not None and self.lead and os.path.exists(self.checkpoint):
-            if _KEPT is None:
+            kept = _KEPT.get()
+            if kept is None:
                 os.remove(self.checkpoint)
             else:
-                _KEPT.append(self.checkpoint)
+                kept.append(self.checkpoint)
         last = self.history[-1]["epoch"] if self.history else 0
         if self.progress and self.extend and last > self.epochs:
             _say(f"{self.name}went on past epoch {self.epochs} while the best dev "

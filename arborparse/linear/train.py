@@ -151,10 +151,11 @@ def _trainer(options: LinearOptions, *, dev: bool, progress: bool, checkpoint, r
         from arborparse.linear.cluster import MixingTrainer
 
         return MixingTrainer(online, o.shards or _workers(client), client)
-    if resume and (name in ("loglinear", "latent-lbfgs", "eg") or C == "auto" or
-                   (C is None and dev)):
-        raise ArborparseError(f"the linear trainer {name} cannot resume when it runs L-BFGS, "
-                              "EG or chooses C on dev; start it again")
+    if name in ("loglinear", "latent-lbfgs", "eg") or C == "auto" or (C is None and dev):
+        if resume:
+            raise ArborparseError(f"the linear trainer {name} cannot resume when it runs "
+                                  "L-BFGS, EG or chooses C on dev; start it again")
+        checkpoint = None  # nothing could go on from one
     family = eg if name == "eg" else loglinear
 
     def make(C_value):

@@ -193,6 +193,67 @@ def test_an_interrupt_while_the_labeler_trains_says_what_the_file_holds(tmp_path
     assert (resumed.parser.model.weights == straight.parser.model.weights).all()
 
 
+def test_after_the_epochs_an_error_leaves_no_checkpoint_and_c_chosen_on_dev_none_at_all(
+        tmp_path, monkeypatch):
+    """Only an interrupt keeps the checkpoint past the parser's epochs; an error is no
+    interrupted training (a plain run afterwards is not refused). A trainer that cannot
+    resume (C chosen on dev) writes none, and its interrupt promises no resume."""
+    import arborparse
+    from arborparse.errors import ArborparseError
+    from arborparse.training import TrainingInterrupted
+    from treebanks import separable
+
+    def failing(*args, **kwargs):
+        raise ArborparseError("the labeler failed")
+
+    monkeypatch.setattr(Labeler, "fit", failing)
+    path = tmp_path / "m.npz"
+    options = dict(path=path, components="parser", progress=False, epochs=1, hash_bits=12)
+    with pytest.raises(ArborparseError, match="the labeler failed"):
+        arborparse.train(separable(3), separable(1), trainer="perceptron", extend=0, **options)
+    assert path.exists() and not (tmp_path / "m.npz.checkpoint").exists()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Labeler, "fit", interrupted)
+    with pytest.raises(TrainingInterrupted) as said:
+        arborparse.train(separable(3), separable(1), trainer="loglinear-sgd", force=True,
+                         **options)
+    assert "resume" not in str(said.value) and not (tmp_path / "m.npz.checkpoint").exists()
+
+
+def test_each_thread_keeps_its_own_checkpoints(tmp_path):
+    import threading
+
+    from arborparse.training import checkpoints_kept, kept_checkpoint
+
+    entered, first_done = threading.Event(), threading.Event()
+    files = {name: tmp_path / name for name in ("a", "b")}
+    seen = {}
+
+    def second():
+        with checkpoints_kept() as kept:
+            files["b"].write_text("b")
+            kept.append(str(files["b"]))
+            entered.set()
+            first_done.wait()
+            seen["b"] = (kept_checkpoint(), files["b"].exists())
+
+    with checkpoints_kept() as kept:
+        files["a"].write_text("a")
+        kept.append(str(files["a"]))
+        thread = threading.Thread(target=second)
+        thread.start()
+        entered.wait()
+        assert kept_checkpoint() == str(files["a"])
+    first_done.set()
+    thread.join()
+    assert seen["b"] == (str(files["b"]), True)  # the first block's end left it alone
+    assert not files["a"].exists() and not files["b"].exists()
+    assert kept_checkpoint() is None
+
+
 def test_the_trainer_with_the_labeler_is_the_trainers_own_else():
     import copy
 
