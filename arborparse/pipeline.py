@@ -61,7 +61,7 @@ CHUNK = 256  # sentences tagged at once in a stream
 # what a model file says of itself (`Pipeline.info`, ``arborparse info``)
 INFO = ("arborparse_version", "created", "family", "components", "versions", "options",
         "defaults_by_size", "data", "language", "scores", "chosen_on_dev",
-        "training_seconds", "warnings", "decoder", "reach", "tag_reach")
+        "training_seconds", "warnings", "decoder", "reach", "tag_reach", "temperatures")
 
 
 def _home(name: str, family: str) -> tuple[str, str] | None:
@@ -122,9 +122,13 @@ def info(path) -> dict:
     written by an earlier version lacks one), from its header alone."""
     stored, components, family = _header_parts(path)
     parser = (components.get("parser") or {}).get("header") or {}
+    heads = parser.get("temperature", 1.0)  # a linear parser's (1 in files before it)
+    temperatures = None if family != "linear" or not parser else \
+        (heads, parser.get("label_temperature", heads))
     return describe(stored, family, {c: (components[c] or {}).get("version")
                                      for c in COMPONENTS if c in components},
-                    parser.get("reach"), parser.get("tag_reach"), parser.get("decoder"))
+                    parser.get("reach"), parser.get("tag_reach"), parser.get("decoder"),
+                    temperatures)
 
 
 class Offer(NamedTuple):
@@ -150,19 +154,22 @@ def offer(path) -> Offer:
 
 
 def describe(stored: dict, family: str | None, versions: dict, reach=None,
-             tag_reach=None, decoder=None) -> dict:
+             tag_reach=None, decoder=None, temperatures=None) -> dict:
     """`INFO`'s keys in order: what `stored` holds, the family, the components and their
     format versions as found (`versions`: component -> version), the parser's decoder
     (None: a family without one, or no parser), the linear parser's reach
-    (`LinearParser.reach` as a list; None: none, or another family) and tag reach (its
+    (`LinearParser.reach` as a list; None: none, or another family), tag reach (its
     header entry, `TagReach.header`, told as the number of tags and of the pairs of them
-    seen as head and word; None: none)."""
+    seen as head and word; None: none) and temperatures ((T, T_l) of its marginals, told
+    as {"heads": T, "labels": T_l}; None: another family)."""
     found = {key: stored.get(key) for key in INFO}
     if tag_reach is not None:
         tag_reach = _tag_reach_summary(tag_reach)
     found.update(family=family or stored.get("family"), components=list(versions),
                  versions=versions, tag_reach=tag_reach, decoder=decoder,
-                 reach=list(reach) if isinstance(reach, tuple) else reach)
+                 reach=list(reach) if isinstance(reach, tuple) else reach,
+                 temperatures=None if temperatures is None else
+                 dict(zip(("heads", "labels"), temperatures)))
     return found
 
 
@@ -226,9 +233,11 @@ class Pipeline:
         tag_reach = getattr(self.parser, "tag_reach", None)
         versions = {name: import_module(_home(name, family)[0]).VERSION
                     for name in self.components}
+        temperatures = (self.parser.temperature, self.parser.label_temperature) \
+            if family == "linear" else None
         return describe(self._info, family, versions, getattr(self.parser, "reach", None),
                         None if tag_reach is None else tag_reach.header(),
-                        getattr(self.parser, "decoder", None))
+                        getattr(self.parser, "decoder", None), temperatures)
 
     def _annotate(self, sentences, retag: bool):
         """The sentences with tags and lemmas predicted where they are needed."""
