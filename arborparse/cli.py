@@ -446,7 +446,7 @@ def info_cmd(model, as_json):
     version of each one's format in the file, options, the data it was trained on,
     language, dev scores, training time, warnings, the decoder the parser parses with
     (linear and neural), and a linear parser's reach and tag reach (the longest arcs it
-    scores) and the temperatures of its marginals."""
+    scores), and the temperatures of a linear or neural parser's marginals."""
     from arborparse.pipeline import info
 
     found = info(model)
@@ -472,7 +472,7 @@ def info_cmd(model, as_json):
                     "word (arcs farther than their pair's longest not scored)"
                     if isinstance(value, dict) else "invalid: the model file will not load"))
         elif key == "temperatures":
-            if linear and isinstance(value, dict):
+            if isinstance(value, dict):
                 click.echo(f"{key:<20}heads {value['heads']:.4g}, labels {value['labels']:.4g} "
                            "(of HeadProb and LabelProb, parse --marginals)")
         elif key == "decoder":
@@ -500,8 +500,8 @@ def info_cmd(model, as_json):
             shown = (", ".join(value) or "none") if isinstance(value, list) else value
             click.echo(f"{key:<20}{shown}")
     lacking = [key for key, value in found.items()
-               if value is None and key not in ("tag_reach", "decoder") and
-               (key not in ("reach", "temperatures") or linear)]
+               if value is None and key not in ("tag_reach", "decoder", "temperatures") and
+               (key != "reach" or linear)]
     if lacking:
         click.echo(f"this file lacks: {', '.join(lacking)} (written by an earlier version, "
                    "or not by arborparse train)")

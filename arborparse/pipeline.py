@@ -62,6 +62,7 @@ CHUNK = 256  # sentences tagged at once in a stream
 INFO = ("arborparse_version", "created", "family", "components", "versions", "options",
         "defaults_by_size", "data", "language", "scores", "chosen_on_dev",
         "training_seconds", "warnings", "decoder", "reach", "tag_reach", "temperatures")
+TEMPERED = ("linear", "neural")  # the families whose marginals have temperatures
 
 
 def _home(name: str, family: str) -> tuple[str, str] | None:
@@ -122,9 +123,9 @@ def info(path) -> dict:
     written by an earlier version lacks one), from its header alone."""
     stored, components, family = _header_parts(path)
     parser = (components.get("parser") or {}).get("header") or {}
-    heads = parser.get("temperature", 1.0)  # a linear parser's (1 in files before it)
-    temperatures = None if family != "linear" or not parser else \
-        (heads, parser.get("label_temperature", heads))
+    heads = parser.get("temperature", 1.0)  # 1 in files written before it
+    temperatures = (heads, parser.get("label_temperature", heads)) \
+        if family in TEMPERED and parser else None
     return describe(stored, family, {c: (components[c] or {}).get("version")
                                      for c in COMPONENTS if c in components},
                     parser.get("reach"), parser.get("tag_reach"), parser.get("decoder"),
@@ -160,8 +161,8 @@ def describe(stored: dict, family: str | None, versions: dict, reach=None,
     (None: a family without one, or no parser), the linear parser's reach
     (`LinearParser.reach` as a list; None: none, or another family), tag reach (its
     header entry, `TagReach.header`, told as the number of tags and of the pairs of them
-    seen as head and word; None: none) and temperatures ((T, T_l) of its marginals, told
-    as {"heads": T, "labels": T_l}; None: another family)."""
+    seen as head and word; None: none) and temperatures ((T, T_l) of a linear or neural
+    parser's marginals, told as {"heads": T, "labels": T_l}; None: another family)."""
     found = {key: stored.get(key) for key in INFO}
     if tag_reach is not None:
         tag_reach = _tag_reach_summary(tag_reach)
@@ -234,7 +235,7 @@ class Pipeline:
         versions = {name: import_module(_home(name, family)[0]).VERSION
                     for name in self.components}
         temperatures = (self.parser.temperature, self.parser.label_temperature) \
-            if family == "linear" else None
+            if family in TEMPERED else None
         return describe(self._info, family, versions, getattr(self.parser, "reach", None),
                         None if tag_reach is None else tag_reach.header(),
                         getattr(self.parser, "decoder", None), temperatures)

@@ -34,11 +34,9 @@ def arc_loss(objective: str, S: torch.Tensor, heads: torch.Tensor, lengths: torc
              single_root: bool = True, sib: torch.Tensor | None = None) -> torch.Tensor:
     """The objective's loss summed over the batch (a scalar to minimize); ``crf2o`` needs
     the sibling scores `sib` (B, N+1, N+1, N+1)."""
-    if objective == "crf2o":
-        return -so.SiblingCRF(S, sib, lengths, single_root).log_prob(heads).sum()
-    if objective in ("crf", "crf-projective"):
-        crf = tb.TreeCRF(S, lengths, objective == "crf-projective", single_root)
-        return -crf.log_prob(heads).sum()
+    if objective in ("crf", "crf-projective", "crf2o"):
+        return -tree_log_prob(S, heads, lengths, objective == "crf-projective", single_root,
+                              sib if objective == "crf2o" else None).sum()
     if objective == "max-margin":
         cost = torch.ones_like(S)
         cost.scatter_(1, heads.clamp(min=0)[:, None, :], 0.0)  # no cost on the gold arcs
@@ -54,6 +52,16 @@ def arc_loss(objective: str, S: torch.Tensor, heads: torch.Tensor, lengths: torc
         picked = log_p.gather(1, heads.clamp(min=0)[:, None, :]).squeeze(1)
         return -(picked[words]).sum()
     raise ValueError(f"objective: one of {OBJECTIVES}, got {objective!r}")
+
+
+def tree_log_prob(S: torch.Tensor, heads: torch.Tensor, lengths: torch.Tensor,
+                  projective: bool, single_root: bool, sib: torch.Tensor | None = None
+                  ) -> torch.Tensor:
+    """(B,) log P of the trees `heads` (B, N+1; -1 at 0 and on padding) under the
+    first-order tree CRF of S or, given the sibling scores `sib`, the second-order one."""
+    if sib is not None:
+        return so.SiblingCRF(S, sib, lengths, single_root).log_prob(heads)
+    return tb.TreeCRF(S, lengths, projective, single_root).log_prob(heads)
 
 
 def marginals(S: torch.Tensor, lengths: torch.Tensor, projective: bool, single_root: bool,

@@ -39,7 +39,7 @@ from arborparse.neural.objectives import OBJECTIVES, arc_loss, word_mask
 from arborparse.neural.options import PROJECTIVE, NeuralOptions
 from arborparse.neural.parser import NeuralParser
 from arborparse.neural.vocab import ROOT, UNKNOWN, Vocabulary
-from arborparse.training import Loop, keeps_best
+from arborparse.training import Loop, keeps_best, save_parser
 from arborparse.transforms import projectivize
 
 CLIP = 5.0
@@ -381,5 +381,10 @@ class NeuralTrainer:
             net.load_state_dict(best_weights)
         net.eval()
         loop.finish()
+        if dev:  # the kept network's marginals made to mean what they say
+            record = {**next((r for r in self.history_ if r.get("epoch") == self.best_epoch_),
+                             {}), **parser.calibrate(dev)}
+            if save_best is not None and lead:
+                save_parser(parser, save_best, record)
         self.parser_ = parser
         return self

@@ -320,6 +320,63 @@ def test_kbest_covers_every_tree_and_the_head_marginals(memorized):
     assert np.allclose(mu[:, 1:].sum(axis=0), 1, atol=1e-6)
 
 
+def test_calibration_recovers_known_temperatures(memorized):
+    """Trees drawn from the network's tree CRF at a known T, their labels from its label
+    scores at a known T_l: `calibrate` finds both; HeadProb and LabelProb are then those
+    of the tempered distribution."""
+    from arborparse import trees
+    from arborparse.neural.parser import NeuralParser
+
+    data, fitted = memorized
+    parser = NeuralParser(fitted.parser_.vocab, fitted.parser_.network)
+    rng = np.random.default_rng(0)
+    true_t, true_label_t, sampled = 5.0, 10.0, []
+    labels = parser.vocab.labels
+    for sentence in data * 40:
+        with torch.no_grad():
+            states = parser.network.encode(Batch.of(parser.vocab, [sentence]))
+            S = parser.network.arc_scores(states)[0].double().numpy()
+            heads = trees.sample(S / true_t, 1, rng=rng)[0]
+            scores = parser.network.label_scores(
+                states, torch.from_numpy(heads)[None], torch.arange(len(heads))[None] > 0)
+        p = (scores.double() / true_label_t).softmax(-1).numpy()
+        chosen = [labels[rng.choice(len(labels), p=row / row.sum())] for row in p]
+        sampled.append(sentence.with_tree(heads, chosen))
+    fitted_t = parser.calibrate(sampled)
+    assert fitted_t == {"temperature": parser.temperature,
+                        "label_temperature": parser.label_temperature}
+    assert fitted_t["temperature"] == pytest.approx(true_t, rel=0.15)
+    assert fitted_t["label_temperature"] == pytest.approx(true_label_t, rel=0.15)
+    sentence = min(data, key=len)
+    parsed = parser.parse([sentence], marginals=True)[0]
+    mu = parser.head_marginals(sentence)
+    with torch.no_grad():
+        states = parser.network.encode(Batch.of(parser.vocab, [sentence]))
+        S = parser.network.arc_scores(states)[0].double().numpy()
+    assert np.allclose(mu, trees.marginals(S / parser.temperature), atol=1e-6)
+    head_prob = [float(row[9].split("|")[0].split("=")[1]) for row in parsed.rows]
+    assert np.allclose(head_prob, mu[parsed.heads[1:], np.arange(1, len(sentence) + 1)],
+                       atol=1e-4)
+
+
+def test_training_with_dev_fits_the_temperatures_and_files_keep_them(tmp_path):
+    data = separable(2)
+    path = tmp_path / "m.npz"
+    fitted = NeuralTrainer(epochs=2, **TINY).fit(data, data, save_best=path)
+    parser = fitted.parser_
+    assert parser.temperature != 1.0 and parser.label_temperature != 1.0
+    saved = arborparse.load(path)
+    assert (saved.temperature, saved.label_temperature) == \
+        (parser.temperature, parser.label_temperature)
+    header, arrays = parser.parts()  # a file written before them: the network's own
+    for key in ("temperature", "label_temperature"):
+        del header[key]
+    model_files.save(tmp_path / "old.npz", "neural", VERSION, header, arrays)
+    old = arborparse.load(tmp_path / "old.npz")
+    assert (old.temperature, old.label_temperature) == (1.0, 1.0)
+    assert NeuralTrainer(epochs=1, **TINY).fit(data).parser_.temperature == 1.0  # no dev
+
+
 @pytest.fixture(scope="module")
 def second_order():
     data = separable(2)
