@@ -106,3 +106,19 @@ def brute_second_order(S, sib, grand, projective: bool, single_root: bool):
     mu_sib = np.tensordot(p, psib, axes=1)
     mu_grand = np.tensordot(p, pgrand, axes=1)
     return trees, scores, logZ, mu, mu_sib, mu_grand
+
+
+def recovered_temperatures(parser, sentences, draw, labels, seed: int = 0) -> dict:
+    """The temperatures `parser.calibrate` fits to `sentences` given trees drawn by
+    ``draw(sentence, rng)`` -> (heads, the label probabilities of each word (n, L)) and
+    labels drawn from those; checked to be the parser's after the fit."""
+    rng = np.random.default_rng(seed)
+    sampled = []
+    for sentence in sentences:
+        heads, p = draw(sentence, rng)
+        chosen = [labels[rng.choice(len(labels), p=row / row.sum())] for row in p]
+        sampled.append(sentence.with_tree(heads, chosen))
+    fitted = parser.calibrate(sampled)
+    assert fitted == {"temperature": parser.temperature,
+                      "label_temperature": parser.label_temperature}
+    return fitted

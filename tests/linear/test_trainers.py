@@ -145,20 +145,18 @@ def test_calibration_recovers_known_temperatures():
     data = separable(2)
     parser = LinearParser(OnlineTrainer("perceptron", epochs=2, hash_bits=12,
                                         progress=False).fit(data).parser_.model)  # no reach
-    rng = np.random.default_rng(0)
-    true_t, true_label_t, sampled = 7.0, 2.0, []
-    labels = parser.model.labels
-    for sentence in data * 40:
+    from oracles import recovered_temperatures
+
+    true_t, true_label_t = 7.0, 2.0
+
+    def draw(sentence, rng):
         S = parser.model.labeled_scores(Encoded.of(sentence)) / true_label_t
         folded = np.logaddexp.reduce(S, axis=2)
         heads = trees.sample(folded * true_label_t / true_t, 1, rng=rng)[0]
         m = np.arange(1, len(heads))
-        p = np.exp(S[heads[1:], m] - folded[heads[1:], m][:, None])
-        chosen = [labels[rng.choice(len(labels), p=row / row.sum())] for row in p]
-        sampled.append(sentence.with_tree(heads, chosen))
-    fitted = parser.calibrate(sampled)
-    assert fitted == {"temperature": parser.temperature,
-                      "label_temperature": parser.label_temperature}
+        return heads, np.exp(S[heads[1:], m] - folded[heads[1:], m][:, None])
+
+    fitted = recovered_temperatures(parser, data * 40, draw, parser.model.labels)
     assert fitted["temperature"] == pytest.approx(true_t, rel=0.1)
     assert fitted["label_temperature"] == pytest.approx(true_label_t, rel=0.1)
 

@@ -329,22 +329,20 @@ def test_calibration_recovers_known_temperatures(memorized):
 
     data, fitted = memorized
     parser = NeuralParser(fitted.parser_.vocab, fitted.parser_.network)
-    rng = np.random.default_rng(0)
-    true_t, true_label_t, sampled = 5.0, 10.0, []
-    labels = parser.vocab.labels
-    for sentence in data * 40:
+    from oracles import recovered_temperatures
+
+    true_t, true_label_t = 5.0, 10.0
+
+    def draw(sentence, rng):
         with torch.no_grad():
             states = parser.network.encode(Batch.of(parser.vocab, [sentence]))
             S = parser.network.arc_scores(states)[0].double().numpy()
             heads = trees.sample(S / true_t, 1, rng=rng)[0]
             scores = parser.network.label_scores(
                 states, torch.from_numpy(heads)[None], torch.arange(len(heads))[None] > 0)
-        p = (scores.double() / true_label_t).softmax(-1).numpy()
-        chosen = [labels[rng.choice(len(labels), p=row / row.sum())] for row in p]
-        sampled.append(sentence.with_tree(heads, chosen))
-    fitted_t = parser.calibrate(sampled)
-    assert fitted_t == {"temperature": parser.temperature,
-                        "label_temperature": parser.label_temperature}
+        return heads, (scores.double() / true_label_t).softmax(-1).numpy()
+
+    fitted_t = recovered_temperatures(parser, data * 40, draw, parser.vocab.labels)
     assert fitted_t["temperature"] == pytest.approx(true_t, rel=0.15)
     assert fitted_t["label_temperature"] == pytest.approx(true_label_t, rel=0.15)
     sentence = min(data, key=len)
