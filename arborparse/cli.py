@@ -474,7 +474,10 @@ def info_cmd(model, as_json):
         elif key == "temperatures":
             if isinstance(value, dict):
                 click.echo(f"{key:<20}heads {value['heads']:.4g}, labels {value['labels']:.4g} "
-                           "(of HeadProb and LabelProb, parse --marginals)")
+                           "(of HeadProb and LabelProb, parse --marginals" + (
+                               "; not fitted on dev: the scores as trained, calibrated "
+                               "only where the model was trained as a distribution)"
+                               if value["heads"] == value["labels"] == 1.0 else ")"))
         elif key == "decoder":
             if value is not None:
                 chosen = "decoder" in (found.get("chosen_on_dev") or {})

@@ -130,6 +130,8 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     assert blind.info["options"]["decoder"] is None and info(path)["decoder"] == "mst"
     r = CliRunner().invoke(cli, ["info", str(path)])
     assert "decoder             mst\n" in r.output and "lacks" not in r.output
+    assert "temperatures        heads 1, labels 1 (of HeadProb and LabelProb, parse " \
+        "--marginals; not fitted on dev: the scores as trained" in r.output  # no dev data
 
 
 def test_the_jackknifes_folds_follow_the_training_size_and_yield_to_the_users(monkeypatch):
