@@ -59,7 +59,7 @@ from arborparse.linear.templates import (
 from arborparse.linear.tokens import SUFFIX, TokenTable, encode
 from arborparse.trees import second_order
 from arborparse.trees.decode import best_tree
-from arborparse.trees.scores import NO_TREE, NonFiniteScores, arc_labels
+from arborparse.trees.scores import NO_TREE, NonFiniteScores, arc_labels, labels_given_arcs
 
 KIND = "linear"
 OLD_KINDS = ("first-order",)  # the kind's name in files of arborparse 0.1
@@ -555,7 +555,7 @@ def distribution(S: np.ndarray, sib: np.ndarray | None, grand: np.ndarray | None
         folded = logsumexp(S, axis=2)
         log_z, arcs, mu_sib, mu_grand = second_order.log_partition_and_marginals(
             folded, sib, grand, single_root)
-        mu = arcs[:, :, None] * np.nan_to_num(np.exp(S - folded[:, :, None]))
+        mu = arcs[:, :, None] * labels_given_arcs(S, folded)
     return log_z, mu, mu_sib, mu_grand
 
 

@@ -28,7 +28,8 @@ from arborparse.linear.tokens import UPOS, encode
 from arborparse.options import check_options
 from arborparse.transforms import projectivize
 from arborparse.trees import second_order
-from arborparse.trees.scores import allowed_best, arc_labels, fold_labels
+from arborparse.trees.distribution import fit_temperature, label_temperature
+from arborparse.trees.scores import allowed_best, arc_labels, fold_labels, labels_given_arcs
 from arborparse.trees.structure import is_projective
 
 # a chunk of sentences parsed by one compiled call (`LinearParser._iter_best_trees`): as many
@@ -245,9 +246,6 @@ class LinearParser:
         perceptron's English-EWT dev set the labels want a fifth of the heads' T, and the
         labeled trees' likelihood gave a third of it (mean HeadProb 0.11 above the UAS,
         LabelProb 0.12 below the label accuracy). Each is 1 where nothing is usable."""
-        from scipy.optimize import minimize_scalar
-        from scipy.special import logsumexp
-
         projective = self._projective()
         index = {label: i for i, label in enumerate(self.model.labels)}
         data, rows, gold_labels = [], [], []
@@ -276,19 +274,8 @@ class LinearParser:
                          *(None if p is None else p.astype(np.float32) for p in (sib, grand)),
                          (heads[1:], m), parts))
 
-        def fit(nll, usable: bool) -> float:
-            return float(np.exp(minimize_scalar(nll, bounds=(np.log(1e-4), np.log(1e4)),
-                                                method="bounded", options={"xatol": 1e-3}).x)
-                         ) if usable else 1.0
-
-        scores = np.concatenate(rows).astype(np.float64) if gold_labels else None
-        gold = scores[np.arange(len(gold_labels)), gold_labels].sum() if gold_labels else 0
-
-        def labels_nll(log_t):
-            scale = np.exp(-log_t)
-            return -(gold * scale - logsumexp(scores * scale, axis=1).sum())
-
-        self.label_temperature = fit(labels_nll, bool(gold_labels))
+        self.label_temperature = label_temperature(
+            np.concatenate(rows) if rows else np.empty((0, 0)), np.array(gold_labels, int))
         data = [(self.label_temperature * fold_labels(self._label_distribution_scores(x, cut)),
                  *rest) for x, cut, *rest in data]  # a(h, m)
 
@@ -300,7 +287,7 @@ class LinearParser:
                                            for p in (sib, grand)))
             return -total
 
-        self.temperature = fit(heads_nll, bool(data))
+        self.temperature = fit_temperature(heads_nll) if data else 1.0
         return {"temperature": self.temperature, "label_temperature": self.label_temperature}
 
     @property
@@ -315,12 +302,7 @@ class LinearParser:
         (n+1, n+1, L) whose columns m >= 1 sum to 1."""
         x = self.model.encoded(sentence)
         mu = self._head_marginals(self._distribution(x), self._projective(decoder))
-        S = self._label_distribution_scores(x)
-        folded = fold_labels(S)
-        with np.errstate(invalid="ignore"):  # -inf - -inf at the arcs left out
-            labels = np.where(np.isneginf(folded)[..., None], 0.0,
-                              np.exp(S - folded[..., None]))
-        return mu[..., None] * labels
+        return mu[..., None] * labels_given_arcs(self._label_distribution_scores(x))
 
     def head_marginals(self, sentence: Sentence, single_root: bool | None = None
                        ) -> np.ndarray:

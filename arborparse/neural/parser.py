@@ -27,6 +27,7 @@ from arborparse.options import check_options, tagging
 from arborparse.text.lemmatizer import applies, apply_script
 from arborparse.transforms import projectivize
 from arborparse.trees import batch as tb
+from arborparse.trees.distribution import fit_temperature, label_temperature
 
 KIND = "neural"
 VERSION = 1
@@ -210,8 +211,6 @@ class NeuralParser:
         the first `limit` sentences with a tree (one root word where the model has one;
         made projective where the CRF is, `projectivize`). Each is 1 where nothing is
         usable."""
-        from scipy.optimize import minimize_scalar
-
         projective = self.decoder == "eisner" or self.second_order
         usable = [projectivize(s, self.single_root) if projective else s for s in islice(
             (s for s in dev if s.has_tree and
@@ -236,17 +235,6 @@ class NeuralParser:
                 rows.append(scores[ids >= 0])
                 gold.append(ids[ids >= 0])
 
-        def fit(nll, usable: bool) -> float:
-            return float(np.exp(minimize_scalar(nll, bounds=(np.log(1e-4), np.log(1e4)),
-                                                method="bounded", options={"xatol": 1e-3}).x)
-                         ) if usable else 1.0
-
-        scores, labels = (torch.cat(x) if x else None for x in (rows, gold))
-
-        def labels_nll(log_t):
-            log_p = (scores / np.exp(log_t)).log_softmax(-1)
-            return -float(log_p[torch.arange(len(labels)), labels].sum())
-
         def trees_nll(log_t):
             t = np.exp(log_t)
             return -sum(float(tree_log_prob(S / t, heads, lengths, projective,
@@ -254,8 +242,10 @@ class NeuralParser:
                                             sib / t).sum())
                         for S, sib, lengths, heads in trees)
 
-        self.label_temperature = fit(labels_nll, labels is not None and len(labels) > 0)
-        self.temperature = fit(trees_nll, bool(trees))
+        self.label_temperature = label_temperature(
+            torch.cat(rows).numpy() if rows else np.empty((0, 0)),
+            torch.cat(gold).numpy() if gold else np.empty(0, int))
+        self.temperature = fit_temperature(trees_nll) if trees else 1.0
         return {"temperature": self.temperature, "label_temperature": self.label_temperature}
 
     def _sentence(self, sentence: Sentence):

@@ -1,5 +1,6 @@
 """The distribution P(y | x) ∝ exp(Σ S[h, m]) over trees: log Z, marginals, entropy,
-minimum Bayes-risk decoding and exact sampling."""
+minimum Bayes-risk decoding and exact sampling; the temperatures that make a model's
+distribution fit development data."""
 
 from __future__ import annotations
 
@@ -119,3 +120,27 @@ def sample(S, size: int, projective: bool = False, single_root: bool = True, rng
             if m < N - 1:
                 mu = _marginals(cond, projective, single_root)[1]
     return out
+
+
+def fit_temperature(negative_log_likelihood) -> float:
+    """The temperature T in [1e-4, 1e4] minimizing ``negative_log_likelihood(log T)``
+    (bounded Brent, to 1e-3 in log T): what a parser's `calibrate` fits."""
+    from scipy.optimize import minimize_scalar
+
+    return float(np.exp(minimize_scalar(negative_log_likelihood,
+                                        bounds=(np.log(1e-4), np.log(1e4)), method="bounded",
+                                        options={"xatol": 1e-3}).x))
+
+
+def label_temperature(scores: np.ndarray, gold: np.ndarray) -> float:
+    """The T_l of maximum log-likelihood of the labels `gold` (W,) under P(l) ∝ exp(scores[w,
+    l] / T_l), scores (W, L) (each word's label scores under its gold head); 1 where there
+    are no words."""
+    from scipy.special import logsumexp
+
+    if not len(gold):
+        return 1.0
+    scores = np.asarray(scores, dtype=np.float64)
+    total = scores[np.arange(len(gold)), gold].sum()
+    return fit_temperature(lambda log_t: -(total * np.exp(-log_t) - logsumexp(
+        scores * np.exp(-log_t), axis=1).sum()))

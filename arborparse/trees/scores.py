@@ -43,6 +43,14 @@ def fold_labels(S: np.ndarray) -> np.ndarray:
         return np.log(shifted.sum(axis=2)) + safe
 
 
+def labels_given_arcs(S: np.ndarray, folded: np.ndarray | None = None) -> np.ndarray:
+    """P(l | arc) ∝ exp S[h, m, l] of labeled scores S, 0 on the arcs not scored (every label
+    -inf); `folded`: `fold_labels` of S where the caller has it."""
+    folded = fold_labels(S) if folded is None else folded
+    with np.errstate(invalid="ignore"):  # -inf - -inf on the arcs not scored
+        return np.nan_to_num(np.exp(S - folded[..., None]))
+
+
 def arc_labels(best: np.ndarray, heads: np.ndarray) -> np.ndarray:
     """The label of each word's arc in a tree: best[heads[m], m]; -1 at index 0."""
     labels = np.full(len(heads), -1, dtype=np.int64)
