@@ -422,11 +422,8 @@ class LinearParser:
     def _label_probabilities(self, joint: np.ndarray, labels: np.ndarray) -> np.ndarray:
         """P(labels[m] | the tree's arc into m) at T_l, from the model's label scores of
         the tree's arcs (`_joint`), for each word m >= 1."""
-        scaled = joint[1:] / self.label_temperature
-        top = scaled.max(axis=1)
-        m = np.arange(len(scaled))
-        return np.exp(scaled[m, labels[1:]] - top - np.log(np.exp(scaled - top[:, None])
-                                                              .sum(axis=1)))
+        return labels_given_arcs(joint[1:] / self.label_temperature)[
+            np.arange(len(joint) - 1), labels[1:]]
 
     @property
     def root_label(self) -> int:

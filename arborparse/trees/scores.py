@@ -34,18 +34,19 @@ def check_scores(S, labeled_ok: bool = True) -> np.ndarray:
 
 
 def fold_labels(S: np.ndarray) -> np.ndarray:
-    """Unlabeled scores log Σ_l exp S[h, m, l] of labeled scores (the sum over labels, §3.4)."""
-    top = S.max(axis=2)
+    """Unlabeled scores log Σ_l exp S[h, m, l] of labeled scores (the sum over labels, §3.4;
+    the labels are the last axis)."""
+    top = S.max(axis=-1)
     safe = np.where(np.isfinite(top), top, 0.0)
     shifted = np.subtract(S, safe[..., None])  # one temporary of S's size, reused
     np.exp(shifted, out=shifted)
     with np.errstate(divide="ignore"):
-        return np.log(shifted.sum(axis=2)) + safe
+        return np.log(shifted.sum(axis=-1)) + safe
 
 
 def labels_given_arcs(S: np.ndarray, folded: np.ndarray | None = None) -> np.ndarray:
-    """P(l | arc) ∝ exp S[h, m, l] of labeled scores S, 0 on the arcs not scored (every label
-    -inf); `folded`: `fold_labels` of S where the caller has it."""
+    """P(l | arc) ∝ exp S[..., l] of labeled scores S (labels the last axis), 0 on the arcs
+    not scored (every label -inf); `folded`: `fold_labels` of S where the caller has it."""
     folded = fold_labels(S) if folded is None else folded
     with np.errstate(invalid="ignore"):  # -inf - -inf on the arcs not scored
         return np.nan_to_num(np.exp(S - folded[..., None]))
