@@ -473,8 +473,10 @@ def info_cmd(model, as_json):
                     if isinstance(value, dict) else "invalid: the model file will not load"))
         elif key == "temperatures":
             if isinstance(value, dict):
-                click.echo(f"{key:<20}heads {value['heads']:.4g}, labels {value['labels']:.4g} "
-                           "(of HeadProb and LabelProb, parse --marginals" + (
+                labeler = (f", the second-stage labeler's labels {value['labeler']:.4g}"
+                           if "labeler" in value else "")
+                click.echo(f"{key:<20}heads {value['heads']:.4g}, labels {value['labels']:.4g}"
+                           f"{labeler} (of HeadProb and LabelProb, parse --marginals" + (
                                "; not fitted on dev: the scores as trained, calibrated "
                                "only where the model was trained as a distribution)"
                                if value["heads"] == value["labels"] == 1.0 else ")"))

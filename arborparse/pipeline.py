@@ -124,7 +124,9 @@ def info(path) -> dict:
     stored, components, family = _header_parts(path)
     parser = (components.get("parser") or {}).get("header") or {}
     heads = parser.get("temperature", 1.0)  # 1 in files written before it
-    temperatures = (heads, parser.get("label_temperature", heads)) \
+    labeler = parser.get("labeler")
+    temperatures = (heads, parser.get("label_temperature", heads),
+                    labeler.get("temperature") if isinstance(labeler, dict) else None) \
         if family in TEMPERED and parser else None
     return describe(stored, family, {c: (components[c] or {}).get("version")
                                      for c in COMPONENTS if c in components},
@@ -161,16 +163,18 @@ def describe(stored: dict, family: str | None, versions: dict, reach=None,
     (None: a family without one, or no parser), the linear parser's reach
     (`LinearParser.reach` as a list; None: none, or another family), tag reach (its
     header entry, `TagReach.header`, told as the number of tags and of the pairs of them
-    seen as head and word; None: none) and temperatures ((T, T_l) of a linear or neural
-    parser's marginals, told as {"heads": T, "labels": T_l}; None: another family)."""
+    seen as head and word; None: none) and temperatures ((T, T_l, the second-stage
+    labeler's or None) of a linear or neural parser's marginals, told as {"heads": T,
+    "labels": T_l} and "labeler" where there is one; None: another family)."""
     found = {key: stored.get(key) for key in INFO}
     if tag_reach is not None:
         tag_reach = _tag_reach_summary(tag_reach)
     found.update(family=family or stored.get("family"), components=list(versions),
                  versions=versions, tag_reach=tag_reach, decoder=decoder,
                  reach=list(reach) if isinstance(reach, tuple) else reach,
-                 temperatures=None if temperatures is None else
-                 dict(zip(("heads", "labels"), temperatures)))
+                 temperatures=None if temperatures is None else {
+                     key: t for key, t in zip(("heads", "labels", "labeler"), temperatures)
+                     if t is not None})
     return found
 
 
@@ -234,8 +238,9 @@ class Pipeline:
         tag_reach = getattr(self.parser, "tag_reach", None)
         versions = {name: import_module(_home(name, family)[0]).VERSION
                     for name in self.components}
-        temperatures = (self.parser.temperature, self.parser.label_temperature) \
-            if family in TEMPERED else None
+        labeler = getattr(self.parser, "labeler", None)
+        temperatures = (self.parser.temperature, self.parser.label_temperature,
+                        getattr(labeler, "temperature", None)) if family in TEMPERED else None
         return describe(self._info, family, versions, getattr(self.parser, "reach", None),
                         None if tag_reach is None else tag_reach.header(),
                         getattr(self.parser, "decoder", None), temperatures)

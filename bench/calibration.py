@@ -18,9 +18,10 @@ T = T_l = 1 is the model as trained (before), the fitted temperatures after.
 With `--models`, each pipeline model (a linear parser behind a tagger, say the table's of
 `bench/languages.py`) tags the treebank's dev and test sets itself (gold words, its own
 tags), and the rows compare the temperatures stored in the file (before) with those
-`calibrate` fits on the retagged dev set (after), on dev and test, with the minimum
-Bayes-risk trees' UAS and LAS beside. Raw results: bench/calibration.jsonl. Prints a
-Markdown table.
+`calibrate` fits on the retagged dev set (after; the second-stage labeler's too, whose
+LabelProb is the model's where its temperature is not stored), on dev and test, with the
+minimum Bayes-risk trees' UAS and LAS beside. Raw results: bench/calibration.jsonl. Prints
+a Markdown table.
 """
 
 import argparse
@@ -113,8 +114,10 @@ def model_rows(args):
         treebank, path = pair.split("=", 1)
         nlp = arborparse.load(path)
         parser = nlp.parser
+        labeler = parser.labeler  # its temperature None: LabelProb is the model's
         row = {"treebank": treebank, "trainer": f"pipeline {path}",
-               "stored": [parser.temperature, parser.label_temperature]}
+               "stored": [parser.temperature, parser.label_temperature,
+                          None if labeler is None else labeler.temperature]}
         sets = {}
         for part, path in zip(("dev", "test"), files(treebank)[1:]):
             gold = read_conllu(path)
@@ -126,6 +129,7 @@ def model_rows(args):
                 fitted = parser.calibrate([t.with_tree(g.heads, g.deprels)
                                            for g, t in zip(dev, tagged)])
                 row["T"], row["T_l"] = fitted["temperature"], fitted["label_temperature"]
+                row["T_labeler"] = fitted.get("labeler_temperature")
             for part, (gold, given) in sets.items():
                 row[f"{label} {part}"] = {**summary(parser, gold, given), **{
                     f"MBR {k}": v for k, v in evaluate(gold, parser.parse(
@@ -151,14 +155,17 @@ def main():
             out.write(json.dumps(row) + "\n")
         print(f"<!-- {json.dumps(row)} -->", flush=True)
     if args.models:
-        print("| treebank | set | T, T_l stored → fitted | HeadProb − UAS | ECE | LabelProb − "
+        def told(temperatures):
+            return ", ".join("—" if t is None else f"{t:.3g}" for t in temperatures)
+        print("| treebank | set | T, T_l, labeler's T stored → fitted | HeadProb − UAS | ECE | "
+              "LabelProb − "
               "label accuracy | label ECE | MBR UAS / LAS |")
         print("|---|---|---|---|---|---|---|---|")
         for r in rows:
             for part in ("dev", "test"):
                 b, a = r[f"before {part}"], r[f"after {part}"]
-                print(f"| {r['treebank'][3:]} | {part} | {r['stored'][0]:.3g}, "
-                      f"{r['stored'][1]:.3g} → {r['T']:.3g}, {r['T_l']:.3g} | "
+                print(f"| {r['treebank'][3:]} | {part} | {told(r['stored'])} → "
+                      f"{told((r['T'], r['T_l'], r['T_labeler']))} | "
                       f"{b['HeadProb'] - b['UAS']:+.2f} → {a['HeadProb'] - a['UAS']:+.2f} | "
                       f"{b['ECE']:.2f} → {a['ECE']:.2f} | "
                       f"{b['LabelProb'] - b['label_accuracy']:+.2f} → "

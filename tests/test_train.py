@@ -118,10 +118,13 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
         f"tag_reach {kept}  decoder {found['chosen_on_dev']['decoder']}\n" in r.output
     assert f"reach               {before} words before its word, {after} after" in r.output
     parser = arborparse.load(path).parser  # the temperatures of its marginals
+    labeler = {} if parser.labeler is None else {"labeler": parser.labeler.temperature}
     assert found["temperatures"] == {"heads": parser.temperature,
-                                     "labels": parser.label_temperature}
+                                     "labels": parser.label_temperature, **labeler}
     assert f"temperatures        heads {parser.temperature:.4g}, labels " \
-        f"{parser.label_temperature:.4g} (of HeadProb and LabelProb" in r.output
+        f"{parser.label_temperature:.4g}" + "".join(
+            f", the second-stage labeler's labels {t:.4g}" for t in labeler.values()) + \
+        " (of HeadProb and LabelProb" in r.output
     decoder = found["chosen_on_dev"]["decoder"]  # the one it parses with, and how it came
     assert found["decoder"] == decoder == arborparse.load(path).parser.decoder
     assert f"decoder             {decoder} (chosen on dev)\n" in r.output

@@ -9,7 +9,9 @@ lemmas), its grandparent, its siblings and its rank among them, and the labels a
 given to its head and to the siblings between it and its head (arcs are labelled from the
 root down, each head's children from the nearest out). Its scores are added to the
 model's, weighted by `joint_weight` (chosen on dev: `choose`): the two classifiers
-disagree where each sees what the other does not.
+disagree where each sees what the other does not. The probability of the label it gives
+(LabelProb) is the softmax of those summed scores at a temperature of its own, fitted on
+dev (`fit_temperature`).
 
 The labeler is a multiclass averaged perceptron trained on the gold trees, with hashed
 features (`BITS`-bit rows of one weight per label).
@@ -24,7 +26,8 @@ from numba import njit
 
 from arborparse.linear.templates import _final, _mix, _start, direction_distance
 from arborparse.linear.tokens import FORM, LEMMA, UPOS, XPOS, encode
-from arborparse.trees.scores import allowed_best
+from arborparse.trees.distribution import label_temperature
+from arborparse.trees.scores import allowed_best, labels_given_arcs
 
 BITS = 16  # log2 of the rows of weights (one weight per label each)
 EPOCHS = 10
@@ -240,6 +243,18 @@ def _own_labels(joint: np.ndarray, heads: np.ndarray, root: int) -> np.ndarray:
     return labels
 
 
+def _allowed(scores: np.ndarray, heads: np.ndarray, root: int) -> np.ndarray:
+    """`scores` (n+1, L) of each word's labels with those `allowed_best` never gives the
+    word's arc at -inf (a new array)."""
+    scores = np.array(scores, dtype=np.float64)
+    if root >= 0 and scores.shape[1] > 1:
+        from_root = heads == 0
+        scores[from_root] = -np.inf
+        scores[from_root, root] = 0.0  # the only label: probability 1
+        scores[~from_root, root] = -np.inf
+    return scores
+
+
 def _spread(own: list, tried: list) -> float:
     """σ of the labeler's scores over σ of the model's (1 where either is constant)."""
     mine = np.concatenate([o[1:].ravel() for o in own])
@@ -251,11 +266,14 @@ def _spread(own: list, tried: list) -> float:
 
 @dataclass
 class Labeler:
-    """A trained second-stage labeler: weights (2^bits, L) over the model's labels, and the
-    weight of the model's own label scores beside it."""
+    """A trained second-stage labeler: weights (2^bits, L) over the model's labels, the
+    weight of the model's own label scores beside it, and the temperature of the
+    probabilities of its labels (`probabilities`; None: not fitted, in files written
+    before it)."""
 
     weights: np.ndarray
     joint_weight: float = 1.0
+    temperature: float | None = None
 
     @classmethod
     def fit(cls, sentences, labels: list[str], epochs: int = EPOCHS, seed: int = 0,
@@ -289,6 +307,36 @@ class Labeler:
                       np.asarray(heads, dtype=np.int64), self.weights, joint,
                       self.joint_weight, labels, own, root)
 
+    def probabilities(self, own: np.ndarray, joint: np.ndarray, heads: np.ndarray,
+                      labels: np.ndarray, root: int = -1) -> np.ndarray:
+        """P(labels[m] | the tree and the labels given before m's) for each word m >= 1:
+        the softmax at `temperature` of the scores the labels were chosen by (`own`, the
+        labeler's, as `labels` wrote them, plus `joint_weight` × `joint`) over the labels
+        the word's arc may take (`root` as in `labels`)."""
+        scores = _allowed(own + self.joint_weight * joint, heads, root)[1:]
+        return labels_given_arcs(scores / self.temperature)[np.arange(len(heads) - 1),
+                                                             labels[1:]]
+
+    def fit_temperature(self, tried: list, gold: list, root: int = -1) -> Labeler:
+        """This labeler with the temperature of maximum likelihood of the gold labels of
+        the words whose head is right in `tried` ((table, heads, joint) of the dev
+        sentences as the parser decodes them, as `choose` takes them); `gold` holds
+        (heads, label ids, -1 where the model does not know the label) of each."""
+        rows, found = [], []
+        for (table, heads, joint), (gold_heads, gold_labels) in zip(tried, gold):
+            own = np.zeros(joint.shape)
+            self.labels(table, heads, joint, own, root)
+            scores = _allowed(own + self.joint_weight * joint, heads, root)
+            words = np.flatnonzero((heads == gold_heads) & (gold_labels >= 0))
+            words = words[words > 0]
+            words = words[np.isfinite(scores[words, gold_labels[words]])]
+            rows.append(scores[words])
+            found.append(gold_labels[words])
+        if not rows:
+            return replace(self, temperature=1.0)
+        return replace(self, temperature=label_temperature(np.concatenate(rows),
+                                                           np.concatenate(found)))
+
     def choose(self, tried: list, evaluate, root: int = -1) -> tuple[Labeler | None, list]:
         """(the labeler with the joint weight that labels the dev trees best, or None where
         the model's own labels do at least as well; the labels it gives): `tried` holds
@@ -316,7 +364,10 @@ class Labeler:
 
     def parts(self) -> tuple[dict, dict]:
         """(header entries, arrays) for the parser's model file."""
-        return {"joint_weight": self.joint_weight}, {"labeler": self.weights}
+        header = {"joint_weight": self.joint_weight}
+        if self.temperature is not None:
+            header["temperature"] = self.temperature
+        return header, {"labeler": self.weights}
 
     @classmethod
     def from_parts(cls, header: dict, arrays: dict, labels: int) -> Labeler:
@@ -329,4 +380,9 @@ class Labeler:
         weight = float(header["joint_weight"])
         if not 0 <= weight < float("inf"):
             raise ValueError("the labeler's 'joint_weight' must be a number >= 0")
-        return cls(W, weight)
+        temperature = header.get("temperature")  # files written before it have none
+        if temperature is not None:
+            temperature = float(temperature)
+            if not 0 < temperature < float("inf"):
+                raise ValueError("the labeler's 'temperature' must be a number > 0")
+        return cls(W, weight, temperature)

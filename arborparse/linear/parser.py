@@ -57,7 +57,8 @@ class LinearParser:
         T_l = T). `calibrate` fits both
     labeler : the second-stage labeler (`arborparse.linear.labeler`) that labels the
         decided tree again (MAP, MBR and max-z trees; k-best trees keep the model's
-        labels), or None; `fit_labeler` attaches one
+        labels), or None; `fit_labeler` attaches one. Its labels' LabelProb is its own
+        (`Labeler.probabilities`, at the labeler's temperature), not T_l's
     reach : (before, after), the longest arcs of the training trees whose head comes before
         its word and after it (`arborparse.linear.reach.reach`): parsing leaves longer
         arcs out (not scored; -inf), every tree and distribution is over the trees
@@ -188,15 +189,14 @@ class LinearParser:
     def fit_labeler(self, labeler: Labeler, dev: list[Sentence]) -> dict:
         """Attach `labeler` with the weight of the model's label scores that gives the best
         dev LAS (the universal part of DEPREL, as `arborparse.eval.evaluate` counts it) on
-        the trees this parser decodes (`Labeler.choose`), or none where the model's own
+        the trees this parser decodes (`Labeler.choose`), and the temperature of its
+        LabelProb fitted on them (`Labeler.fit_temperature`), or none where the model's own
         labels do as well; returns the dev scores (`evaluate`) of the parser as it now is."""
         from arborparse.eval import evaluate
 
         dev = list(require_tags(dev))
-        self.labeler, tried = None, []
-        for sentence in dev:
-            x = self.model.encoded(sentence)
-            tried.append((x.table, *self._best_with_joint(x, self.decoder)))
+        self.labeler = None
+        tried = self._decoded(dev)
         universal = np.array([label.split(":")[0] for label in self.model.labels])
         gold = [(s.heads, np.array([d.split(":")[0] for d in s.deprels])) for s in dev]
         words = max(sum(len(s) for s in dev), 1)
@@ -208,9 +208,32 @@ class LinearParser:
                                in zip(tried, gold, labels)) / words
 
         self.labeler, labels = labeler.choose(tried, las, self.root_label)
+        if self.labeler is not None:
+            self._fit_labeler_temperature(dev, tried)
         return evaluate(dev, [s.with_tree(heads, [self.model.labels[i] for i in found[1:]])
                               for s, (_, heads, _), found in zip(dev, tried, labels)],
                         multi_root=not self.single_root)
+
+    def _decoded(self, dev: list[Sentence]) -> list[tuple]:
+        """(table, heads, `_joint`) of each sentence's best tree by this parser's decoder:
+        what the second-stage labeler labels."""
+        tried = []
+        for sentence in dev:
+            x = self.model.encoded(sentence)
+            tried.append((x.table, *self._best_with_joint(x, self.decoder)))
+        return tried
+
+    def _fit_labeler_temperature(self, dev: list[Sentence], tried: list | None = None
+                                 ) -> float:
+        """Fit the second-stage labeler's temperature on the gold labels of `dev`'s words
+        whose head the parser gets right (`tried`: `_decoded(dev)` where the caller has it)
+        and return it."""
+        index = {label: i for i, label in enumerate(self.model.labels)}
+        gold = [(s.heads, np.array([-1] + [index.get(d, -1) for d in s.deprels]))
+                for s in dev]
+        self.labeler = self.labeler.fit_temperature(
+            self._decoded(dev) if tried is None else tried, gold, self.root_label)
+        return self.labeler.temperature
 
     @staticmethod
     def _within_reach(S: np.ndarray, cut: np.ndarray | None) -> np.ndarray:
@@ -233,7 +256,9 @@ class LinearParser:
     def calibrate(self, dev: Iterable[Sentence], limit: int = 1000) -> dict:
         """Fit the two temperatures to development data, so that the marginals of a model
         not trained as a distribution (perceptron, MIRA, EG) are probabilities that mean
-        what they say, and return them (``temperature``, ``label_temperature``).
+        what they say, and return them (``temperature``, ``label_temperature``, and
+        ``labeler_temperature`` where a second-stage labeler gives the labels: its
+        LabelProb's, `Labeler.fit_temperature`).
 
         T_l maximizes Σ log P(gold label | gold arc) over the gold arcs within reach (and
         labels the model knows); then T the log-likelihood Σ log P(gold heads | sentence)
@@ -249,11 +274,10 @@ class LinearParser:
         projective = self._projective()
         index = {label: i for i, label in enumerate(self.model.labels)}
         data, rows, gold_labels = [], [], []
+        dev = [s for s in dev if s.has_tree]
         for sentence in dev:
             if len(data) == limit:
                 break
-            if not sentence.has_tree:
-                continue
             heads, m = sentence.heads, np.arange(1, len(sentence) + 1)
             x = self.model.encoded(sentence)
             cut = self._out_of_reach(x)
@@ -288,7 +312,10 @@ class LinearParser:
             return -total
 
         self.temperature = fit_temperature(heads_nll) if data else 1.0
-        return {"temperature": self.temperature, "label_temperature": self.label_temperature}
+        found = {"temperature": self.temperature, "label_temperature": self.label_temperature}
+        if self.labeler is not None:
+            found["labeler_temperature"] = self._fit_labeler_temperature(dev)
+        return found
 
     @property
     def capabilities(self) -> Capabilities:
@@ -480,19 +507,24 @@ class LinearParser:
             heads, labels = decode(self.model.scores(x, combine="max", threads=threads,
                                                      known=self._out_of_reach(x))
                                    if decode_as == "max-z" else s, decoder, self.single_root)
+        own = None
         if self.labeler is None:
             labels, joint = self._rooted(x, heads, labels)
         else:
             joint = self._joint(x, heads)
-            labels = self.labeler.labels(x.table, heads, joint, root=self.root_label)
+            own = np.zeros(joint.shape)
+            labels = self.labeler.labels(x.table, heads, joint, own, root=self.root_label)
         parsed = sentence.with_tree(heads, [self.model.labels[i] for i in labels[1:]])
         if k:
             parsed = parsed.with_analysis(kbest=self._kbest(x, s, k, projective))
         if not marginals:
             return parsed
         head_prob = mu[heads[1:], np.arange(1, len(heads))]
-        label_prob = self._label_probabilities(
-            self._joint(x, heads) if joint is None else joint, labels)
+        if own is not None and self.labeler.temperature is not None:
+            label_prob = self.labeler.probabilities(own, joint, heads, labels, self.root_label)
+        else:  # the model's P(label | arc) (files written before the labeler's temperature)
+            label_prob = self._label_probabilities(
+                self._joint(x, heads) if joint is None else joint, labels)
         return parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}" for h, lp in
                                  zip(head_prob, label_prob)]) \
             .with_analysis(heads=mu)

@@ -2,6 +2,7 @@
 weight dev chooses, its place in the model file and in the parse."""
 
 import io
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -110,11 +111,12 @@ def test_dev_chooses_the_weight_or_leaves_the_labeler_out(english):
 
 def test_a_parser_with_its_labeler_saves_loads_and_parses_the_same(english, tmp_path):
     parser, labeler, dev = english
-    relabeled = LinearParser(parser.model, labeler=labeler.with_weight(0.5))
+    relabeled = LinearParser(parser.model, labeler=replace(labeler.with_weight(0.5),
+                                                           temperature=2.5))
     path = tmp_path / "p.npz"
     relabeled.save(path)
     loaded = LinearParser.load(path)
-    assert loaded.labeler.joint_weight == 0.5
+    assert loaded.labeler.joint_weight == 0.5 and loaded.labeler.temperature == 2.5
     for options in ({}, {"decode_as": "mbr"}, {"marginals": True}):
         assert [s.to_text() for s in loaded.parse(dev[:20], **options)] == \
             [s.to_text() for s in relabeled.parse(dev[:20], **options)]
@@ -122,8 +124,9 @@ def test_a_parser_with_its_labeler_saves_loads_and_parses_the_same(english, tmp_
                for a, b in zip(relabeled.parse(dev[:20]), parser.parse(dev[:20])))
 
 
-def test_label_probabilities_are_those_of_the_labels_given(english):
-    """With --marginals, LabelProb is P(label | arc) of the label the labeler gave."""
+def test_without_its_temperature_label_probabilities_are_the_models(english):
+    """A labeler without a temperature (files written before it): LabelProb is the
+    model's P(label | arc) of the label the labeler gave."""
     parser, labeler, dev = english
     relabeled = LinearParser(parser.model, labeler=labeler.with_weight(0.1))
     index = {d: i for i, d in enumerate(parser.model.labels)}
@@ -136,6 +139,66 @@ def test_label_probabilities_are_those_of_the_labels_given(english):
             assert float(misc.split("LabelProb=")[1]) == pytest.approx(expected, abs=1e-4)
 
 
+def labeler_distributions(parser, sentence, temperature):
+    """(heads, each word's P(label) (n+1, L) by the labeler's scores plus the weighted
+    model's at `temperature`, over the labels its arc may take) of the parser's tree."""
+    x = parser.model.encoded(sentence)
+    heads = parser.parse_one(sentence).heads
+    joint = parser._joint(x, heads)
+    own = np.zeros(joint.shape)
+    parser.labeler.labels(x.table, heads, joint, own, parser.root_label)
+    scores = (own + parser.labeler.joint_weight * joint)[1:] / temperature
+    root, words = parser.root_label, heads[1:]
+    scores[words == 0] = -np.inf  # the root word takes root, every other word anything else
+    scores[words == 0, root] = 0.0
+    scores[words != 0, root] = -np.inf
+    p = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return heads, np.vstack([np.zeros(p.shape[1]), p / p.sum(axis=1, keepdims=True)])
+
+
+def test_label_probabilities_are_the_labelers_own_at_its_temperature(english):
+    """With --marginals, LabelProb is the probability of the labeler's label by the scores
+    it chose it by, at its temperature; 1 for the root word's root."""
+    parser, labeler, dev = english
+    relabeled = LinearParser(parser.model, labeler=replace(labeler.with_weight(0.1),
+                                                           temperature=3.0))
+    index = {d: i for i, d in enumerate(parser.model.labels)}
+    for sentence in dev[:10]:
+        parsed = relabeled.parse_one(sentence, marginals=True)
+        heads, p = labeler_distributions(relabeled, sentence, 3.0)
+        assert (parsed.heads == heads).all()
+        for m, (h, d, misc) in enumerate(zip(parsed.heads[1:], parsed.deprels,
+                                             parsed.column(9)), 1):
+            assert p[m].argmax() == index[d]  # the label given is the most probable
+            found = float(misc.split("LabelProb=")[1])
+            assert found == pytest.approx(p[m, index[d]], abs=1e-4)
+            assert h != 0 or found == 1.0
+
+
+def test_the_labelers_temperature_is_fitted_on_dev_and_recovers_a_known_one(english):
+    """Dev labels drawn from the labeler's own distribution at T = 4 on the trees the
+    parser decodes: `fit_temperature` finds T to within 10 %; `fit_labeler` fits one."""
+    parser, labeler, dev = english
+    fresh = LinearParser(parser.model)
+    fresh.fit_labeler(labeler, dev)
+    assert fresh.labeler is None or fresh.labeler.temperature > 0
+    relabeled = LinearParser(parser.model, labeler=labeler.with_weight(0.5))
+    rng = np.random.default_rng(0)
+    index, tried, gold = {d: i for i, d in enumerate(parser.model.labels)}, [], []
+    for sentence in dev:
+        heads, p = labeler_distributions(relabeled, sentence, 4.0)
+        x = parser.model.encoded(sentence)
+        joint = relabeled._joint(x, heads)
+        for _ in range(10):
+            drawn = [-1] + [rng.choice(len(row), p=row) for row in p[1:]]
+            tried.append((x.table, heads, joint))
+            gold.append((heads, np.array(drawn)))
+    fitted = relabeled.labeler.fit_temperature(tried, gold, parser.root_label).temperature
+    assert fitted == pytest.approx(4.0, rel=0.1)
+    found = relabeled.calibrate(dev)  # refits every temperature, the labeler's too
+    assert found["labeler_temperature"] == relabeled.labeler.temperature > 0
+
+
 def test_a_damaged_labeler_is_refused_naming_the_file(english, tmp_path):
     from arborparse.io import model_files
 
@@ -145,6 +208,11 @@ def test_a_damaged_labeler_is_refused_naming_the_file(english, tmp_path):
     arrays["labeler"] = arrays["labeler"][:, :-1]  # a label short
     model_files.save(path, "linear", 2, header, arrays)
     with pytest.raises(ModelFileError, match="p.npz.*labeler"):
+        LinearParser.load(path)
+    header, arrays = LinearParser(parser.model, labeler=labeler).parts()
+    header["labeler"]["temperature"] = -1.0
+    model_files.save(path, "linear", 2, header, arrays, force=True)
+    with pytest.raises(ModelFileError, match="p.npz.*labeler.*temperature"):
         LinearParser.load(path)
 
 
