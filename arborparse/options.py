@@ -270,6 +270,13 @@ class FamilyOptions:
         value or None); none unless the family says so."""
         return {}
 
+    @property
+    def calibrated_on_dev(self) -> bool:
+        """Whether the parser's marginals (HeadProb, LabelProb) are probabilities only once
+        their temperatures are fitted on dev data (a model not trained as a distribution,
+        or one that overfits its likelihood); False unless the family says so."""
+        return False
+
     @classmethod
     def specs(cls) -> list[Spec]:
         return [Spec(f.name, f.default, **f.metadata) for f in dataclasses.fields(cls)]

@@ -13,7 +13,9 @@ the number of training sentences (`FamilyOptions.by_size`: the neural family's e
 patience, the linear family's order) where the user gives none; the model records them
 (``defaults_by_size`` says which came from the size), with the data, language, dev scores
 and training time (`Pipeline.info`). A parser that ends below the left-neighbour baseline
-on dev did not learn: `train` warns, and the model's ``warnings`` say so.
+on dev did not learn, and one trained without dev data whose marginals need it
+(`FamilyOptions.calibrated_on_dev`) has uncalibrated HeadProb and LabelProb: `train` warns
+of either, and the model's ``warnings`` say so.
 """
 
 from __future__ import annotations
@@ -214,7 +216,9 @@ def train(train, dev=None, *, family: str = "linear", components=None,
                   if k in record} if dev else {}
         now = {**info, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "scores": scores, "chosen_on_dev": chosen,
-               "warnings": _below(floor, scores.get("UAS")),
+               "warnings": _below(floor, scores.get("UAS")) + (
+                   UNCALIBRATED if parser is not None and not dev and table.calibrated_on_dev
+                   else []),
                "training_seconds": round(before + time.perf_counter() - began, 1)}
         return Pipeline(front.tagger, front.lemmatizer, parser, front.tokenizer, now)
 
@@ -292,6 +296,12 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         if progress:
             tqdm.write(f"saved {path} (epoch {fitted.best_epoch_})", file=sys.stderr)
     return pipeline
+
+
+# the model's warning where its marginals need dev data (`FamilyOptions.calibrated_on_dev`)
+UNCALIBRATED = ["trained without dev data: the parser's HeadProb and LabelProb (parse "
+                "--marginals) are its scores as trained, not probabilities fitted on data; "
+                "give dev data (--dev) to fit their temperatures"]
 
 
 def _floor(dev: list[Sentence]) -> float:

@@ -21,6 +21,7 @@ from arborparse.io import read_conllu
 from arborparse.linear.online import OnlineTrainer
 from arborparse.linear.reach import reach
 from arborparse.pipeline import INFO, info
+from arborparse.trainer import UNCALIBRATED
 from arborparse.neural.train import NeuralTrainer
 from arborparse.training import Diverged, Loop, TrainingInterrupted
 
@@ -128,8 +129,13 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     decoder = found["chosen_on_dev"]["decoder"]  # the one it parses with, and how it came
     assert found["decoder"] == decoder == arborparse.load(path).parser.decoder
     assert f"decoder             {decoder} (chosen on dev)\n" in r.output
-    blind = arborparse.train(train, components="parser", progress=False, path=path,
-                             trainer="perceptron", epochs=1, hash_bits=12, force=True)
+    with pytest.warns(UserWarning, match="trained without dev data: the parser's HeadProb"):
+        blind = arborparse.train(train, components="parser", progress=False, path=path,
+                                 trainer="perceptron", epochs=1, hash_bits=12, force=True)
+    assert blind.info["warnings"] == info(path)["warnings"] == UNCALIBRATED
+    distribution = arborparse.train(train, components="parser", progress=False,
+                                    trainer="loglinear-sgd", epochs=1, hash_bits=12)
+    assert distribution.info["warnings"] == []  # a log-linear model's are probabilities
     assert blind.info["options"]["decoder"] is None and info(path)["decoder"] == "mst"
     r = CliRunner().invoke(cli, ["info", str(path)])
     assert "decoder             mst\n" in r.output and "lacks" not in r.output

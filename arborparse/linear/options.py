@@ -187,6 +187,11 @@ class LinearOptions(FamilyOptions):
             raise ArborparseError(f"C 'auto' does not apply to the trainer {self.trainer} "
                                   "(give a number, or nothing for no bound)")
 
+    @property
+    def calibrated_on_dev(self) -> bool:
+        """Every trainer but the log-linear ones, whose models are distributions."""
+        return self.trainer not in ("loglinear", "loglinear-sgd") + LATENT
+
     def _check_second_order(self):
         """Refuse, in one line, what order 2 cannot honour."""
         from arborparse.errors import ArborparseError

@@ -35,6 +35,12 @@ class NeuralOptions(FamilyOptions):
                 ("decoder=mst", "a crf2o model decodes projectively")))
         return cls.parses
 
+    @property
+    def calibrated_on_dev(self) -> bool:
+        """Always: a network trained to a tree objective is overconfident (its temperatures
+        are fitted on dev at the end of the training, `NeuralParser.calibrate`)."""
+        return True
+
     @classmethod
     def of(cls, given: dict) -> NeuralOptions:
         """As every family's, and refusing a word dimension beside word vectors (theirs is
