@@ -27,7 +27,7 @@ from numba import njit
 from arborparse.linear.templates import _final, _mix, _start, direction_distance
 from arborparse.linear.tokens import FORM, LEMMA, UPOS, XPOS, encode
 from arborparse.trees.distribution import label_temperature
-from arborparse.trees.scores import allowed_best, labels_given_arcs
+from arborparse.trees.scores import allowed_best, allowed_scores, labels_given_arcs
 
 BITS = 16  # log2 of the rows of weights (one weight per label each)
 EPOCHS = 10
@@ -243,18 +243,6 @@ def _own_labels(joint: np.ndarray, heads: np.ndarray, root: int) -> np.ndarray:
     return labels
 
 
-def _allowed(scores: np.ndarray, heads: np.ndarray, root: int) -> np.ndarray:
-    """`scores` (n+1, L) of each word's labels with those `allowed_best` never gives the
-    word's arc at -inf (a new array)."""
-    scores = np.array(scores, dtype=np.float64)
-    if root >= 0 and scores.shape[1] > 1:
-        from_root = heads == 0
-        scores[from_root] = -np.inf
-        scores[from_root, root] = 0.0  # the only label: probability 1
-        scores[~from_root, root] = -np.inf
-    return scores
-
-
 def _spread(own: list, tried: list) -> float:
     """σ of the labeler's scores over σ of the model's (1 where either is constant)."""
     mine = np.concatenate([o[1:].ravel() for o in own])
@@ -313,7 +301,7 @@ class Labeler:
         the softmax at `temperature` of the scores the labels were chosen by (`own`, the
         labeler's, as `labels` wrote them, plus `joint_weight` × `joint`) over the labels
         the word's arc may take (`root` as in `labels`)."""
-        scores = _allowed(own + self.joint_weight * joint, heads, root)[1:]
+        scores = allowed_scores((own + self.joint_weight * joint)[1:], heads[1:], root)
         return labels_given_arcs(scores / self.temperature)[np.arange(len(heads) - 1),
                                                              labels[1:]]
 
@@ -326,7 +314,7 @@ class Labeler:
         for (table, heads, joint), (gold_heads, gold_labels) in zip(tried, gold):
             own = np.zeros(joint.shape)
             self.labels(table, heads, joint, own, root)
-            scores = _allowed(own + self.joint_weight * joint, heads, root)
+            scores = allowed_scores(own + self.joint_weight * joint, heads, root)
             words = np.flatnonzero((heads == gold_heads) & (gold_labels >= 0))
             words = words[words > 0]
             words = words[np.isfinite(scores[words, gold_labels[words]])]

@@ -28,6 +28,7 @@ from arborparse.text.lemmatizer import applies, apply_script
 from arborparse.transforms import projectivize
 from arborparse.trees import batch as tb
 from arborparse.trees.distribution import fit_temperature, label_temperature
+from arborparse.trees.scores import allowed_scores
 
 KIND = "neural"
 VERSION = 1
@@ -300,14 +301,8 @@ class NeuralParser:
         """Each word's best label by its `scores` (W, L) under its head in `heads` (W,),
         with ``root`` where and only where the head is 0 (Universal Dependencies), where
         the label set has it."""
-        if "root" in self.vocab.labels:
-            root = self.vocab.labels.index("root")
-            scores = scores.clone()
-            under_root = heads == 0
-            scores[under_root] = -torch.inf
-            scores[under_root, root] = 0.0
-            scores[~under_root, root] = -torch.inf
-        return scores.argmax(-1).tolist()
+        root = self.vocab.labels.index("root") if "root" in self.vocab.labels else -1
+        return allowed_scores(scores.numpy(), heads.numpy(), root).argmax(-1).tolist()
 
     def iter_parse(self, sentences: Iterable[Sentence], **options) -> Iterator[Sentence]:
         """Parse lazily, a chunk of sentences at a time (for streams); options as in

@@ -74,6 +74,19 @@ def allowed_best(row, head, root):
     return root if best < 0 else best  # `root` the only label: nothing else to give
 
 
+def allowed_scores(scores: np.ndarray, heads: np.ndarray, root: int) -> np.ndarray:
+    """`scores` (W, L) of the labels of W arcs into words whose heads are `heads` (W,), those
+    `allowed_best` never gives at -inf (the root label's 0 where it is the only one): a new
+    array, whose argmax over each row is `allowed_best`'s label."""
+    scores = np.array(scores, dtype=np.float64)
+    if root >= 0 and scores.shape[1] > 1:
+        from_root = np.asarray(heads) == 0
+        scores[from_root] = -np.inf
+        scores[from_root, root] = 0.0
+        scores[~from_root, root] = -np.inf
+    return scores
+
+
 def force_arc(S: np.ndarray, h: int, m: int) -> None:
     """Keep h -> m as the only arc into m allowed by S (in place): every other is -inf."""
     keep = S[h, m]

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from arborparse import trees
-from arborparse.trees.scores import tree_score
+from arborparse.trees.scores import allowed_best, allowed_scores, tree_score
 
 scores = st.integers(1, 12).flatmap(lambda n: arrays(
     np.float64, (n + 1, n + 1),
@@ -63,3 +63,21 @@ def test_entropy_and_log_z_bounds(S, projective, single_root):
     assert H >= -1e-9
     best = tree_score(S, (trees.eisner if projective else trees.mst)(S, single_root=single_root))
     assert trees.log_partition(S, projective, single_root) >= best - 1e-9
+
+
+@settings(deadline=None)  # the first example compiles allowed_best
+@given(st.integers(1, 6), st.integers(1, 5), st.integers(-1, 4), st.integers(0, 10 ** 6))
+def test_allowed_scores_leave_what_allowed_best_chooses_from(W, L, root, seed):
+    """The best of each row of `allowed_scores` is `allowed_best`'s label, and every label
+    left finite is one it may give: root with HEAD 0 and only there (where root is a label
+    and not the only one)."""
+    rng = np.random.default_rng(seed)
+    root = min(root, L - 1)
+    scores, heads = rng.normal(size=(W, L)), rng.integers(0, 3, size=W)
+    allowed = allowed_scores(scores, heads, root)
+    for row, head, given in zip(scores, heads, allowed):
+        assert given.argmax() == allowed_best(row, head, root)
+        if root >= 0 and L > 1:
+            assert np.isfinite(given).sum() == (1 if head == 0 else L - 1)
+        else:
+            assert (given == row).all()
