@@ -455,9 +455,10 @@ class LinearParser:
     @property
     def root_label(self) -> int:
         """The id of the label ``root``, which goes with HEAD 0 and only with it (Universal
-        Dependencies), or -1 for a label set without it."""
+        Dependencies' one root word), or -1 for a label set without it and for a
+        multi-root model (its treebank's other words under the root keep their labels)."""
         labels = self.model.labels
-        return labels.index("root") if "root" in labels else -1
+        return labels.index("root") if "root" in labels and self.single_root else -1
 
     def _rooted(self, x: Encoded, heads: np.ndarray, labels: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray | None]:

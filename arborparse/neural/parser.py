@@ -299,9 +299,10 @@ class NeuralParser:
 
     def _best_labels(self, scores: torch.Tensor, heads: torch.Tensor) -> list[int]:
         """Each word's best label by its `scores` (W, L) under its head in `heads` (W,),
-        with ``root`` where and only where the head is 0 (Universal Dependencies), where
-        the label set has it."""
-        root = self.vocab.labels.index("root") if "root" in self.vocab.labels else -1
+        with ``root`` where and only where the head is 0 (Universal Dependencies' one root
+        word), where the label set has it and the model is single-rooted."""
+        labels = self.vocab.labels
+        root = labels.index("root") if "root" in labels and self.single_root else -1
         return allowed_scores(scores.numpy(), heads.numpy(), root).argmax(-1).tolist()
 
     def iter_parse(self, sentences: Iterable[Sentence], **options) -> Iterator[Sentence]:

@@ -338,7 +338,8 @@ def test_the_root_label_goes_with_head_0_and_only_with_it(favoured):
     """Weights that make one label every arc's best: `root` (then words under another head
     must get another label) or `det` (then the word under the root must get `root`). Every
     path that labels a tree keeps HEAD 0 and ``root`` together: the compiled chunk, one
-    sentence with marginals, MBR, the k best, and the second-stage labeler."""
+    sentence with marginals, MBR, the k best, and the second-stage labeler. A multi-root
+    model's arcs keep their best labels."""
     from arborparse.linear.templates import ARC_TEMPLATES, _final, _mix, _start
 
     data = read_conllu(io.StringIO(separable_text(1)))
@@ -362,3 +363,6 @@ def test_the_root_label_goes_with_head_0_and_only_with_it(favoured):
     parser.labeler = Labeler(np.zeros((2, len(labels)), dtype=np.float32), 1.0)
     rooted(parser.parse(data))
     rooted(parser.parse(data, marginals=True))
+    parser.single_root = False  # a multi-root model: each arc keeps its best label
+    for options in ({}, {"marginals": True}):
+        assert all(set(s.deprels) == {favoured} for s in parser.parse(data, **options))

@@ -468,7 +468,8 @@ def test_a_sentence_too_long_for_the_memory_free_is_refused(memorized, second_or
 def test_the_root_label_goes_with_head_0_and_only_with_it(memorized, favoured):
     """A label's bias raised until it is every arc's best: the parse, its marginals and the
     k best trees keep HEAD 0 and ``root`` together (Universal Dependencies), and
-    LabelProb is the probability of the label given."""
+    LabelProb is the probability of the label given. A multi-root model's arcs keep their
+    best labels."""
     import copy
 
     data, fitted = memorized
@@ -481,3 +482,5 @@ def test_the_root_label_goes_with_head_0_and_only_with_it(memorized, favoured):
         assert [p < 0.5 for p in probs] == [d != favoured for d in s.deprels]
     for _, heads, labels in parser.kbest(min(data, key=len), 5):
         assert ((np.asarray(heads[1:]) == 0) == (np.array(labels) == "root")).all()
+    parser.single_root = False  # a multi-root model: each arc keeps its best label
+    assert all(set(s.deprels) == {favoured} for s in parser.parse(data))
