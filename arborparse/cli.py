@@ -479,7 +479,8 @@ def info_cmd(model, as_json):
                            f"{labeler} (of HeadProb and LabelProb, parse --marginals" + (
                                "; not fitted on dev: the scores as trained, calibrated "
                                "only where the model was trained as a distribution)"
-                               if value["heads"] == value["labels"] == 1.0 else ")"))
+                               if value["heads"] == value["labels"] == 1.0 and
+                               "labeler" not in value else ")"))
         elif key == "decoder":
             if value is not None:
                 chosen = "decoder" in (found.get("chosen_on_dev") or {})

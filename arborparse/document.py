@@ -96,7 +96,8 @@ class Word:
 
     @property
     def label_prob(self) -> float | None:
-        """P(this label | this head) (``marginals=True``)."""
+        """P(this label | this head) (``marginals=True``; with a linear model's
+        second-stage labeler, its probability of the label given the tree)."""
         value = _misc_value(self.misc, "LabelProb")
         return None if value is None else float(value)
 

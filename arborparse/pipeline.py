@@ -125,8 +125,9 @@ def info(path) -> dict:
     parser = (components.get("parser") or {}).get("header") or {}
     heads = parser.get("temperature", 1.0)  # 1 in files written before it
     labeler = parser.get("labeler")
+    labeler = labeler.get("temperature") if isinstance(labeler, dict) else None
     temperatures = (heads, parser.get("label_temperature", heads),
-                    labeler.get("temperature") if isinstance(labeler, dict) else None) \
+                    labeler if isinstance(labeler, (int, float)) else None) \
         if family in TEMPERED and parser else None
     return describe(stored, family, {c: (components[c] or {}).get("version")
                                      for c in COMPONENTS if c in components},

@@ -103,7 +103,8 @@ def trained_rows(args):
                 fitted = parser.calibrate(dev)
             row = {"treebank": treebank, "trainer": name, "T": fitted["temperature"],
                    "T_l": fitted["label_temperature"]}
-            for label, temperatures in (("before", (1.0, 1.0)), ("after", fitted.values())):
+            after = (fitted["temperature"], fitted["label_temperature"])
+            for label, temperatures in (("before", (1.0, 1.0)), ("after", after)):
                 parser.temperature, parser.label_temperature = temperatures
                 row[label] = summary(parser, test)
             yield row

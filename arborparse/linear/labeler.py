@@ -252,6 +252,11 @@ def _spread(own: list, tried: list) -> float:
     return float(mine.std() / theirs.std())
 
 
+def _number(value) -> bool:
+    """Whether a model file's header entry is a number (not a string, not true or false)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 @dataclass
 class Labeler:
     """A trained second-stage labeler: weights (2^bits, L) over the model's labels, the
@@ -309,7 +314,8 @@ class Labeler:
         """This labeler with the temperature of maximum likelihood of the gold labels of
         the words whose head is right in `tried` ((table, heads, joint) of the dev
         sentences as the parser decodes them, as `choose` takes them); `gold` holds
-        (heads, label ids, -1 where the model does not know the label) of each."""
+        (heads, label ids, -1 where the model does not know the label) of each. Where no
+        word qualifies, this labeler as it is."""
         rows, found = [], []
         for (table, heads, joint), (gold_heads, gold_labels) in zip(tried, gold):
             own = np.zeros(joint.shape)
@@ -320,10 +326,10 @@ class Labeler:
             words = words[np.isfinite(scores[words, gold_labels[words]])]
             rows.append(scores[words])
             found.append(gold_labels[words])
-        if not rows:
-            return replace(self, temperature=1.0)
-        return replace(self, temperature=label_temperature(np.concatenate(rows),
-                                                           np.concatenate(found)))
+        found = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+        if not len(found):  # nothing to fit on: as it was
+            return self
+        return replace(self, temperature=label_temperature(np.concatenate(rows), found))
 
     def choose(self, tried: list, evaluate, root: int = -1) -> tuple[Labeler | None, list]:
         """(the labeler with the joint weight that labels the dev trees best, or None where
@@ -365,12 +371,10 @@ class Labeler:
         if W.ndim != 2 or W.shape[1] != labels or rows < 2 or rows & (rows - 1):
             raise ValueError(f"the labeler's weights have shape {W.shape}, expected (a power "
                              f"of two, {labels})")
-        weight = float(header["joint_weight"])
-        if not 0 <= weight < float("inf"):
+        weight, temperature = header["joint_weight"], header.get("temperature")
+        if not _number(weight) or not 0 <= weight < float("inf"):
             raise ValueError("the labeler's 'joint_weight' must be a number >= 0")
-        temperature = header.get("temperature")  # files written before it have none
-        if temperature is not None:
-            temperature = float(temperature)
-            if not 0 < temperature < float("inf"):
-                raise ValueError("the labeler's 'temperature' must be a number > 0")
-        return cls(W, weight, temperature)
+        if temperature is not None and not (  # files written before it have none
+                _number(temperature) and 0 < temperature < float("inf")):
+            raise ValueError("the labeler's 'temperature' must be a number > 0")
+        return cls(W, float(weight), None if temperature is None else float(temperature))

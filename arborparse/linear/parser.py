@@ -54,7 +54,7 @@ class LinearParser:
         behind LabelProb, the labeled marginals and the k best trees' probabilities. A
         labeled tree's probability is P(heads) Π P(l | h, m): with T_l = T the Gibbs
         distribution P(tree) ∝ exp(Σ s(h, m, l) / T) of a model trained as one (None:
-        T_l = T). `calibrate` fits both
+        T_l = T). `calibrate` fits both (and the labeler's, below)
     labeler : the second-stage labeler (`arborparse.linear.labeler`) that labels the
         decided tree again (MAP, MBR and max-z trees; k-best trees keep the model's
         labels), or None; `fit_labeler` attaches one. Its labels' LabelProb is its own
@@ -194,7 +194,9 @@ class LinearParser:
         labels do as well; returns the dev scores (`evaluate`) of the parser as it now is."""
         from arborparse.eval import evaluate
 
-        dev = list(require_tags(dev))
+        dev = [s for s in require_tags(dev) if s.has_tree]
+        if not dev:
+            raise ArborparseError("fit_labeler needs development sentences with trees")
         self.labeler = None
         tried = self._decoded(dev)
         universal = np.array([label.split(":")[0] for label in self.model.labels])
@@ -254,11 +256,11 @@ class LinearParser:
         return second_order.log_partition(folded, sib, grand, self.single_root)
 
     def calibrate(self, dev: Iterable[Sentence], limit: int = 1000) -> dict:
-        """Fit the two temperatures to development data, so that the marginals of a model
-        not trained as a distribution (perceptron, MIRA, EG) are probabilities that mean
-        what they say, and return them (``temperature``, ``label_temperature``, and
+        """Fit the temperatures to development data, so that the marginals of a model not
+        trained as a distribution (perceptron, MIRA, EG) are probabilities that mean what
+        they say, and return them (``temperature``, ``label_temperature``, and
         ``labeler_temperature`` where a second-stage labeler gives the labels: its
-        LabelProb's, `Labeler.fit_temperature`).
+        LabelProb's, `Labeler.fit_temperature`, on the same sentences).
 
         T_l maximizes Σ log P(gold label | gold arc) over the gold arcs within reach (and
         labels the model knows); then T the log-likelihood Σ log P(gold heads | sentence)
@@ -273,11 +275,13 @@ class LinearParser:
         LabelProb 0.12 below the label accuracy). Each is 1 where nothing is usable."""
         projective = self._projective()
         index = {label: i for i, label in enumerate(self.model.labels)}
-        data, rows, gold_labels = [], [], []
-        dev = [s for s in dev if s.has_tree]
+        data, rows, gold_labels, used = [], [], [], []
         for sentence in dev:
             if len(data) == limit:
                 break
+            if not sentence.has_tree:
+                continue
+            used.append(sentence)
             heads, m = sentence.heads, np.arange(1, len(sentence) + 1)
             x = self.model.encoded(sentence)
             cut = self._out_of_reach(x)
@@ -314,7 +318,7 @@ class LinearParser:
         self.temperature = fit_temperature(heads_nll) if data else 1.0
         found = {"temperature": self.temperature, "label_temperature": self.label_temperature}
         if self.labeler is not None:
-            found["labeler_temperature"] = self._fit_labeler_temperature(dev)
+            found["labeler_temperature"] = self._fit_labeler_temperature(used)
         return found
 
     @property
@@ -391,8 +395,8 @@ class LinearParser:
 
     def kbest(self, sentence: Sentence, k: int) -> list[tuple[float, np.ndarray, list[str]]]:
         """The k most probable labeled trees, best first, as (probability, heads, labels):
-        each arc with its best label (``root`` where and only where the head is 0:
-        `_rooted`), the probability that of the tree with those labels under the model's
+        each arc with its best label (``root`` where and only where the head is 0, for a
+        single-rooted model: `_rooted`), the probability that of the tree with those labels under the model's
         tree distribution (order 1 only). The trees are ranked as the best tree is chosen,
         with each arc's best label of all, so the first is the parse's tree; with two
         temperatures the probabilities need not fall in that order."""
@@ -615,7 +619,10 @@ class LinearParser:
             hidden clusters: the best tree when each arc keeps only its best cluster,
             Smith & Smith §5)
         marginals : add ``HeadProb`` (the probability of the chosen head) and ``LabelProb``
-            (of the chosen label given that head) to each word's MISC, and the head
+            (of the chosen label given that head; with a second-stage labeler whose
+            temperature was fitted, the labeler's probability of it given the tree and the
+            labels given before, over the labels the arc may take) to each word's MISC,
+            and the head
             marginals to each sentence's ``analysis["heads"]``
         kbest : put the k most probable trees in each sentence's ``analysis["kbest"]``
             (computed from the same scores as the tree)

@@ -77,7 +77,7 @@ def allowed_best(row, head, root):
 def allowed_scores(scores: np.ndarray, heads: np.ndarray, root: int) -> np.ndarray:
     """`scores` (W, L) of the labels of W arcs into words whose heads are `heads` (W,), those
     `allowed_best` never gives at -inf (the root label's 0 where it is the only one): a new
-    array, whose argmax over each row is `allowed_best`'s label."""
+    array, whose argmax over each row of finite scores is `allowed_best`'s label."""
     scores = np.array(scores, dtype=np.float64)
     if root >= 0 and scores.shape[1] > 1:
         from_root = np.asarray(heads) == 0

@@ -149,9 +149,10 @@ def labeler_distributions(parser, sentence, temperature):
     parser.labeler.labels(x.table, heads, joint, own, parser.root_label)
     scores = (own + parser.labeler.joint_weight * joint)[1:] / temperature
     root, words = parser.root_label, heads[1:]
-    scores[words == 0] = -np.inf  # the root word takes root, every other word anything else
-    scores[words == 0, root] = 0.0
-    scores[words != 0, root] = -np.inf
+    if root >= 0:  # the root word takes root, every other word anything else
+        scores[words == 0] = -np.inf
+        scores[words == 0, root] = 0.0
+        scores[words != 0, root] = -np.inf
     p = np.exp(scores - scores.max(axis=1, keepdims=True))
     return heads, np.vstack([np.zeros(p.shape[1]), p / p.sum(axis=1, keepdims=True)])
 
@@ -181,10 +182,14 @@ def test_the_labelers_temperature_is_fitted_on_dev_and_recovers_a_known_one(engl
     parser, labeler, dev = english
     fresh = LinearParser(parser.model)
     fresh.fit_labeler(labeler, dev)
-    assert fresh.labeler is None or fresh.labeler.temperature > 0
+    index = {d: i for i, d in enumerate(parser.model.labels)}
+    dev_gold = [(s.heads, np.array([-1] + [index.get(d, -1) for d in s.deprels]))
+                for s in dev]
+    assert fresh.labeler.temperature == fresh.labeler.fit_temperature(
+        fresh._decoded(dev), dev_gold, fresh.root_label).temperature  # fitted on dev
     relabeled = LinearParser(parser.model, labeler=labeler.with_weight(0.5))
     rng = np.random.default_rng(0)
-    index, tried, gold = {d: i for i, d in enumerate(parser.model.labels)}, [], []
+    tried, gold = [], []
     for sentence in dev:
         heads, p = labeler_distributions(relabeled, sentence, 4.0)
         x = parser.model.encoded(sentence)
@@ -197,6 +202,18 @@ def test_the_labelers_temperature_is_fitted_on_dev_and_recovers_a_known_one(engl
     assert fitted == pytest.approx(4.0, rel=0.1)
     found = relabeled.calibrate(dev)  # refits every temperature, the labeler's too
     assert found["labeler_temperature"] == relabeled.labeler.temperature > 0
+    relabeled.calibrate([])  # nothing to fit on: the labeler's temperature stays
+    assert relabeled.labeler.temperature == found["labeler_temperature"]
+    read = []
+
+    def counted():
+        for s in dev:
+            read.append(s)
+            yield s
+    relabeled.calibrate(counted(), limit=5)  # the labeler's fit on the limit's sentences
+    assert len(read) <= 6 and relabeled.labeler.temperature == \
+        relabeled.labeler.fit_temperature(relabeled._decoded(read[:5]), dev_gold[:5],
+                                          parser.root_label).temperature
 
 
 def test_a_damaged_labeler_is_refused_naming_the_file(english, tmp_path):
@@ -360,9 +377,16 @@ def test_the_root_label_goes_with_head_0_and_only_with_it(favoured):
     rooted(parser.parse(data, decode_as="mbr"))
     for _, heads, found in parser.kbest(data[0], 3):
         assert ((np.asarray(heads[1:]) == 0) == (np.array(found) == "root")).all()
-    parser.labeler = Labeler(np.zeros((2, len(labels)), dtype=np.float32), 1.0)
+    parser.labeler = Labeler(np.zeros((2, len(labels)), dtype=np.float32), 1.0, 1.0)
     rooted(parser.parse(data))
-    rooted(parser.parse(data, marginals=True))
+    with_marginals = parser.parse(data, marginals=True)
+    rooted(with_marginals)
+
+    def label_probs(sentence):
+        return np.array([float(row[9].split("LabelProb=")[1]) for row in sentence.rows])
+    for s in with_marginals:  # the labeler's LabelProb: root is the root word's only label
+        assert (label_probs(s)[np.asarray(s.heads[1:]) == 0] == 1.0).all()
     parser.single_root = False  # a multi-root model: each arc keeps its best label
     for options in ({}, {"marginals": True}):
         assert all(set(s.deprels) == {favoured} for s in parser.parse(data, **options))
+    assert all((label_probs(s) > 0.99).all() for s in parser.parse(data, marginals=True))
