@@ -29,7 +29,8 @@ from arborparse.options import check_options
 from arborparse.transforms import projectivize
 from arborparse.trees import second_order
 from arborparse.trees.distribution import fit_temperature, label_temperature
-from arborparse.trees.scores import allowed_best, arc_labels, fold_labels, labels_given_arcs
+from arborparse.trees.scores import allowed_best, allowed_scores, arc_labels, fold_labels, \
+    labels_given_arcs
 from arborparse.trees.structure import is_projective
 
 # a chunk of sentences parsed by one compiled call (`LinearParser._iter_best_trees`): as many
@@ -263,7 +264,8 @@ class LinearParser:
         LabelProb's, `Labeler.fit_temperature`, on the same sentences).
 
         T_l maximizes Σ log P(gold label | gold arc) over the gold arcs within reach (and
-        labels the model knows); then T the log-likelihood Σ log P(gold heads | sentence)
+        labels the model knows), each over the labels the arc may take (as LabelProb);
+        then T the log-likelihood Σ log P(gold heads | sentence)
         of the first `limit` sentences with one root word where the model has one, each
         tree made projective where the distribution is (`projectivize`, as training does)
         and within reach, and scored with the parts it is parsed with
@@ -288,7 +290,8 @@ class LinearParser:
             inside = np.array([label in index for label in sentence.deprels])
             if cut is not None:
                 inside &= ~cut[heads[1:], m]
-            rows.append(self._joint(x, heads)[1:][inside])
+            rows.append(allowed_scores(self._joint(x, heads)[1:], heads[1:],
+                                       self.root_label)[inside])
             gold_labels += [index[label] for label in np.array(sentence.deprels)[inside]]
             if self.single_root and (heads == 0).sum() != 1:
                 continue
@@ -450,10 +453,13 @@ class LinearParser:
             self.model.labeled_scores(x, scale=1.0 / self.label_temperature),
             self._out_of_reach(x) if cut is None else cut)
 
-    def _label_probabilities(self, joint: np.ndarray, labels: np.ndarray) -> np.ndarray:
-        """P(labels[m] | the tree's arc into m) at T_l, from the model's label scores of
-        the tree's arcs (`_joint`), for each word m >= 1."""
-        return labels_given_arcs(joint[1:] / self.label_temperature)[
+    def _label_probabilities(self, joint: np.ndarray, heads: np.ndarray, labels: np.ndarray
+                             ) -> np.ndarray:
+        """P(labels[m] | the tree's arc into m) at T_l over the labels the arc may take
+        (`root_label`, `allowed_scores`), from the model's label scores of the tree's arcs
+        (`_joint`), for each word m >= 1."""
+        allowed = allowed_scores(joint[1:], heads[1:], self.root_label)
+        return labels_given_arcs(allowed / self.label_temperature)[
             np.arange(len(joint) - 1), labels[1:]]
 
     @property
@@ -529,7 +535,7 @@ class LinearParser:
             label_prob = self.labeler.probabilities(own, joint, heads, labels, self.root_label)
         else:  # the model's P(label | arc) (files written before the labeler's temperature)
             label_prob = self._label_probabilities(
-                self._joint(x, heads) if joint is None else joint, labels)
+                self._joint(x, heads) if joint is None else joint, heads, labels)
         return parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}" for h, lp in
                                  zip(head_prob, label_prob)]) \
             .with_analysis(heads=mu)

@@ -28,7 +28,7 @@ from arborparse.text.lemmatizer import applies, apply_script
 from arborparse.transforms import projectivize
 from arborparse.trees import batch as tb
 from arborparse.trees.distribution import fit_temperature, label_temperature
-from arborparse.trees.scores import allowed_scores
+from arborparse.trees.scores import allowed_scores, labels_given_arcs
 
 KIND = "neural"
 VERSION = 1
@@ -187,8 +187,10 @@ class NeuralParser:
                 m = np.arange(1, n + 1)
                 mu_b = mu[b].numpy()[:n + 1, :n + 1]
                 head_prob = mu_b[heads[b, 1:n + 1].numpy(), m]
-                label_prob = (label_scores[rows] / self.label_temperature).softmax(-1)[
-                    torch.arange(n), torch.tensor(labels[rows])].numpy()  # P(l given | arc)
+                allowed = allowed_scores(label_scores[rows].numpy(),
+                                         heads[b, 1:n + 1].numpy(), self._root)
+                label_prob = labels_given_arcs(allowed / self.label_temperature)[
+                    np.arange(n), labels[rows]]  # P(l given | arc)
                 parsed = parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}"
                                            for h, lp in zip(head_prob, label_prob)]) \
                     .with_analysis(heads=mu_b)
@@ -208,7 +210,8 @@ class NeuralParser:
     def calibrate(self, dev: Iterable[Sentence], limit: int = 1000) -> dict:
         """Fit the two temperatures to development data and return them (``temperature``,
         ``label_temperature``): T_l of maximum log-likelihood of the gold labels on the
-        gold arcs (labels the model knows), T of the gold trees under the tree CRF, over
+        gold arcs (labels the model knows; over the labels each arc may take, `_root`, as
+        LabelProb), T of the gold trees under the tree CRF, over
         the first `limit` sentences with a tree (one root word where the model has one;
         made projective where the CRF is, `projectivize`). Each is 1 where nothing is
         usable."""
@@ -233,8 +236,10 @@ class NeuralParser:
                 ids = torch.tensor([index.get(d, -1) for s in sentences for d in s.deprels])
                 scores = net.label_scores(states, heads.to(device), word_mask(
                     lengths, heads.shape[1]).to(device)).double().cpu()
-                rows.append(scores[ids >= 0])
-                gold.append(ids[ids >= 0])
+                known = (ids >= 0).numpy()
+                words = heads[word_mask(lengths, heads.shape[1])].numpy()
+                rows.append(allowed_scores(scores.numpy(), words, self._root)[known])
+                gold.append(ids.numpy()[known])
 
         def trees_nll(log_t):
             t = np.exp(log_t)
@@ -244,8 +249,8 @@ class NeuralParser:
                         for S, sib, lengths, heads in trees)
 
         self.label_temperature = label_temperature(
-            torch.cat(rows).numpy() if rows else np.empty((0, 0)),
-            torch.cat(gold).numpy() if gold else np.empty(0, int))
+            np.concatenate(rows) if rows else np.empty((0, 0)),
+            np.concatenate(gold) if gold else np.empty(0, int))
         self.temperature = fit_temperature(trees_nll) if trees else 1.0
         return {"temperature": self.temperature, "label_temperature": self.label_temperature}
 
@@ -299,11 +304,16 @@ class NeuralParser:
 
     def _best_labels(self, scores: torch.Tensor, heads: torch.Tensor) -> list[int]:
         """Each word's best label by its `scores` (W, L) under its head in `heads` (W,),
-        with ``root`` where and only where the head is 0 (Universal Dependencies' one root
-        word), where the label set has it and the model is single-rooted."""
+        with ``root`` where and only where the head is 0 (`_root`)."""
+        return allowed_scores(scores.numpy(), heads.numpy(), self._root).argmax(-1).tolist()
+
+    @property
+    def _root(self) -> int:
+        """The id of the label ``root``, which goes with HEAD 0 and only with it (Universal
+        Dependencies' one root word), or -1 for a label set without it and for a
+        multi-root model."""
         labels = self.vocab.labels
-        root = labels.index("root") if "root" in labels and self.single_root else -1
-        return allowed_scores(scores.numpy(), heads.numpy(), root).argmax(-1).tolist()
+        return labels.index("root") if "root" in labels and self.single_root else -1
 
     def iter_parse(self, sentences: Iterable[Sentence], **options) -> Iterator[Sentence]:
         """Parse lazily, a chunk of sentences at a time (for streams); options as in

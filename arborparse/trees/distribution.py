@@ -134,13 +134,17 @@ def fit_temperature(negative_log_likelihood) -> float:
 
 def label_temperature(scores: np.ndarray, gold: np.ndarray) -> float:
     """The T_l of maximum log-likelihood of the labels `gold` (W,) under P(l) ∝ exp(scores[w,
-    l] / T_l), scores (W, L) (each word's label scores under its gold head); 1 where there
-    are no words."""
+    l] / T_l), scores (W, L) (each word's label scores under its gold head; -inf for a label
+    its arc may not take, `arborparse.trees.scores.allowed_scores`: a word whose gold label
+    is one is left out); 1 where there are no words."""
     from scipy.special import logsumexp
 
+    scores, gold = np.asarray(scores, dtype=np.float64), np.asarray(gold, dtype=np.int64)
+    if len(gold):
+        kept = np.isfinite(scores[np.arange(len(gold)), gold])
+        scores, gold = scores[kept], gold[kept]
     if not len(gold):
         return 1.0
-    scores = np.asarray(scores, dtype=np.float64)
     total = scores[np.arange(len(gold)), gold].sum()
     return fit_temperature(lambda log_t: -(total * np.exp(-log_t) - logsumexp(
         scores * np.exp(-log_t), axis=1).sum()))

@@ -247,6 +247,8 @@ def test_kbest_trees_and_marginals_match_enumeration(decoder, label_temperature)
     parsed = parser.parse([sentence], marginals=True)[0]
     heads = parsed.heads
     index = [parser.model.labels.index(label) for label in parsed.deprels]
+    rooted = np.array(parser.model.labels) == "root"  # LabelProb: over the labels allowed
+    given = softmax(np.where((heads[1:, None] == 0) == rooted, S[heads[1:], m] / T_l,
+                             -np.inf), axis=1)[m - 1, index]
     assert [f"HeadProb={h:.4f}|LabelProb={lp:.4f}" for h, lp in
-            zip(mu[heads[1:], m], label_p[heads[1:], m, index])] == \
-        [parsed.rows[r][9] for r in parsed.word_rows]
+            zip(mu[heads[1:], m], given)] == [parsed.rows[r][9] for r in parsed.word_rows]
