@@ -551,7 +551,8 @@ def _encoding(ctx, param, name: str) -> str:
               help="Where to write the parsed file (default: stdout).")
 @click.option("--decoder", type=click.Choice(["mst", "eisner"]),
               help=f"{_takers('decoder')} override the model's decoder.")
-@click.option("--decode", "decode_as", type=click.Choice(["map", "mbr", "max-z"]),
+@click.option("--decode", "--decode-as", "decode_as",
+              type=click.Choice(["map", "mbr", "max-z"]),
               help=f"{_takers('decode_as')} map (the default but for neural crf2o "
                    "models, whose default is mbr): the best tree; mbr: the tree "
                    "with the most expected correct attachments under the model's tree "
@@ -630,7 +631,13 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
             _parse_on_cluster(input, model_path, output, fmt, scheduler, workers,
                               partition_kb, resume, force, given)
             return
-        parsed = iter_parse_source(load(model_path), input, fmt, encoding, **given)
+        nlp, kept = load(model_path), [0]
+        if fmt in CONLL_FORMATS and getattr(nlp, "tagger", None) is not None and not (
+                given.get("retag") or given.get("keep_tags")):  # say what kept its tags
+            parsed = nlp.iter_parse(_kept_tags(iter_conllu(input, fmt, encoding), kept),
+                                    **given)
+        else:
+            parsed = iter_parse_source(nlp, input, fmt, encoding, **given)
     except OptionError as err:  # the command line's names (kbest is the API's alone)
         names = {p.name for p in ctx.command.params}
         takes = ", ".join(_flag(ctx, name) for name in err.takes if name in names)
@@ -669,6 +676,20 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
         gc.unfreeze()
     if not count[0]:
         _warn_empty(input, f"--input-format {fmt}")
+    elif kept[0]:
+        which = f"all {kept[0]} sentences kept the input's tags (every word had a UPOS)" \
+            if kept[0] == count[0] else f"{kept[0]} of {count[0]} sentences kept the input's " \
+            "tags (every word had a UPOS), the model tagged the others"
+        click.echo(f"Note: {which}; --retag tags every sentence, --keep-tags trusts the "
+                   "input's (and says nothing)", err=True)
+
+
+def _kept_tags(sentences, kept: list[int]):
+    """The sentences, those whose every word has a UPOS (which a pipeline does not tag
+    again: `parse` says how many) counted in `kept[0]`."""
+    for sentence in sentences:
+        kept[0] += "_" not in sentence.upos
+        yield sentence
 
 
 def _warn_empty(input, read_as: str) -> None:
@@ -737,7 +758,8 @@ def _flagged(ctx, text: str) -> str:
 def _flag(ctx, name: str, value=True) -> str:
     """How the parameter `name` set to `value` reads on the command line."""
     param = next(p for p in ctx.command.params if p.name == name)
-    flag = max(param.opts, key=len)
+    flag = next((o for o in param.opts if o.startswith("--")), param.opts[0])  # the first
+    # long one
     return flag if isinstance(value, bool) else f"{flag} {value}"
 
 

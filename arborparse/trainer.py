@@ -483,15 +483,29 @@ def front_end(parts, train, dev, seed: int, progress: bool,
     from arborparse.text.tagger import Tagger
     from arborparse.text.tokenizer import Tokenizer
 
+    began = time.perf_counter()
     tagger = Tagger(epochs[0], seed=seed, progress=progress, backward=backward).fit(
         train, dev) if "tagger" in parts else None
+    if progress and tagger is not None:  # the scores the model records (`info`)
+        _took("tagger", began, tagger.scores_)
     if progress and "lemmatizer" in parts:  # it shows no epochs of its own
         tqdm.write("training the lemmatizer", file=sys.stderr)
-    return Pipeline(
-        tagger, Lemmatizer(epochs[1], seed=seed).fit(train, dev) if "lemmatizer" in parts
-        else None,
-        tokenizer=Tokenizer(seed=seed, progress=progress).fit(train, dev)
-        if "tokenizer" in parts else None)
+    began = time.perf_counter()
+    lemmatizer = Lemmatizer(epochs[1], seed=seed).fit(train, dev) \
+        if "lemmatizer" in parts else None
+    if progress and lemmatizer is not None:
+        _took("lemmatizer", began, {k: v for k, v in _front_scores(
+            Pipeline(None, lemmatizer)).items() if k == "Lemmas"})
+    return Pipeline(tagger, lemmatizer,
+                    tokenizer=Tokenizer(seed=seed, progress=progress).fit(train, dev)
+                    if "tokenizer" in parts else None)
+
+
+def _took(what: str, began: float, scores: dict) -> None:
+    """Say on stderr that `what` is trained, its dev `scores` and the time it took."""
+    said = "  ".join(f"{k} {v:.2f}" for k, v in scores.items())
+    tqdm.write(f"{what} trained in {time.perf_counter() - began:.1f} s" +
+               (f": dev {said}" if said else ""), file=sys.stderr)
 
 
 def _syntax_ends(front: Pipeline, train: list[Sentence], dev: list[Sentence],

@@ -347,7 +347,7 @@ class Loop:
                                              if k in record)
                 line += "  (best)" if best else ""
                 if best and "temperature" in record:
-                    line += f"  T {record['temperature']:.3g}" + (
+                    line += f"  temperatures: heads {record['temperature']:.3g}" + (
                         f", labels {record['label_temperature']:.3g}"
                         if "label_temperature" in record else "")
                 if best and record.get("tag_reach_dropped"):  # a linear parser's

@@ -99,7 +99,7 @@ def test_parse_help_names_the_families_that_take_each_option():
     text = " ".join(run("parse", "--help").output.split())  # click's wrapping undone
     assert "First-order" not in text
     for flag, families in (("--decoder", "linear and neural models:"),
-                           ("--decode", "linear and neural models:"),
+                           ("--decode-as", "linear and neural models:"),
                            ("--marginals", "linear and neural models:"),
                            ("--retag", "linear, isbn and neural models with a tagger:"),
                            ("--keep-tags", "linear, isbn and neural models with a tagger:"),

@@ -195,7 +195,16 @@ def test_train_loglinear(tmp_path):
                                  "--learning-rate", "0.5", "--hash-bits", "14", "--quiet"])
     assert r.exit_code == 0, r.output
     r = CliRunner().invoke(cli, ["parse", "--model", str(model), str(train)])
-    assert r.exit_code == 0 and r.output == train.read_text()
+    assert r.exit_code == 0 and r.stdout == train.read_text()
+    # its tagger left the input's tags as they were, and parse says so
+    assert r.stderr == "Note: all 18 sentences kept the input's tags (every word had a " \
+        "UPOS); --retag tags every sentence, --keep-tags trusts the input's (and says " \
+        "nothing)\n"
+    r = CliRunner().invoke(cli, ["parse", "--model", str(model), str(train), "--keep-tags"])
+    assert r.exit_code == 0 and r.stdout == train.read_text() and not r.stderr
+    mbr = [CliRunner().invoke(cli, ["parse", "--model", str(model), str(train), "--keep-tags",
+                                    flag, "mbr"]) for flag in ("--decode", "--decode-as")]
+    assert mbr[0].exit_code == 0 and mbr[0].stdout == mbr[1].stdout  # the API's name too
     r = CliRunner().invoke(cli, ["train", "--train", str(train), "--model", str(model),
                                  "--trainer", "loglinear", "--exact-features"])
     assert r.exit_code == 2

@@ -127,7 +127,9 @@ class LinearOptions(FamilyOptions):
     multi_root: bool = option(False, bool, "Allow several words attached to the root "
                               "(default: exactly one).")
     epochs: int = option(10, int, "Passes over the training data (loglinear, latent-lbfgs: "
-                         "L-BFGS iterations); with --dev the best one is kept.", low=1,
+                         "L-BFGS iterations); with --dev the best one is kept, and the "
+                         "perceptron and MIRA may go on past them (--extend; 0: exactly "
+                         "these).", low=1,
                          may_change=True)
     extend: int = option(3, int, "With --dev: after --epochs passes, go on while the best "
                          f"dev LAS came in the last N (at most {EXTENDED} times --epochs in "
@@ -139,7 +141,8 @@ class LinearOptions(FamilyOptions):
                             high=31)
     exact_features: bool = option(False, bool, "Index the gold trees' features exactly "
                                   "instead of hashing.", trainers=ONLINE)
-    k: int = option(5, int, "Constraints of mira-kbest.", low=1, trainers=("mira-kbest",),
+    k: int = option(5, int, "Constraints of mira-kbest (its k best trees in each update; "
+                    "not parse's k best).", low=1, trainers=("mira-kbest",),
                     flags=("-k", "--kbest"))
     C: float | str | None = option(
         None, float, "MIRA: bound on the steps (default: none); log-linear, latent and eg: "

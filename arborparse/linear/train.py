@@ -94,7 +94,7 @@ class OnDev:
                 save_parser(parser, save_best, record)
         if self.progress and self.labeler:
             said = ("left out (the model's labels do as well)" if parser.labeler is None else
-                    f"joint weight {parser.labeler.joint_weight:.3g}, T "
+                    f"joint weight {parser.labeler.joint_weight:.3g}, temperature "
                     f"{parser.labeler.temperature:.3g}")
             tqdm.write(f"second-stage labeler: {said}; dev LAS {record['LAS']:.2f}",
                        file=sys.stderr)

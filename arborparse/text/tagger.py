@@ -63,6 +63,9 @@ from arborparse.text.features import word_features
 
 TAGGERS = ("upos_feats", "upos_feats_backward", "xpos")
 ONE_WAY = ("upos_feats", "xpos")  # without `backward`: the pairs left to right alone
+# what each perceptron's lines of progress say it is (its dev accuracy: on its own)
+SHOWN = {"upos_feats": "UPOS+FEATS, left to right:", "upos_feats_backward":
+         "UPOS+FEATS, right to left:", "xpos": "XPOS given the gold UPOS:"}
 PAIRS = TAGGERS[:2]  # the two that score the (UPOS, FEATS) pairs, one in each direction
 VERSION = 7  # of the tagger inside a model file (6: the pairs scored in both directions;
 # 7: the shapes of words without case)
@@ -262,7 +265,7 @@ class Tagger(Trained):
             choose = None if not dev else self._dev_accuracy(tagger, dev, dev_static)
             self.history_[tagger] = getattr(self, tagger).fit(
                 self._data(tagger, train, static), self.epochs, self.seed, choose,
-                self.progress, tagger)
+                self.progress, SHOWN[tagger])
         self.scores_ = self.accuracy(dev, dev_static) if dev else {}
         return self
 

@@ -86,7 +86,7 @@ def test_dev_data_picks_an_epoch(capsys):
     tagger = Tagger(epochs=3, bits=16).fit(data, data)
     assert [r["epoch"] for r in tagger.history_["upos_feats"]] == [1, 2, 3]
     assert all("accuracy" in r for r in tagger.history_["xpos"])
-    assert "upos_feats epoch 1/3" in capsys.readouterr().err
+    assert "UPOS+FEATS, left to right: epoch 1/3" in capsys.readouterr().err
     # the kept taggers' dev scores, for the model's info
     assert set(tagger.scores_) == {"UPOS", "XPOS", "UFeats"}
     assert tagger.scores_ == tagger.accuracy(data)
