@@ -71,6 +71,10 @@ class _Group(click.Group):
         except TrainingInterrupted as err:
             click.echo(f"Interrupted: {err}", err=True)
             sys.exit(130)
+        except EncodingError as err:  # from a command without --encoding (parse adds it)
+            raise click.ClickException(f"{err} (this command reads {err.encoding}: convert "
+                                       f"the file, e.g. iconv -f latin1 -t {err.encoding})"
+                                       ) from None
         except ArborparseError as err:
             raise click.ClickException(str(err)) from None
         except BrokenPipeError:
@@ -426,7 +430,7 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, components, fol
         arborparse.train(train_path, dev_path, family=model_type, components=components,
                          progress=not quiet, path=model_path, resume=resume, force=force,
                          lang=lang, folds=folds, fmt=fmt, **given)
-    except TrainingInterrupted:
+    except (TrainingInterrupted, EncodingError):  # the latter with its advice (`_Group`)
         raise
     except ArborparseError as err:  # its options named as this command's flags
         raise ArborparseError(_flagged(ctx, str(err))) from None

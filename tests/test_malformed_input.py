@@ -338,6 +338,13 @@ def test_input_in_another_encoding(treebank, tmp_path):
     r = run("parse", "--model", MODEL, latin, "-o", tmp_path / "o", "--encoding", "latin-1",
             "--scheduler", "local")
     assert r.exit_code == 2 and "--encoding does not apply to --scheduler local" in r.output
+    for command in (["train", "--train", latin, "--model", tmp_path / "m.npz"],
+                    ["evaluate", latin, latin]):  # commands without --encoding say what to do
+        status, _, err = arborparse_cli(*command)
+        one_line_error(status, err, f"latin.conllu:3: not valid UTF-8 at byte {offset} (this "
+                                    "command reads UTF-8: convert the file, e.g. iconv -f "
+                                    "latin1 -t UTF-8)")
+    assert not (tmp_path / "m.npz").exists()
 
 
 def test_a_bad_byte_late_in_a_file_is_refused_before_stdout_gets_a_sentence(tmp_path):
