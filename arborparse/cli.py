@@ -33,7 +33,7 @@ from arborparse.errors import ArborparseError, EncodingError, NotTreebankError, 
 from arborparse.eval import LENGTH_BINS, TAG_MEASURES, compare, evaluate
 from arborparse.io import iter_conllu, read_conllu, write_conllu
 from arborparse.io.conllu import FORMATS as CONLL_FORMATS
-from arborparse.io.conllu import check_decodes, check_encoding
+from arborparse.io.conllu import check_encoding
 from arborparse.io.plain import FORMATS as PLAIN_FORMATS
 from arborparse.io.plain import text_lines
 from arborparse.io.model_files import check_output
@@ -653,13 +653,12 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
     count = [0]
     try:
         if output == "-" and os.path.isfile(input):  # stdout gets each sentence as it is
-            # parsed: a file is read through first (a pipe cannot be read twice) for a bad
-            # byte, and text for a paragraph of CoNLL
-            if fmt in PLAIN_FORMATS:
-                for _ in text_lines(input, encoding):
-                    pass
-            else:
-                check_decodes(input, encoding)
+            # parsed: a file is read through first (a pipe cannot be read twice), so that a
+            # bad byte or line is refused before a sentence is written (text: a paragraph
+            # of CoNLL is refused as it is read)
+            for _ in text_lines(input, encoding) if fmt in PLAIN_FORMATS else \
+                    iter_conllu(input, fmt, encoding):
+                pass
         write_conllu(_counted(_interruptible(parsed), input != "-", count), output)
         _done.set()
     except ArborparseError as err:  # a bad line, or a sentence refused (too long)

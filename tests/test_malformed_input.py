@@ -347,13 +347,19 @@ def test_input_in_another_encoding(treebank, tmp_path):
     assert not (tmp_path / "m.npz").exists()
 
 
-def test_a_bad_byte_late_in_a_file_is_refused_before_stdout_gets_a_sentence(tmp_path):
+def test_a_bad_byte_or_line_late_in_a_file_is_refused_before_stdout_gets_a_sentence(
+        tmp_path):
     late = tmp_path / "late.conllu"
     text = separable_text(20)
     late.write_bytes(text.encode() + text.replace("\t", "é\t", 1).encode("latin-1"))
     status, out, err = arborparse_cli("parse", "--model", MODEL, late)
     one_line_error(status, err, "late.conllu:", "not valid UTF-8 at byte "
                                 f"{len(text.encode()) + text.index(chr(9))}")
+    assert out == ""
+    late.write_text(text + "1\tx\n")  # cut short: a line of two columns at the end
+    status, out, err = arborparse_cli("parse", "--model", MODEL, late)
+    one_line_error(status, err, f"late.conllu:{text.count(chr(10)) + 1}: expected 10 "
+                                "tab-separated columns, found 2")
     assert out == ""
 
 

@@ -377,15 +377,6 @@ def decoded(lines: Iterable[bytes | str], name: str,
         done += len(raw)
 
 
-def check_decodes(path, encoding: str = "utf-8") -> None:
-    """Raise `EncodingError` (its line and byte offset) if the file at `path` is not all
-    `encoding`: read once before a parse that streams to stdout, so that the sentences
-    before a bad byte are not written ahead of the error."""
-    lines, name = open_lines(path)
-    for _ in decoded(lines, name, encoding):
-        pass
-
-
 def _recut(lines: Iterable[bytes | str], name: str, encoding: str) -> Iterator[str]:
     """The lines, cut at ``\\n`` alone, of bytes in an encoding whose newline is more than
     the byte 0a (UTF-16, UTF-32): decoded as one stream, since a byte 0a may be half of
