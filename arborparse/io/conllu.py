@@ -402,8 +402,9 @@ def _recut(lines: Iterable[bytes | str], name: str, encoding: str) -> Iterator[s
 
 
 def _blocks(lines: Iterable[bytes | str], name: str,
-            encoding: str = "utf-8") -> Iterator[tuple[int, list[str]]]:
-    """Group decoded lines into sentences: (first line number, lines without newlines).
+            encoding: str = "utf-8") -> Iterator[tuple[int, list[str], bool]]:
+    """Group decoded lines into sentences: (first line number, lines without newlines,
+    whether a blank line ends it).
 
     A byte-order mark at the start is skipped; the last sentence needs no blank line after
     it (as in the CoNLL 2018 evaluation script).
@@ -419,14 +420,14 @@ def _blocks(lines: Iterable[bytes | str], name: str,
             text = text[:-1]
         if text.strip() == "":
             if block:
-                yield start, block
+                yield start, block, True
                 block = []
             continue
         if not block:
             start = lineno
         block.append(text)
     if block:
-        yield start, block
+        yield start, block, False
 
 
 def _check_last_line(name: str, lineno: int, text: str) -> None:
@@ -565,12 +566,20 @@ def iter_conllu(source, format: str = "auto", encoding: str = "utf-8") -> Iterat
     lines, name = open_lines(source)
     fmt = None if format == "auto" else format
     first = True
-    for start, block in _blocks(lines, name, encoding):
+    for start, block, ended in _blocks(lines, name, encoding):
         fmt = fmt or sniff(name, block)
         if first:
             _not_treebank(name, start, block, fmt)
             first = False
-        yield _parse_block(name, start, block, fmt)
+        try:
+            sentence = _parse_block(name, start, block, fmt)
+        except TreebankFormatError as err:
+            if ended or type(err) is not TreebankFormatError:
+                raise
+            raise TreebankFormatError(err.path, err.line, f"{err.reason} (the file ends "
+                                      "without a blank line after this sentence: was it "
+                                      "cut short?)") from None
+        yield sentence
 
 
 def read_conllu(source, format: str = "auto", encoding: str = "utf-8") -> list[Sentence]:
