@@ -465,12 +465,14 @@ class Pipeline:
             if home is None or (name == "parser") != (family in registry.FAMILIES):
                 raise ModelFileError(f"{path}: the pipeline's {name!r} is of kind {kind!r}, "
                                      "which this arborparse does not read")
-            version = import_module(home[0]).VERSION
-            if entry.get("version") != version:
-                raise ModelFileError(f"{path}: the pipeline's {name} is version "
-                                     f"{entry.get('version')!r}, this arborparse reads "
-                                     f"version {version}; "
-                                     f"{model_files.what_to_do(entry.get('version'), version)}")
+            module = import_module(home[0])
+            version, oldest = module.VERSION, getattr(module, "OLDEST", module.VERSION)
+            written = entry.get("version")
+            if type(written) is not int or not oldest <= written <= version:
+                raise ModelFileError(f"{path}: the pipeline's {name} is version {written!r}, "
+                                     f"this arborparse reads "
+                                     f"{model_files.versions(oldest, version)}; "
+                                     f"{model_files.what_to_do(written, version)}")
             found[name] = _class(home).from_parts(part, model_files.inner(name, arrays), path)
         return cls(found.get("tagger"), found.get("lemmatizer"), found.get("parser"),
                    found.get("tokenizer"), header.get("info"))

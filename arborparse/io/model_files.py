@@ -187,25 +187,31 @@ def header(path) -> dict:
     return _read(_path(path), arrays=False)[0]
 
 
-def load(path, kind: str, version: int, old_kinds: tuple[str, ...] = ()
-         ) -> tuple[dict, dict[str, np.ndarray]]:
-    """Read a model file: (header, arrays); `old_kinds` are earlier names of `kind`.
-    Raises ModelFileError with what is wrong."""
+def load(path, kind: str, version: int, old_kinds: tuple[str, ...] = (),
+         oldest: int | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+    """Read a model file of a version from `oldest` (default: `version`) to `version`:
+    (header, arrays); `old_kinds` are earlier names of `kind`. Raises ModelFileError with
+    what is wrong."""
     path = _path(path)
     meta, arrays = _read(path, arrays=True)
     if meta.get("kind") != kind and meta.get("kind") not in old_kinds:
         raise ModelFileError(f"{path}: a model of kind {meta.get('kind')!r}, "
                              f"expected {kind!r}" + (" (arborparse.load reads it)" if
                                                      meta.get("kind") == "pipeline" else ""))
-    found = meta.get("version")
+    found, oldest = meta.get("version"), version if oldest is None else oldest
     if type(found) is not int:
         raise ModelFileError(f"{path}: the model file's version is {found!r}, not a number "
-                             f"(this arborparse reads version {version}); the file was edited "
-                             "or written by another program")
-    if found != version:
+                             f"(this arborparse reads {versions(oldest, version)}); the file "
+                             "was edited or written by another program")
+    if not oldest <= found <= version:
         raise ModelFileError(f"{path}: model file version {found}, this arborparse "
-                             f"reads version {version}; {what_to_do(found, version)}")
+                             f"reads {versions(oldest, version)}; {what_to_do(found, version)}")
     return meta, arrays
+
+
+def versions(oldest: int, version: int) -> str:
+    """The versions this arborparse reads, in words: "version 3", "versions 2 to 3"."""
+    return f"version {version}" if oldest == version else f"versions {oldest} to {version}"
 
 
 def what_to_do(found, version: int) -> str:

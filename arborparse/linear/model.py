@@ -63,7 +63,10 @@ from arborparse.trees.scores import NO_TREE, NonFiniteScores, arc_labels, labels
 
 KIND = "linear"
 OLD_KINDS = ("first-order",)  # the kind's name in files of arborparse 0.1
-VERSION = 2
+# 3: the temperatures of the labels and of the second-stage labeler (LabelProb), which a
+# reader of version 2 would leave out; version 2 files are read with T_l = T and the
+# model's probability of the labeler's label, as they were written
+VERSION, OLDEST = 3, 2
 COMBINES = ("sum", "max")
 THREADED_WORDS = 64  # sentences of this many words or more are scored in `threads` threads
 # what an order-2 parse takes per (n+1)³, in bytes (its parts' entries, scores and charts),

@@ -19,8 +19,8 @@ from arborparse.io.conllu import Sentence
 from arborparse.io.validate import require_tags
 from arborparse.linear.chunk import best_trees, concatenated
 from arborparse.linear.labeler import Labeler
-from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, THREADED_WORDS, VERSION, Encoded,
-                                     LinearModel, Scores, arc_buffer, decode)
+from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, OLDEST, THREADED_WORDS, VERSION,
+                                     Encoded, LinearModel, Scores, arc_buffer, decode)
 from arborparse.linear.options import LinearOptions
 from arborparse.linear.reach import TagReach, cut_arguments, out_of_reach
 from arborparse.linear.templates import between_tables, cut_between, tree_label_scores
@@ -118,7 +118,7 @@ class LinearParser:
     @classmethod
     def load(cls, path) -> LinearParser:
         """Read a model file written by `save` (refuses other kinds and versions)."""
-        return cls.from_parts(*files.load(path, KIND, VERSION, OLD_KINDS), path)
+        return cls.from_parts(*files.load(path, KIND, VERSION, OLD_KINDS, OLDEST), path)
 
     def save(self, path, force: bool = False) -> None:
         """Write the model atomically (see `arborparse.io.model_files`; `force`: replace a

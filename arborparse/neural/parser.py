@@ -31,7 +31,9 @@ from arborparse.trees.distribution import fit_temperature, label_temperature
 from arborparse.trees.scores import allowed_scores, labels_given_arcs
 
 KIND = "neural"
-VERSION = 1
+# 2: the temperatures of the marginals (HeadProb, LabelProb), which a reader of version 1
+# would leave out; version 1 files are read with both at 1, as they were written
+VERSION, OLDEST = 2, 1
 CHUNK = 1024  # sentences read ahead from a stream; sorted by length into batches
 BATCH_WORDS = 2000  # words per batch when parsing
 SCRIPTS_TRIED = 8  # lemma scripts tried, best first, for one that applies to the form
@@ -364,7 +366,7 @@ class NeuralParser:
 
     @classmethod
     def load(cls, path) -> NeuralParser:
-        return cls.from_parts(*files.load(path, KIND, VERSION), path)
+        return cls.from_parts(*files.load(path, KIND, VERSION, oldest=OLDEST), path)
 
     @classmethod
     def from_parts(cls, header: dict, arrays: dict, path) -> NeuralParser:

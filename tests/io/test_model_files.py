@@ -34,11 +34,12 @@ def test_round_trip(parser, tmp_path):
 def test_wrong_version_and_kind(parser, tmp_path):
     path = tmp_path / "m.npz"
     files.save(path, "first-order", 999, {}, {"weights": np.zeros(4)})
-    with pytest.raises(ModelFileError, match="version 999.*reads version 2.*newer arborparse: "
-                                             "upgrade"):
+    with pytest.raises(ModelFileError, match="version 999.*reads versions 2 to 3.*newer "
+                                             "arborparse: upgrade"):
         LinearParser.load(path)
     files.save(path, "first-order", 1, {}, {"weights": np.zeros(4)}, force=True)
-    with pytest.raises(ModelFileError, match="version 1.*reads version 2.*retrain the model"):
+    with pytest.raises(ModelFileError, match="version 1.*reads versions 2 to 3.*retrain the "
+                                             "model"):
         LinearParser.load(path)
     files.save(path, "isbn", 1, {}, {"weights": np.zeros(4)})
     with pytest.raises(ModelFileError, match="kind 'isbn'"):
@@ -60,7 +61,10 @@ def test_wrong_version_and_kind(parser, tmp_path):
 def test_hand_edited_headers_are_refused(parser, tmp_path):
     path = tmp_path / "m.npz"
     parser.save(path)
-    header, arrays = files.load(path, "linear", 2)
+    with pytest.raises(ModelFileError, match="version 3, this arborparse reads version 2; it "
+                                             "was written by a newer arborparse"):
+        files.load(path, "linear", 2)  # what a reader of version 2 says of it
+    header, arrays = files.load(path, "linear", 3)
     for change, message in (({"labels": []}, "non-empty list of labels"),
                             ({"labels": "nsubj"}, "non-empty list of labels"),
                             ({"labels": [1, 2]}, "non-empty list of labels"),
