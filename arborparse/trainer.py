@@ -494,8 +494,7 @@ def front_end(parts, train, dev, seed: int, progress: bool,
     lemmatizer = Lemmatizer(epochs[1], seed=seed).fit(train, dev) \
         if "lemmatizer" in parts else None
     if progress and lemmatizer is not None:
-        _took("lemmatizer", began, {k: v for k, v in _front_scores(
-            Pipeline(None, lemmatizer)).items() if k == "Lemmas"})
+        _took("lemmatizer", began, _front_scores(Pipeline(None, lemmatizer)))
     return Pipeline(tagger, lemmatizer,
                     tokenizer=Tokenizer(seed=seed, progress=progress).fit(train, dev)
                     if "tokenizer" in parts else None)

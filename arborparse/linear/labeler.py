@@ -306,9 +306,15 @@ class Labeler:
         the softmax at `temperature` of the scores the labels were chosen by (`own`, the
         labeler's, as `labels` wrote them, plus `joint_weight` × `joint`) over the labels
         the word's arc may take (`root` as in `labels`)."""
-        scores = allowed_scores((own + self.joint_weight * joint)[1:], heads[1:], root)
+        scores = self._chosen_by(own, joint, heads, root)[1:]
         return labels_given_arcs(scores / self.temperature)[np.arange(len(heads) - 1),
                                                              labels[1:]]
+
+    def _chosen_by(self, own: np.ndarray, joint: np.ndarray, heads: np.ndarray, root: int
+                   ) -> np.ndarray:
+        """The scores each word's label is chosen by, (n+1, L): the labeler's (`own`) plus
+        `joint_weight` × the model's (`joint`), -inf for the labels its arc may not take."""
+        return allowed_scores(own + self.joint_weight * joint, heads, root)
 
     def fit_temperature(self, tried: list, gold: list, root: int = -1) -> Labeler:
         """This labeler with the temperature of maximum likelihood of the gold labels of
@@ -320,7 +326,7 @@ class Labeler:
         for (table, heads, joint), (gold_heads, gold_labels) in zip(tried, gold):
             own = np.zeros(joint.shape)
             self.labels(table, heads, joint, own, root)
-            scores = allowed_scores(own + self.joint_weight * joint, heads, root)
+            scores = self._chosen_by(own, joint, heads, root)
             words = np.flatnonzero((heads == gold_heads) & (gold_labels >= 0))
             words = words[words > 0]
             words = words[np.isfinite(scores[words, gold_labels[words]])]
