@@ -299,7 +299,9 @@ class LinearModel:
         also log Σ_l exp of each arc's label scores. O(n²) memory whatever the labels.
         Sentences of `THREADED_WORDS` words or more are scored in `threads` threads (the
         same scores). The arcs where `known` ((n+1, n+1) booleans) is set are not scored:
-        -inf, label 0 (for scores the caller has already). `tables`: x's label tables
+        -inf, label 0 (for scores the caller has already; at order 2 only arcs left out of
+        every tree, the parser's reach, as no part with such an arc is scored either).
+        `tables`: x's label tables
         made already, with these weights and at this scale (`label_tables`,
         `window_label_tables`; nothing checks it); `between`:
         its in-between tables, shared with its sentence's other windows (`cluster_scores`)."""
@@ -320,7 +322,8 @@ class LinearModel:
             _in_threads(lambda lo, hi: label_rows(tables, scale, lo, hi, label, label_score,
                                                   label_sum, skip, exps), N, threads)
         return Scores(self._arc_scores(x, w, combine, scale, threads, known, between), label,
-                      label_score, label_sum, *self.part_scores(x, w, scale, with_sum))
+                      label_score, label_sum, *self.part_scores(x, w, scale, with_sum,
+                                                                known=known))
 
     def label_tables(self, x: Encoded, scale: float = 1.0, with_sum: bool = True,
                      weights: np.ndarray | None = None) -> tuple:
@@ -349,12 +352,13 @@ class LinearModel:
             ((Et, Mt, Ep, Mp, Ed, Md) if Et.shape[0] else NO_EXPS)
 
     @staticmethod
-    def _entries(x: Encoded, size: int, grandparents: bool):
+    def _entries(x: Encoded, size: int, grandparents: bool, known: np.ndarray | None = None):
         """The sentence's parts' entries (`arborparse.linear.parts.part_entries`, with the
-        `grandparents` or not) and the weight indices of the entries' features: (sib, grand,
-        indices, ptr)."""
+        `grandparents` or not; without the parts of an arc set in `known`) and the weight
+        indices of the entries' features: (sib, grand, indices, ptr)."""
         attrs = x.table.attrs
-        sib, grand, keys = part_entries(attrs, grandparents)
+        sib, grand, keys = part_entries(attrs, grandparents,
+                                        NO_SKIP if known is None else known)
         return (sib, grand, *entry_indices(attrs, keys, size))
 
     def check_fits(self, words: int, where: str = "", marginals: bool = False,
@@ -382,12 +386,14 @@ class LinearModel:
         return SECOND_ORDER[0] if words <= SIBLING_WORDS else ARCS
 
     def part_scores(self, x: Encoded, weights: np.ndarray | None = None, scale: float = 1.0,
-                    marginals: bool = False, every_part: bool = False
+                    marginals: bool = False, every_part: bool = False,
+                    known: np.ndarray | None = None
                     ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The part scores scale × w · f: sib[h, m, s] and grand[g, h, m], each (n+1, n+1,
         n+1) (None where the model has no such parts, grand None past `GRAND_WORDS` words
         and both past `SIBLING_WORDS`, unless `every_part`: `_parts_of`; 0 where (h, m, s)
-        or (g, h, m) is no part of any tree). A sentence whose parts would not fit in
+        or (g, h, m) is no part of any tree, and where one of its arcs is set in `known`,
+        the arcs left out, as `scores` takes them). A sentence whose parts would not fit in
         memory (with their `marginals` to come, if said) is refused (`check_fits`)."""
         n = len(x.table)
         parts = self._parts_of(n, every_part)
@@ -396,7 +402,7 @@ class LinearModel:
         self.check_fits(n, marginals=marginals, every_part=every_part)
         grandparents = parts == SECOND_ORDER[1]
         w = self.weights if weights is None else weights
-        sib, grand, indices, ptr = self._entries(x, w.shape[0], grandparents)
+        sib, grand, indices, ptr = self._entries(x, w.shape[0], grandparents, known)
         values = scale * entry_values(w, indices, ptr)
         return expand(sib, values), expand(grand, values) if grandparents else None
 

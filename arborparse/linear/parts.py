@@ -177,7 +177,7 @@ def _entry(t, triples, pairs, keys, E):
 
 
 @njit(cache=True, nogil=True)
-def part_entries(attrs, grandparents):
+def part_entries(attrs, grandparents, skip):
     """The entries of every part of a sentence: (sib, grand, keys).
 
     sib : (N, N, N, 2) int32, the two entries of the sibling part (h, m, s), -1 where
@@ -186,8 +186,13 @@ def part_entries(attrs, grandparents):
         g = h, m in {0, g, h}); shape (0, 0, 0, 2) without `grandparents`
     keys : (E, 5) int64, the entries (kind, a, b, c, d), words as positions (for
         `entry_indices`)
+
+    skip : (N, N) booleans, the arcs h -> m left out of every tree (the parser's reach), or
+        (0, 0) for none: the parts with such an arc are left out too (-1), as no tree
+        has them.
     """
     N = attrs.shape[0]
+    skips = skip.shape[0] > 0
     cls, rep = _classes(attrs)
     C = rep.shape[0]
     kinds = 2 if grandparents else 1
@@ -199,9 +204,11 @@ def part_entries(attrs, grandparents):
     sib = np.full((N, N, N, 2), -1, dtype=np.int32)
     for h in range(N):
         for m in range(1, N):
-            if m == h:
+            if m == h or (skips and skip[h, m]):
                 continue
             for s in range(h, m, 1 if h < m else -1):
+                if skips and s != h and skip[h, s]:
+                    continue
                 # the ids known already (as `_sibling_keys` keys them), else new ones
                 first = int(s == h)
                 e = triples[0, cls[h], C if first else cls[s], cls[m], int(h < m)]
@@ -216,10 +223,10 @@ def part_entries(attrs, grandparents):
     grand = np.full((G, G, G, 2), -1, dtype=np.int32)
     for g in range(G):
         for h in range(1, N):
-            if h == g:
+            if h == g or (skips and skip[g, h]):
                 continue
             for m in range(1, N):
-                if m == h or m == g:
+                if m == h or m == g or (skips and skip[h, m]):
                     continue
                 dirs = 2 * (g < h) + (h < m)  # as `_grand_keys`
                 e = triples[1, cls[g], cls[h], cls[m], dirs]

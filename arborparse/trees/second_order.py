@@ -254,7 +254,10 @@ def _sib_best(A, B, single_root):
 # --- siblings and grandparents, O(n⁴) -----------------------------------------------------
 # The same items, each also indexed by its head's head g: X[g, s, t] (only s < t is used:
 # these charts are not symmetric). The sibling item SB[h, s, t] is indexed by the siblings'
-# head h. Items headed by the root use g = 0.
+# head h. Items headed by the root use g = 0. The inside pass leaves at zero the items that
+# enter a tree only with an arc of weight zero (the parser's reach leaves arcs out): one with
+# grandparent g only with the arc from g to its head, SB[h, s, t] only with h -> s and h -> t,
+# an arc item only with its arc; every product it would enter has that arc's zero factor.
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -283,18 +286,23 @@ def _grand_inside(A, B, G, single_root, mode):
             if s > 0:
                 for k in range(outside):
                     h = _outer(k, s, t)
+                    if A[h, s] == zero or A[h, t] == zero:
+                        continue
                     v = zero
                     for r in range(s, t):
                         v = _add(v, _mul(CR[h, s, r], CL[h, r + 1, t], mode), mode)
                     SB[h, s, t] = v
             for k in range(outside if s > 0 else 1):  # heads of s (the root has none: g = 0)
                 g = _outer(k, s, t) if s > 0 else 0
-                v = _mul(B[s, t, s], CL[s, s + 1, t], mode)
-                if s > 0 or not single_root:
-                    for r in range(s + 1, t):
-                        v = _add(v, _mul(_mul(IR[g, s, r], SB[s, r, t], mode), B[s, t, r],
-                                         mode), mode)
-                IR[g, s, t] = _mul(_mul(A[s, t], G[g, s, t], mode), v, mode)
+                if s > 0 and A[g, s] == zero:
+                    continue
+                if A[s, t] != zero:
+                    v = _mul(B[s, t, s], CL[s, s + 1, t], mode)
+                    if s > 0 or not single_root:
+                        for r in range(s + 1, t):
+                            v = _add(v, _mul(_mul(IR[g, s, r], SB[s, r, t], mode), B[s, t, r],
+                                             mode), mode)
+                    IR[g, s, t] = _mul(_mul(A[s, t], G[g, s, t], mode), v, mode)
                 v = zero
                 for r in range(s + 1, t + 1):
                     v = _add(v, _mul(IR[g, s, r], CR[s, r, t], mode), mode)
@@ -302,11 +310,14 @@ def _grand_inside(A, B, G, single_root, mode):
             if s > 0:
                 for k in range(outside):  # heads of t
                     g = _outer(k, s, t)
-                    v = _mul(B[t, s, t], CR[t, s, t - 1], mode)
-                    for r in range(s + 1, t):
-                        v = _add(v, _mul(_mul(SB[t, s, r], IL[g, r, t], mode), B[t, s, r],
-                                         mode), mode)
-                    IL[g, s, t] = _mul(_mul(A[t, s], G[g, t, s], mode), v, mode)
+                    if A[g, t] == zero:
+                        continue
+                    if A[t, s] != zero:
+                        v = _mul(B[t, s, t], CR[t, s, t - 1], mode)
+                        for r in range(s + 1, t):
+                            v = _add(v, _mul(_mul(SB[t, s, r], IL[g, r, t], mode), B[t, s, r],
+                                             mode), mode)
+                        IL[g, s, t] = _mul(_mul(A[t, s], G[g, t, s], mode), v, mode)
                     v = zero
                     for r in range(s, t):
                         v = _add(v, _mul(CL[t, s, r], IL[g, r, t], mode), mode)

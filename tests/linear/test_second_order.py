@@ -88,6 +88,26 @@ def test_part_expectations_are_the_adjoint_of_the_part_scores(second_order):
 
 
 @pytest.mark.parametrize("second_order", SECOND_ORDER)
+def test_the_parts_of_arcs_left_out_are_not_scored(second_order):
+    """With arcs left out (the parser's reach), a part through one of them scores 0, every
+    other part as before."""
+    model = random_model(second_order)
+    x = Encoded.of(max(separable(1), key=len))
+    N = len(x.table) + 1
+    known = np.random.default_rng(3).random((N, N)) < 0.3
+    sib, grand = model.part_scores(x)
+    cut_sib, cut_grand = model.part_scores(x, known=known)
+    h, m, s = np.indices((N, N, N))
+    through = known[h, m] | (known[h, s] & (s != h))
+    assert through.any() and np.count_nonzero(sib[~through]) > 0
+    assert (cut_sib[through] == 0).all() and (cut_sib[~through] == sib[~through]).all()
+    if grand is not None:
+        through = known[h, m] | known[m, s]  # (g, h, m) as (h, m, s): g -> h, h -> m
+        assert (cut_grand[through] == 0).all()
+        assert (cut_grand[~through] == grand[~through]).all()
+
+
+@pytest.mark.parametrize("second_order", SECOND_ORDER)
 def test_log_linear_gradient_by_finite_differences(second_order):
     """The gradient of -log P(tree) at order 2 (expected minus gold feature counts, parts
     included), checked coordinate by coordinate."""

@@ -118,6 +118,29 @@ def test_forbidden_arcs(model):
     assert so.log_partition(S, sib, G) == -np.inf
 
 
+@pytest.mark.parametrize("single_root", [True, False])
+@pytest.mark.parametrize("model", MODELS)
+def test_many_forbidden_arcs_whatever_their_parts_score(model, single_root):
+    """A third of the arcs forbidden, as the parser's reach leaves them out (the inside pass
+    skips the items that enter a tree only through one), the parts through them of any
+    score: the best tree, log Z and every marginal are brute force's."""
+    rng = np.random.default_rng(11 + single_root + 2 * (model == "grandparents"))
+    for _ in range(10):
+        n = int(rng.integers(2, 7))
+        S, sib, G = random_scores(n, rng, model == "grandparents")
+        S[rng.random(S.shape) < 0.35] = -np.inf
+        S[np.arange(n), np.arange(1, n + 1)] = rng.normal(size=n)  # a chain is left
+        check_against_brute(S, sib, G, single_root)
+        out = np.isneginf(S)  # sib[h, m, s] goes through h -> m, and h -> s but for s = h
+        through = out[:, :, None] | (out[:, None, :] & ~np.eye(n + 1, dtype=bool)[:, None, :])
+        sib2 = np.where(through, rng.normal(scale=100.0, size=sib.shape), sib)
+        G2 = None if G is None else np.where(out[:, :, None] | out[None, :, :], 1e3, G)
+        assert list(so.eisner(S, sib2, G2, single_root)) == list(so.eisner(S, sib, G,
+                                                                             single_root))
+        assert so.log_partition(S, sib2, G2, single_root) == \
+            pytest.approx(so.log_partition(S, sib, G, single_root), abs=1e-9)
+
+
 @pytest.mark.parametrize("model", MODELS)
 def test_marginals_are_the_gradient_of_log_z(model):
     rng = np.random.default_rng(5)
