@@ -1,10 +1,10 @@
 """The best trees of a chunk of sentences in one compiled call.
 
-`LinearParser`'s default parse (the MAP tree of an order-1 model without hidden clusters,
-scored in one thread) runs, for each sentence, the kernels that `LinearModel.scores`,
-`decode`, `LinearParser._joint` and the labeler run one by one: the label tables, the arcs
-left out (`arborparse.linear.reach`), each arc's best label, the arc scores, the best tree
-and its labels. `best_trees` runs them for every sentence of a chunk from one call, the
+`LinearParser`'s default parse (the MAP tree of a model without hidden clusters, scored in
+one thread) runs, for each sentence, the kernels that `LinearModel.scores`, `decode`,
+`LinearParser._joint` and the labeler run one by one: the label tables, the arcs left out
+(`arborparse.linear.reach`), each arc's best label, the arc scores, at order 2 the part
+scores, the best tree and its labels. `best_trees` runs them for every sentence of a chunk from one call, the
 same trees and labels without the Python between them (English-EWT's test set tagged and
 parsed in one process: 1.50 CPU s one sentence at a time, 1.20 a chunk at a time).
 
@@ -22,12 +22,14 @@ import numpy as np
 from numba import njit
 
 from arborparse.linear.labeler import _label
+from arborparse.linear.parts import entry_indices, entry_values, expand, part_entries
 from arborparse.linear.reach import _cut
 from arborparse.linear.templates import (_no_exps, label_rows, label_tables, own_between,
                                          score_arc_rows, tree_label_scores)
 from arborparse.linear.tokens import UPOS, TokenTable
 from arborparse.trees.decode import _best_tree
 from arborparse.trees.scores import allowed_best
+from arborparse.trees.second_order import _climb, _grand_best, _sib_best
 
 
 def concatenated(tables: list[TokenTable]) -> tuple[np.ndarray, ...]:
@@ -48,12 +50,17 @@ def concatenated(tables: list[TokenTable]) -> tuple[np.ndarray, ...]:
 @njit(cache=True, nogil=True)
 def best_trees(attrs, attrs_ptr, feats_ptr, feats, feats_at, buf, w, keys, label_keys, labels,
                squeeze, tag_keys, before, after, reach_before, reach_after, longer_than,
-               projective, single_root, labeler, joint_weight, root, heads, arc_labels):
+               projective, single_root, sibling_words, grand_words, labeler, joint_weight,
+               root, heads, arc_labels):
     """The best tree of each sentence of a chunk (`concatenated`) and its labels, written
     into heads and arc_labels (each a sentence's n + 1 entries, from ``attrs_ptr[b]`` on;
     -1 at the root). The arcs left out are those of `arborparse.linear.reach.out_of_reach`
     (`cut_arguments`: tag_keys, before, after, reach_before, reach_after, and
-    longer_than); with `labeler` (its weights; none: an empty array), the labels are its
+    longer_than); a sentence of up to `sibling_words` words (-1: an order-1 model) is
+    parsed with the sibling parts, and of up to `grand_words` (-1: a model without them)
+    with the grandparent parts too (`LinearModel._parts_of`), by their projective chart
+    and, unless `projective`, McDonald & Pereira's climb (`second_order.approximate`);
+    with `labeler` (its weights; none: an empty array), the labels are its
     choice with `joint_weight` (`Labeler.labels`), else each arc's best label; the label
     `root` (-1: none) where and only where the head is 0 (`allowed_best`). buf:
     scratch of `arc_capacity` entries for the longest sentence. Returns the first
@@ -82,7 +89,11 @@ def best_trees(attrs, attrs_ptr, feats_ptr, feats, feats_at, buf, w, keys, label
         score_arc_rows(x, ptr, fx, w, keys, 1, buf, squeeze, 0, N, S, skip,
                        own_between(x, 1))
         total = S[0] + score
-        tree, ok = _best_tree(total, projective, single_root)
+        if N - 1 <= sibling_words:
+            tree, ok = _second_order_tree(x, w, total, skip, N - 1 <= grand_words,
+                                          projective, single_root)
+        else:
+            tree, ok = _best_tree(total, projective, single_root)
         if not ok:
             return b
         heads[lo:hi] = tree
@@ -103,3 +114,27 @@ def best_trees(attrs, attrs_ptr, feats_ptr, feats, feats_at, buf, w, keys, label
                     label = allowed_best(joint[m], tree[m], root)
                 arc_labels[lo + m] = label
     return -1
+
+
+@njit(cache=True, nogil=True)
+def _second_order_tree(x, w, total, skip, grandparents, projective, single_root):
+    """The best tree under the arc scores `total` and the sentence's part scores (as
+    `LinearModel.part_scores` makes them, `grandparents` or not, the parts of the arcs in
+    `skip` left out), as `second_order.eisner` (`projective`) or `approximate` finds it:
+    (heads, whether a tree has a finite score)."""
+    sib, grand, keys = part_entries(x, grandparents, skip)
+    indices, ptr = entry_indices(x, keys, w.shape[0])
+    values = entry_values(w, indices, ptr)
+    B = expand(sib, values)
+    if grandparents:
+        G = expand(grand, values)
+        G[0, 0, :] = 0.0  # the root's slot (`second_order._root_grand`)
+        tree, best = _grand_best(total, B, G, single_root)
+    else:
+        G = np.zeros((1, 1, 1))
+        tree, best = _sib_best(total, B, single_root)
+    if best == -np.inf:
+        return tree, False
+    if not projective:
+        tree = _climb(total, B, G, tree, grandparents, single_root)
+    return tree, True

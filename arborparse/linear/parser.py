@@ -21,7 +21,7 @@ from arborparse.linear.chunk import best_trees, concatenated
 from arborparse.linear.labeler import Labeler
 from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, OLDEST, THREADED_WORDS, VERSION,
                                      Encoded, LinearModel, Scores, arc_buffer, decode)
-from arborparse.linear.options import LinearOptions
+from arborparse.linear.options import GRAND_WORDS, SIBLING_WORDS, LinearOptions
 from arborparse.linear.reach import TagReach, cut_arguments, out_of_reach
 from arborparse.linear.templates import between_tables, cut_between, tree_label_scores
 from arborparse.linear.tokens import UPOS, encode
@@ -549,8 +549,7 @@ class LinearParser:
         marginals, k = bool(options.get("marginals")), options.get("kbest")
         threads = options.get("threads") or 1
         stream = require_tags(sentences)
-        if decode_as == "map" and not (marginals or k) and self.model.order == 1 \
-                and self.model.clusters == 1:
+        if decode_as == "map" and not (marginals or k) and self.model.clusters == 1:
             return self._iter_best_trees(stream, decoder or self.decoder, threads)
         return (self._parse_one(s, decoder, decode_as, marginals, k, threads) for s in stream)
 
@@ -607,7 +606,8 @@ class LinearParser:
         failed = best_trees(
             attrs, attrs_ptr, feats_ptr, feats, feats_at, buf, m.weights, m.keys,
             m.label_keys, len(m.labels), m.squeeze, *cut, longer_than, decoder == "eisner",
-            self.single_root, NO_LABELER if labeler is None else labeler.weights,
+            self.single_root, -1 if m.order == 1 else SIBLING_WORDS,
+            GRAND_WORDS if m.grandparents else -1, NO_LABELER if labeler is None else labeler.weights,
             1.0 if labeler is None else labeler.joint_weight, self.root_label, heads, labels)
         done = len(sentences) if failed < 0 else failed
         names = m.labels

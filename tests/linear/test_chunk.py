@@ -13,6 +13,7 @@ from arborparse.io.conllu import UPOS, XPOS
 from arborparse.io.plain import words_sentence
 from arborparse.linear.labeler import Labeler
 from arborparse.linear.model import ARC_BYTES, THREADED_WORDS
+from arborparse.linear.options import SECOND_ORDER
 from arborparse.linear.online import OnlineTrainer
 from arborparse.linear.parser import CHUNK_WORDS, SHORTEST, LinearParser
 from arborparse.trees.scores import NonFiniteScores
@@ -29,6 +30,16 @@ def english(ud):
     assert parser.reach is not None and parser.tag_reach is not None
     assert len(test) > 2 * CHUNK_WORDS // SHORTEST
     return parser, Labeler.fit(train, parser.model.labels, bits=14), test
+
+
+@pytest.fixture(scope="module")
+def english_order_2(english, ud):
+    """Perceptron parsers of order 2 (siblings; siblings and grandparents) of the same 300
+    sentences, and the same 150 others."""
+    sentences = read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")[:300]
+    return {second_order: OnlineTrainer("perceptron", epochs=1, hash_bits=18, order=2,
+                                        second_order=second_order, progress=False).fit(
+        sentences).parser_ for second_order in SECOND_ORDER}, english[1], english[2]
 
 
 def one_at_a_time(parser, sentences, decoder=None, threads=1):
@@ -68,6 +79,31 @@ def test_chunks_give_the_trees_and_labels_of_one_sentence_at_a_time(english, dec
     other = "eisner" if decoder == "mst" else "mst"  # a decoder asked for
     assert [s.to_text() for s in parser.parse(test[:5], decoder=other)] == \
         one_at_a_time(parser, test[:5], other)
+
+
+@pytest.mark.parametrize("decoder", ["mst", "eisner"])
+@pytest.mark.parametrize("single_root", [True, False], ids=["one root", "roots"])
+@pytest.mark.parametrize("second_order", SECOND_ORDER)
+def test_order_2_chunks_give_the_trees_and_labels_of_one_sentence_at_a_time(
+        english_order_2, decoder, single_root, second_order, monkeypatch):
+    """At order 2 too, with the sentences past `GRAND_WORDS` words parsed without the
+    grandparents and those past `SIBLING_WORDS` from their arcs alone (here 25 and 40)."""
+    import arborparse.linear.model
+    import arborparse.linear.parser
+
+    parsers, labeler, test = english_order_2
+    trained = parsers[second_order]
+    for module in (arborparse.linear.model, arborparse.linear.parser):
+        monkeypatch.setattr(module, "GRAND_WORDS", 25)
+        monkeypatch.setattr(module, "SIBLING_WORDS", 40)
+    sentences = test[:40] + [long_sentence(test[40:], 45)]
+    assert {len(s) > 40 for s in sentences} == {True, False}
+    assert {len(s) > 25 for s in sentences if len(s) <= 40} == {True, False}
+    for labels in (None, labeler.with_weight(0.7)):
+        parser = LinearParser(trained.model, decoder, single_root, labeler=labels,
+                              reach=trained.reach, tag_reach=trained.tag_reach)
+        assert [s.to_text() for s in parser.parse(sentences)] == \
+            one_at_a_time(parser, sentences)
 
 
 def test_a_sentence_scored_in_threads_keeps_its_place(english, monkeypatch):
