@@ -264,8 +264,9 @@ class Pipeline:
 
     def iter_parse(self, sentences, **options):
         """Tag where needed (see the module docstring), then parse, lazily, chunk by chunk;
-        the parser's options as in its `parse`."""
-        check_options(self, options)
+        the parser's options as in its `parse` (``decode``, `__call__`'s name for
+        ``decode_as``, taken too)."""
+        options = self._parse_options(options, "decode_as")
         retag, keep_tags = tagging(options)
 
         def tagged():  # where the input fails, what was read before it is given first
@@ -295,16 +296,22 @@ class Pipeline:
                             f"list of str), not {type(lines).__name__}, whose lines would "
                             "be its characters: for one text call parse_text(text)")
         if self.tokenizer is None:
-            given = "tokenized input (arborparse parse --input-format tokenized)" \
-                if self.tagger is not None or self.parser is None or \
-                self.parser.capabilities.tags else "CoNLL-U whose words have tags (it has " \
-                "no tagger either)"
-            raise ArborparseError(f"this model has no tokenizer, so it cannot read raw text: "
-                                  f"give {given}, or train a model with one (arborparse "
-                                  "train, whose default components are "
-                                  "tokenizer,tagger,lemmatizer,parser)")
+            raise self._no_tokenizer("tokenized input (arborparse parse --input-format "
+                                     "tokenized)", "CoNLL-U whose words have tags")
         return self.iter_parse(self.tokenizer.iter_tokenize(lines, document, per_line,
                                                             self.crossing()), **options)
+
+    def _no_tokenizer(self, words: str, tagged: str) -> ArborparseError:
+        """The refusal of raw text by a model without a tokenizer, saying what it reads
+        instead: `words` (tokenized input) where it tags them or needs no tags, else
+        `tagged` (sentences whose words have tags)."""
+        reads_words = self.tagger is not None or self.parser is None or \
+            self.parser.capabilities.tags
+        given = words if reads_words else f"{tagged} (it has no tagger either)"
+        return ArborparseError(f"this model has no tokenizer, so it cannot read raw text: "
+                               f"give {given}, or train a model with one (arborparse train, "
+                               "whose default components are tokenizer,tagger,lemmatizer,"
+                               "parser)")
 
     def crossing(self, parser=None):
         """The function the tokenizer weighs sentence ends with (`arborparse.text.syntax`:
@@ -368,16 +375,19 @@ class Pipeline:
             for sentences, text in prepared:
                 yield Document(list(islice(parsed, len(sentences))), text)
 
-    def _parse_options(self, options: dict) -> dict:
-        """The options of `__call__` as `iter_parse` names them, checked."""
+    def _parse_options(self, options: dict, name: str = "decode") -> dict:
+        """The options as the parsers name them (``decode``, `__call__`'s name, as
+        ``decode_as``), checked; a refusal calls that option `name`."""
         options = dict(options)
         if "decode" in options:
+            if "decode_as" in options:
+                raise OptionError("decode", options["decode"], "is decode_as by another "
+                                  "name: give one of the two")
             options["decode_as"] = options.pop("decode")
         try:
-            check_options(self, {k: v for k, v in options.items()
-                                 if k not in ("retag", "keep_tags")})
+            check_options(self, options)
         except OptionError as err:  # named as the caller named them
-            raise err.renamed({"decode_as": "decode"}) from None
+            raise err.renamed({"decode_as": name}) from None
         return options
 
     def _sentences(self, item) -> tuple[list, str | None]:
@@ -387,9 +397,9 @@ class Pipeline:
 
         if isinstance(item, str):
             if self.tokenizer is None:
-                raise ArborparseError("this model has no tokenizer, so it cannot read raw "
-                                      "text: give a list of word lists (pre-tokenized "
-                                      "sentences)")
+                raise self._no_tokenizer("a list of word lists (pre-tokenized sentences)",
+                                         "a list of Sentence whose words have tags "
+                                         "(Document.from_conllu(conllu).sentences)")
             lines = prose_lines(characters(item), "<text>", "give its sentences instead "
                                 "(Document.from_conllu(text).sentences)")
             return list(self.tokenizer.iter_tokenize(lines, crossing=self.crossing())), item
@@ -407,7 +417,7 @@ class Pipeline:
                         raise ArborparseError(f"words must be non-empty, without tabs or "
                                               f"line ends, and sentences not empty: {s!r}")
                     characters(" ".join(s), f"sentence {k}")
-                return [words_sentence(list(s), k, k == 1)
+                return [words_sentence(list(s), k, k == 1, newdoc=k == 1)
                         for k, s in enumerate(item, 1)], None
         got = type(item).__name__
         if isinstance(item, (list, tuple)):

@@ -16,6 +16,7 @@ from arborparse.cli import cli
 from arborparse.document import Document
 from arborparse.errors import ArborparseError
 from arborparse.options import OptionError
+from arborparse.pipeline import Pipeline
 
 TEXT = ("The dog can't sleep.\r\nIt is late 😀 , and we don't care.\n\n\n"
         "A second  paragraph here.\nIts  second line.\n")
@@ -141,12 +142,20 @@ def test_every_input_kind_and_option(families, family):
             nlp(words, beam=3)
     with pytest.raises(OptionError, match="decode='max-z' does not apply"):
         nlp(words, decode="max-z")
+    sentences = [s.data for s in doc.sentences]  # parse takes __call__'s name for decode_as
+    with pytest.raises(OptionError, match="decode_as='max-z' does not apply"):
+        nlp.parse(sentences, decode="max-z")
+    with pytest.raises(OptionError, match="decode_as by another name"):
+        nlp.parse(sentences, decode="map", decode_as="map")
+    if "decode_as" in can.parse_options():
+        assert [s.to_text() for s in nlp.parse(sentences, decode="map")] == \
+            [s.to_text() for s in nlp.parse(sentences, decode_as="map")]
     if can.mbr:  # a misspelt option is answered in the call's own names
         with pytest.raises(OptionError, match=r"decod='mbr' does not apply to this \w+ "
                                               r"model: did you mean decode\? \(its options: "
                                               r"[^)]*\bdecode\b"):
             nlp(words, decod="mbr")
-    with pytest.raises(ArborparseError, match="no tokenizer"):
+    with pytest.raises(ArborparseError, match="no tokenizer.*give a list of word lists"):
         nlp("Raw text needs a tokenizer.")
     for parser in (nlp, nlp.parser):  # a str is no stream of sentences, in any family
         with pytest.raises(TypeError, match=r"^parse takes an iterable of Sentence .*, not "
@@ -155,6 +164,18 @@ def test_every_input_kind_and_option(families, family):
         with pytest.raises(TypeError, match=r"^parse takes Sentence objects .*; item 2 is "
                                             r"list: "):
             parser.parse([separable(1)[0], ["The", "dog"]])
+
+
+def test_raw_text_to_a_parser_of_tagged_words_asks_for_what_it_reads(families):
+    """A parser without a tokenizer or a tagger, whose words need tags: raw text is refused
+    asking for tagged sentences (words alone would be refused in turn), which it reads."""
+    nlp = Pipeline(parser=families["linear"].parser)
+    with pytest.raises(ArborparseError, match=r"no tokenizer.*give a list of Sentence whose "
+                                              r"words have tags .*no tagger either"):
+        nlp("Raw text needs a tokenizer.")
+    with pytest.raises(ArborparseError, match="no tags"):
+        nlp([["Raw", "text"]])
+    assert nlp(separable(1)).sentences
 
 
 def test_wrong_inputs_are_refused(english):

@@ -189,6 +189,7 @@ def test_raw_and_tokenized_text_in_conllu_out(tmp_path):
                       str(tokenized)])
         assert r.exit_code == 0, r.output
         assert [s.forms for s in read_conllu(io.StringIO(r.output))] == [s.forms for s in gold]
+        assert r.output.startswith("# newdoc\n# newpar\n# sent_id = 1\n")  # as text's
     # raw text given to a model without a tokenizer, or without saying it is raw text
     for path, given in ((parser_only, "tokenized input"),  # a front end
                         (MODELS / "perceptron-v2.npz", "CoNLL-U whose words have tags")):

@@ -70,7 +70,7 @@ def prose_lines(text: str, name: str, advice: str) -> Iterator[str]:
 def iter_tokenized(source, encoding: str = "utf-8") -> Iterator[Sentence]:
     """One sentence per non-blank line, its tokens the whitespace-separated pieces (each a
     word; ``# text`` the line, ``# sent_id`` its number), blank lines between paragraphs
-    (``# newpar``); the bytes in `encoding`, cut into lines as `text_lines` cuts; refused
+    (``# newpar``; ``# newdoc`` before the first, as raw text's); the bytes in `encoding`, cut into lines as `text_lines` cuts; refused
     if it looks like CoNLL (see `_not_conll`)."""
     lines, name = open_lines(source)
     count, newpar = 0, True
@@ -80,16 +80,18 @@ def iter_tokenized(source, encoding: str = "utf-8") -> Iterator[Sentence]:
             newpar = True
             continue
         count += 1
-        yield words_sentence(forms, count, newpar, name, lineno)
+        yield words_sentence(forms, count, newpar, name, lineno, newdoc=count == 1)
         newpar = False
 
 
 def words_sentence(forms: list[str], number: int, newpar: bool = False,
-                   path: str = "<memory>", line: int = 1) -> Sentence:
+                   path: str = "<memory>", line: int = 1, newdoc: bool = False) -> Sentence:
     """A sentence of pre-tokenized words, as `iter_tokenized` reads a line: ``# sent_id``
-    `number`, ``# text`` the words joined by spaces, ``# newpar`` first if asked."""
+    `number`, ``# text`` the words joined by spaces, ``# newpar`` first if asked, and
+    ``# newdoc`` before it if asked (a document's first sentence, as the tokenizer gives
+    it)."""
     rows = [[str(i), form, *["_"] * 8] for i, form in enumerate(forms, 1)]
-    comments = ["# newpar"] * newpar + [f"# sent_id = {number}",
-                                         f"# text = {' '.join(forms)}"]
+    comments = ["# newdoc"] * newdoc + ["# newpar"] * newpar + \
+        [f"# sent_id = {number}", f"# text = {' '.join(forms)}"]
     return Sentence(comments, rows, list(range(len(rows))), np.full(len(rows) + 1, -1),
                     path, line)

@@ -10,7 +10,9 @@ def test_tokenized_text_one_sentence_per_line(tmp_path):
     out = list(iter_tokenized(path))
     assert [s.forms for s in out] == [["The", "dog", "barks", "."], ["It", "runs", "!"],
                                       ["Yes"]]
-    assert out[0].comments == ["# newpar", "# sent_id = 1", "# text = The dog barks ."]
+    assert out[0].comments == ["# newdoc", "# newpar", "# sent_id = 1",
+                               "# text = The dog barks ."]  # as the tokenizer opens a text
+    assert "# newdoc" not in out[1].comments
     assert out[1].comments[0] == "# newpar" and "# newpar" not in out[2].comments
     assert (out[1].line, out[2].heads.tolist()) == (4, [-1, -1])  # where it starts; no tree
 
