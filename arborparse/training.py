@@ -31,6 +31,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
@@ -79,6 +80,32 @@ class Diverged(ArborparseError):
         self.epoch = epoch
         super().__init__(f"training diverged in epoch {epoch}: {what}; start again with a "
                          "smaller learning rate (nothing of this epoch was saved)")
+
+
+COMPILING_SAID = 1.0  # seconds of compiling in an epoch from which its line says so
+
+
+@contextmanager
+def stopwatch():
+    """Time a stretch of training (an epoch): yields a dict that holds, once the stretch
+    ends, its wall ``seconds`` and, of them, the seconds numba spent ``compiling`` kernels
+    (their first use on this install: later runs load them from numba's cache), so that
+    a first epoch's line can say why it was slow and give its rate without them."""
+    from numba.core.event import TimingListener, install_listener  # numba: for training
+
+    took = {}
+    start = time.perf_counter()
+    with install_listener("numba:compile", TimingListener()) as compiling:
+        yield took
+    took["seconds"] = time.perf_counter() - start
+    took["compiling"] = compiling.duration if compiling.done else 0.0
+
+
+def compiling_said(took: dict) -> str:
+    """What an epoch's line says of `stopwatch`'s compiling seconds: nothing below
+    `COMPILING_SAID`."""
+    return f" ({took['compiling']:.1f}s of it compiling, once per install)" \
+        if took["compiling"] >= COMPILING_SAID else ""
 
 
 @contextmanager

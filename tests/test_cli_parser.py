@@ -3,6 +3,7 @@
 import fcntl
 import io
 import os
+import re
 import pty
 import struct
 import termios
@@ -184,6 +185,21 @@ def test_parser_marginals(trained):
         best = parser.parse_one(sentence, decoder=decoder).heads
         m = np.arange(1, n + 1)
         assert heads_mu[mbr[1:], m].sum() >= heads_mu[best[1:], m].sum() - 1e-12
+
+
+def test_train_ends_saying_how_long_it_took_and_where_the_model_is(tmp_path):
+    train = tmp_path / "train.conllu"
+    train.write_text(separable_text())
+    model = tmp_path / "m.npz"
+    r = CliRunner().invoke(cli, ["train", "--train", str(train), "--dev", str(train),
+                                 "--model", str(model), "--epochs", "1", "--hash-bits", "12",
+                                 "--components", "parser"])
+    assert r.exit_code == 0, r.output
+    last = r.stderr.splitlines()[-1]
+    assert re.fullmatch(rf"trained in \d+\.\d s \(dev UAS [\d.]+  LAS [\d.]+\): "
+                        rf"{re.escape(str(model))} \(arborparse info .* says what it holds\)",
+                        last), last
+    assert "epoch 1/1" in r.stderr and " sent/s " in r.stderr
 
 
 def test_train_loglinear(tmp_path):

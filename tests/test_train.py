@@ -945,3 +945,24 @@ def test_the_front_ends_stages_are_said_in_a_log_too(capsys):
     assert "training the lemmatizer\n" in err
     assert "jackknifing: the training sentences tagged in 2 folds, each by a tagger and " \
            "lemmatizer trained on the others\n" in err
+
+
+def test_an_epochs_stopwatch_counts_numba_compiling_apart():
+    """The first call of a kernel compiles it (an epoch's line says so, its rate without
+    it); the next call does not."""
+    from numba import njit
+
+    from arborparse.training import compiling_said, stopwatch
+
+    @njit
+    def twice(x):
+        return 2 * x
+
+    with stopwatch() as took:
+        twice(3)
+    assert 0 < took["compiling"] <= took["seconds"]
+    with stopwatch() as again:
+        twice(4)
+    assert again["compiling"] == 0.0 and compiling_said(again) == ""
+    assert compiling_said({"seconds": 80.0, "compiling": 70.04}) == \
+        " (70.0s of it compiling, once per install)"

@@ -16,8 +16,6 @@ once per function evaluation), and the shards' vectors are summed on a worker.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from arborparse.errors import ArborparseError
@@ -27,7 +25,7 @@ from arborparse.linear.reach import reaches
 from arborparse.linear.loglinear import LogLinearTrainer, negative_log_likelihood
 from arborparse.linear.model import LinearModel
 from arborparse.linear.online import OnlineTrainer
-from arborparse.training import keeps_best
+from arborparse.training import keeps_best, stopwatch
 
 
 def shard_ranges(n: int, shards: int) -> list[range]:
@@ -130,17 +128,17 @@ class MixingTrainer:
         total, steps = np.zeros_like(w), 0.0
         log = loop(self, dev, save_best, calibrate=True, extend=self.extend)
         for epoch in log:
-            start = time.perf_counter()
-            w_ref = client.scatter(w, broadcast=True, hash=False)
-            passes = [client.submit(_shard_pass, trainer_ref, model_ref, shard, w_ref,
-                                    [t.seed, epoch, k], pure=False)
-                      for k, shard in enumerate(log.bar(epoch, shards))]
-            w, shard_total, n, errors = client.submit(_mean, *passes, pure=False).result()
+            with stopwatch() as took:  # the compiling it sees: a worker in this process's
+                w_ref = client.scatter(w, broadcast=True, hash=False)
+                passes = [client.submit(_shard_pass, trainer_ref, model_ref, shard, w_ref,
+                                        [t.seed, epoch, k], pure=False)
+                          for k, shard in enumerate(log.bar(epoch, shards))]
+                w, shard_total, n, errors = client.submit(_mean, *passes,
+                                                          pure=False).result()
             total += shard_total
             steps += n
-            t.end_epoch(log, epoch, model, total / steps, len(train),
-                        time.perf_counter() - start, errors, {"shards": self.shards},
-                        f"  ({self.shards} shards mixed)")
+            t.end_epoch(log, epoch, model, total / steps, len(train), took, errors,
+                        {"shards": self.shards}, f"  ({self.shards} shards mixed)")
         log.finish()
         return self
 

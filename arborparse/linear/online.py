@@ -20,7 +20,6 @@ keep u = Σ_t t Δ_t; the average after T steps is w - u / T.
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -37,7 +36,7 @@ from arborparse.linear.parser import LinearParser
 from arborparse.linear.templates import FEATURES
 from arborparse.trees import kbest
 from arborparse.trees.scores import arc_labels
-from arborparse.training import Loop, keeps_best
+from arborparse.training import Loop, compiling_said, keeps_best, stopwatch
 
 D = LinearOptions()  # the defaults
 
@@ -273,11 +272,12 @@ class OnlineTrainer:
                     {"w": w, "u": u, "best": self.parser_.model.weights})
 
         for epoch in log:
-            start = time.perf_counter()
-            steps, errors = self.one_pass(model, w, u, steps, encoded, gold_heads, gold_labels,
-                                          log.bar(epoch, rng.permutation(len(train))))
-            self.end_epoch(log, epoch, model, w - u / steps, len(train),
-                           time.perf_counter() - start, errors, state=state)
+            with stopwatch() as took:
+                steps, errors = self.one_pass(model, w, u, steps, encoded, gold_heads,
+                                              gold_labels,
+                                              log.bar(epoch, rng.permutation(len(train))))
+            self.end_epoch(log, epoch, model, w - u / steps, len(train), took, errors,
+                           state=state)
         log.finish()
         return self
 
@@ -295,13 +295,16 @@ class OnlineTrainer:
                             tag_reach=self.tag_reach_, label_temperature=label_temperature)
 
     def end_epoch(self, log: Loop, epoch: int, model, average: np.ndarray,
-                  sentences: int, elapsed: float, errors: int, more: dict | None = None,
+                  sentences: int, took: dict, errors: int, more: dict | None = None,
                   note: str = "", state=None) -> None:
         """Hand the epoch's parser, from the averaged weights, to `log` (dev scores, the
-        best kept) with the epoch's record (`more` added) and line (`note` added)."""
+        best kept) with the epoch's record (`more` added) and line (`note` added); `took`:
+        the epoch's `stopwatch` (its rate leaves out the compiling)."""
         parser = self._parser(model, average)
-        rate = sentences / elapsed
-        log.end(epoch, {"seconds": elapsed, "sentences_per_second": rate,
-                       "train_errors": errors, **(more or {})},
-                f"{elapsed:.1f}s  {rate:.0f} sent/s  sentences with updates {errors}{note}",
-                parser, state=state)
+        elapsed, compiling = took["seconds"], took["compiling"]
+        rate = sentences / max(elapsed - compiling, 1e-9)
+        log.end(epoch, {"seconds": elapsed, "compiling_seconds": compiling,
+                        "sentences_per_second": rate, "train_errors": errors,
+                        **(more or {})},
+                f"{elapsed:.1f}s{compiling_said(took)}  {rate:.0f} sent/s  sentences with "
+                f"updates {errors}{note}", parser, state=state)
