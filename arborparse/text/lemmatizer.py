@@ -16,7 +16,11 @@ them (dev lemmas on gold words and tags: Finnish-TDT 78.20 -> 78.79, Gothic-PROI
 +0.04 to +0.05). A script that adds letters applies only to forms of the writing systems
 (that of the form's last letter: Latin, Tamil, CJK, ...) it was seen with in training, so a
 Latin word, a URL or a number in a Tamil text keeps its form rather than taking a Tamil
-ending. A treebank without lemmas (``_`` everywhere) gives a lemmatizer that writes ``_``.
+ending. A URL, an e-mail address or a file path (as the tokenizer keeps them whole,
+`arborparse.text.rules.WHOLE`) that the dictionary does not hold is its own lemma, case
+and all, unless the treebank lemmatizes such words otherwise (`own_lemmas`: kept where it
+has none, or at least half of its are their own lemma). A treebank without lemmas (``_``
+everywhere) gives a lemmatizer that writes ``_``.
 """
 
 from __future__ import annotations
@@ -32,11 +36,26 @@ import numpy as np
 from arborparse.io.conllu import LEMMA, Sentence
 from arborparse.text.classifier import Classifier, candidate_arrays, offsets
 from arborparse.text.features import word_features
+from arborparse.text.rules import whole_pattern
 
 VERSION = 5  # of the lemmatizer inside a model file (4: the classes of a feature side by side;
 # 5: the shapes of words without case, the writing systems of each script)
 KEEP, LOWER = "keep", "lower"
+OWN = ("url", "email", "path")  # the kinds of `WHOLE` that may be their own lemma
 FOUND = 1 << 17  # (form, UPOS) pairs whose candidate scripts are kept between calls
+
+
+def own_lemmas(pairs: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+    """The kinds of `OWN` whose words are their own lemmas in a treebank's (form, lemma)
+    `pairs`: it has no such word, or at least half of them are."""
+    pattern = whole_pattern(OWN)
+    found, own = Counter(), Counter()
+    for form, lemma in pairs:
+        match = pattern.fullmatch(form)
+        if match is not None:
+            found[match.lastgroup] += 1
+            own[match.lastgroup] += lemma == form
+    return tuple(kind for kind in OWN if 2 * own[kind] >= found[kind])
 
 
 def edit_script(form: str, lemma: str) -> tuple[str, str, str, str, str]:
@@ -123,6 +142,7 @@ class Lemmatizer:
         for form, upos, _, lemma in pairs:
             counts[form, upos][lemma] += 1
         self.dictionary = {f"{u}\t{f}": c.most_common(1)[0][0] for (f, u), c in counts.items()}
+        self.own = own_lemmas((f, lem) for f, _, _, lem in pairs)
         script_of = {pair: edit_script(*pair) for pair in {(f, lem) for f, _, _, lem in pairs}}
         scripts = sorted(set(script_of.values()))
         self.script_index = {s: i for i, s in enumerate(scripts)}
@@ -232,14 +252,16 @@ class Lemmatizer:
             return [["_"] * len(s) for s in sentences]
         X, bounds, given, cptr, cand = self._arrays(sentences, grow=False)
         chosen = self.classifier.predict(X, bounds, given, cptr, cand).tolist()
+        own = whole_pattern(self.own)
         out, k = [], 0
         for s in sentences:
             lemmas = []
             for form, upos in zip(s.forms, s.upos):
                 known = self.dictionary.get(f"{upos}\t{form}")
                 script = chosen[k]
-                lemmas.append(known if known is not None else form if script < 0
-                              else apply_script(form, self.scripts[script]))
+                lemmas.append(known if known is not None else form if script < 0 or (
+                    own is not None and own.fullmatch(form)) else
+                    apply_script(form, self.scripts[script]))
                 k += 1
             out.append(lemmas)
         return out
@@ -253,7 +275,8 @@ class Lemmatizer:
                   "scripts_by_suffix": {f"{u}\t{suffix}": v for (u, suffix), v
                                         in self.scripts_by_suffix.items()},
                   "given_index": self.given_index,
-                  "systems": [sorted(found) for found in self.systems]}
+                  "systems": [sorted(found) for found in self.systems],
+                  "own": list(self.own)}
         return header, {"weights": self.classifier.weights}
 
     @classmethod
@@ -274,6 +297,8 @@ class Lemmatizer:
                     raise ValueError("a writing system list per script")
                 lemmatizer._index_prefixes()
                 lemmatizer.given_index = dict(header["given_index"])
+                # files written before the rule: none of them is its own lemma by rule
+                lemmatizer.own = tuple(k for k in header.get("own", ()) if k in OWN)
                 lemmatizer.classifier = Classifier(
                     [cls._name(s) for s in lemmatizer.scripts], weights=arrays["weights"],
                     parts=script_parts)

@@ -148,3 +148,32 @@ def test_a_script_adding_letters_keeps_to_the_writing_systems_it_was_seen_with(t
     path = tmp_path / "m.npz"
     Pipeline(lemmatizer=lemmatizer).save(path)
     assert Pipeline.load(path).lemmatizer.lemmas(new) == lemmatizer.lemmas(new)
+
+
+def test_urls_addresses_and_paths_are_their_own_lemmas_unless_the_treebank_says_otherwise(
+        tmp_path):
+    """A lemmatizer that lowercases nouns leaves a URL, an e-mail address and a path it
+    never saw as they are (the tokenizer keeps them whole), where its treebank lemmatizes
+    them so or has none; a treebank that lowercases its URLs has them lowercased."""
+    from arborparse.pipeline import Pipeline
+
+    nouns = [("Dogs", "dog"), ("Cats", "cat"), ("Houses", "house")] * 3
+    unseen = ["https://eu.wikipedia.org/wiki/Euskara", "Jon.Garcia@EHU.eus",
+              "/usr/Local/BIN", "Trees"]
+
+    def rows(pairs):
+        return read_conllu(io.StringIO("".join(f"1\t{form}\t{lemma}\tNOUN\t_\t_\t0\troot\t_\t_"
+                                               f"\n\n" for form, lemma in pairs)))
+    new = rows([(form, "_") for form in unseen])
+    urls = [("https://A.org/X", "https://A.org/X"), ("www.B.com/Y", "www.B.com/Y")]
+    for train in (nouns, nouns + urls):
+        lemmatizer = Lemmatizer(epochs=3, bits=12).fit(rows(train))
+        assert lemmatizer.own == ("url", "email", "path")
+        assert [s.lemmas[0] for s in lemmatizer.lemmatize(new)] == [*unseen[:3], "tree"]
+        path = tmp_path / "m.npz"
+        Pipeline(lemmatizer=lemmatizer).save(path)
+        assert Pipeline.load(path).lemmatizer.lemmas(new) == lemmatizer.lemmas(new)
+    lowered = Lemmatizer(epochs=3, bits=12).fit(rows(
+        nouns + [(form, lemma.lower()) for form, lemma in urls]))
+    assert lowered.own == ("email", "path")
+    assert lowered.lemmatize(new)[0].lemmas == ["https://eu.wikipedia.org/wiki/euskara"]
