@@ -388,7 +388,7 @@ class _TrainCommand(click.Command):
 @click.option("--model", "model_path", required=True, type=click.Path(),
               help="Where to write the model file; the best epoch is saved there as soon as "
                    "it is best, so an interrupted run keeps it.")
-@click.option("--components",
+@click.option("--components", callback=lambda ctx, param, value: _components(value),
               help="What the model file holds, comma-separated: tokenizer (sentences and "
                    "tokens of raw text), tagger (UPOS, XPOS, FEATS), lemmatizer, parser. With "
                    "a tagger the parser trains on jackknifed tags. Default: all four; neural: "
@@ -426,6 +426,10 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, components, fol
         table.of(given)
     except ArborparseError as err:
         raise click.UsageError(_flagged(ctx, str(err))) from None
+    if dev_path is None and given.get("extend") not in (None, 0):
+        raise click.UsageError(f"{_flag(ctx, 'extend', given['extend'])} goes on past the "
+                               "epochs only with dev data, whose LAS says when to stop: give "
+                               "--dev, or leave out --extend")
     try:
         nlp = arborparse.train(train_path, dev_path, family=model_type, components=components,
                                progress=not quiet, path=model_path, resume=resume,
@@ -440,6 +444,18 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, components, fol
         click.echo(f"trained in {nlp.info['training_seconds']:.1f} s"
                    + (f" (dev {said})" if said else "") + f": {model_path} (arborparse info "
                    f"{model_path} says what it holds)", err=True)
+
+
+def _components(value):
+    """--components, its names checked (an unknown one is a usage error, status 2)."""
+    if value is not None:
+        from arborparse.trainer import COMPONENTS, component_names
+
+        try:
+            component_names(value, COMPONENTS)
+        except ArborparseError as err:
+            raise click.BadParameter(str(err).removeprefix("components: ")) from None
+    return value
 
 
 def _chosen(value) -> str:

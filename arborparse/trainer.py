@@ -92,7 +92,7 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         options = {**options, "order": 1}  # the older name asks for the first order
     family = registry.canonical(family)
     table = registry.options_table(family).of(options)
-    parts = _components(components, table.components)
+    parts = component_names(components, table.components)
     if dev is None and options.get("extend") not in (None, 0):  # 0 asks for nothing more
         raise ArborparseError("extend goes on past the epochs only with dev data (--dev), "
                               "whose LAS says when to stop: give dev, or leave out extend")
@@ -345,7 +345,9 @@ def _resumable(path, info: dict, table) -> tuple[dict, float]:
     return kept, float(before.get("training_seconds") or 0.0)
 
 
-def _components(components, default: tuple[str, ...]) -> list[str]:
+def component_names(components, default: tuple[str, ...]) -> list[str]:
+    """The components asked for (a list of names or a comma-separated string; None:
+    `default`), in `COMPONENTS`' order; `ArborparseError` for a name none has."""
     if components is None:
         return list(default)
     if not isinstance(components, (str, list, tuple)):

@@ -202,6 +202,23 @@ def test_train_ends_saying_how_long_it_took_and_where_the_model_is(tmp_path):
     assert "epoch 1/1" in r.stderr and " sent/s " in r.stderr
 
 
+def test_train_options_that_cannot_be_are_usage_errors(tmp_path):
+    """A component no model has, or --extend without --dev: status 2 and one line in the
+    command line's words, as for any other option the command cannot take."""
+    train = tmp_path / "train.conllu"
+    train.write_text(separable_text())
+    for args, said in ((["--components", "parser,foo"], "Invalid value for '--components': "
+                        "choose among tokenizer, tagger, lemmatizer, parser (got "
+                        "'parser,foo')"),
+                       (["--extend", "2"], "--extend 2 goes on past the epochs only with dev "
+                        "data, whose LAS says when to stop: give --dev, or leave out "
+                        "--extend")):
+        r = CliRunner().invoke(cli, ["train", "--train", str(train), "--model",
+                                     str(tmp_path / "m.npz"), *args])
+        assert r.exit_code == 2 and r.stderr.splitlines()[-1] == f"Error: {said}", r.stderr
+        assert not (tmp_path / "m.npz").exists()
+
+
 def test_train_loglinear(tmp_path):
     train = tmp_path / "train.conllu"
     train.write_text(separable_text())
