@@ -469,6 +469,11 @@ def _not_treebank(name: str, start: int, lines: list[str], fmt: str) -> None:
         raise NotTreebankError(name, lineno, FORMAT_NAMES[fmt])
 
 
+def _words(n: int) -> str:
+    """``1 word``, ``3 words``."""
+    return f"{n} word{'s' * (n != 1)}"
+
+
 def _parse_block(name: str, start: int, lines: list[str], fmt: str) -> Sentence:
     comments: list[str] = []
     rows: list[list[str]] = []
@@ -530,14 +535,14 @@ def _parse_block(name: str, start: int, lines: list[str], fmt: str) -> Sentence:
         rows.append(cols)
     if not word_rows:
         raise TreebankFormatError(name, start, "sentence has no words")
-    if range_end > len(word_rows):
-        raise TreebankFormatError(name, range_line, f"multiword token range reaches word "
-                                  f"{range_end} but the sentence has {len(word_rows)} words")
     n = len(word_rows)
+    if range_end > n:
+        raise TreebankFormatError(name, range_line, f"multiword token range reaches word "
+                                  f"{range_end} but the sentence has {_words(n)}")
     for m in range(1, n + 1):
         if heads[m] > n:
             raise TreebankFormatError(name, head_lines[m - 1], f"HEAD {heads[m]} out of range "
-                                      f"(the sentence has {n} words)")
+                                      f"(the sentence has {_words(n)})")
         if heads[m] == m:
             raise TreebankFormatError(name, head_lines[m - 1], f"word {m} is its own head")
     return Sentence(comments, rows, word_rows, np.array(heads, dtype=np.int64), name, start, fmt)

@@ -262,6 +262,11 @@ class Tagger(Trained):
         dev_static = self._static(dev) if dev else None
         self.history_ = {}
         for tagger in self._taggers():
+            classifier = getattr(self, tagger)
+            if len(classifier.classes) == 1:  # one tag to give (XPOS of a treebank without
+                # them: "_"): nothing to learn, nor to show
+                classifier.best_epoch_, self.history_[tagger] = 1, []
+                continue
             choose = None if not dev else self._dev_accuracy(tagger, dev, dev_static)
             self.history_[tagger] = getattr(self, tagger).fit(
                 self._data(tagger, train, static), self.epochs, self.seed, choose,
@@ -271,12 +276,14 @@ class Tagger(Trained):
 
     def accuracy(self, sentences: list[Sentence], static=None) -> dict[str, float]:
         """UPOS, XPOS and UFeats of the sentences' words as tagged now, in % (XPOS from
-        the predicted UPOS); `static`: their `_static` arrays, where already computed."""
+        the predicted UPOS; none where the training treebank had none, only ``_``);
+        `static`: their `_static` arrays, where already computed."""
         tags = self.predict(sentences, static)
         words = sum(len(s) for s in sentences)
+        scored = ("UPOS", "upos"), ("XPOS", "xpos"), ("UFeats", "feats")
         return {name: 100.0 * sum(g == p for s, predicted in zip(sentences, tags[column])
                                   for g, p in zip(getattr(s, column), predicted)) / words
-                for name, column in (("UPOS", "upos"), ("XPOS", "xpos"), ("UFeats", "feats"))}
+                for name, column in scored if name != "XPOS" or self.xpos.classes != ["_"]}
 
     @property
     def best_epoch_(self) -> int:

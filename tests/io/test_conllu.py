@@ -167,7 +167,7 @@ ERRORS = [
     ("1\tA\ta\tN\tNN\t_\t1\troot\t_\t_\n\n", 1, "its own head"),
     ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n\n1\tA\ta\tN", 3, "last line is truncated (4 of 10"),
     ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n\n1\tA\ta\tN\tNN\t_\t2\tdep\t_\t_\n", 3,
-     "HEAD 2 out of range (the sentence has 1 words) (the file ends without a blank line "
+     "HEAD 2 out of range (the sentence has 1 word) (the file ends without a blank line "
      "after this sentence: was it cut short?)"),  # cut after a whole line
     ("A dog barks.\nIt sleeps.\n", 1, "does not look like CoNLL-U: the line has 1 column"),
     ("# text = plain\nA dog barks.\n\n", 2, "does not look like CoNLL-U: the line has 1"),

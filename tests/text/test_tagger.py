@@ -97,6 +97,20 @@ def test_dev_data_picks_an_epoch(capsys):
     assert tagger.best_epoch_ == max(kept["upos_feats"], kept["xpos"])
 
 
+def test_a_treebank_without_xpos_trains_no_xpos_tagger_nor_scores_one(capsys, tmp_path):
+    """Every XPOS ``_``: nothing to learn (no epochs shown), no XPOS among the dev scores,
+    and ``_`` given, also from the model file."""
+    data = [s.with_columns({XPOS: ["_"] * len(s)}) for s in separable()]
+    tagger = Tagger(epochs=3, bits=16).fit(data, data)
+    assert tagger.history_["xpos"] == [] and "XPOS" not in capsys.readouterr().err
+    assert set(tagger.scores_) == {"UPOS", "UFeats"}
+    assert tagger.best_epoch_ == tagger.upos_feats.best_epoch_  # the jackknife's epochs
+    path = tmp_path / "m.npz"
+    Pipeline(tagger).save(path)
+    for t in (tagger, Pipeline.load(path).tagger):
+        assert {x for s in t.tag(data) for x in s.xpos} == {"_"}
+
+
 def test_bad_arguments():
     from arborparse.errors import ArborparseError
 
