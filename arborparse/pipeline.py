@@ -377,13 +377,18 @@ class Pipeline:
 
     def _parse_options(self, options: dict, name: str = "decode") -> dict:
         """The options as the parsers name them (``decode``, `__call__`'s name, as
-        ``decode_as``), checked; a refusal calls that option `name`."""
+        ``decode_as``), checked; a refusal calls that option as the caller did, else
+        `name`."""
         options = dict(options)
         if "decode" in options:
-            if "decode_as" in options:
+            if options.get("decode_as") is not None and options["decode"] is not None:
                 raise OptionError("decode", options["decode"], "is decode_as by another "
                                   "name: give one of the two")
-            options["decode_as"] = options.pop("decode")
+            name = "decode"
+            decode = options.pop("decode")
+            options["decode_as"] = options.get("decode_as") if decode is None else decode
+        elif "decode_as" in options:
+            name = "decode_as"
         try:
             check_options(self, options)
         except OptionError as err:  # named as the caller named them

@@ -3,14 +3,15 @@
     python bench/parse_speed.py MODEL --reference DIR [--treebank UD_English-EWT]
                                 [--text] [--repeat 3]
 
-Parses the treebank's test set (a name under the UD folder, or a folder's path) with
+Parses the treebank's test set (a folder's path, or a name under the UD folder) with
 `arborparse parse --model MODEL` on one thread, model load and Python's start included,
 alternately with this checkout and with the checkout DIR (an earlier commit, e.g. `git
 worktree add /tmp/reference COMMIT`), --repeat times each: from its words alone (UPOS,
 XPOS, FEATS and LEMMA blanked, as `bench/neural.py` does), or with --text from its raw text
 (``--input-format text``: the text rebuilt from the tokens, paragraphs separated by blank
-lines, as `bench/raw_text.py` does; a model with a tokenizer). Prints sentences per
-second by wall and by CPU time (the fastest run of each), the ratios this / reference, and
+lines, as `bench/raw_text.py` does; a model with a tokenizer). Prints sentences (the
+treebank's, from raw text too, whatever the model's splitter finds) per second by wall and
+by CPU time (the fastest run of each), the ratios this / reference, and
 whether the two parsed files are identical. (Named `bench/neural_speed.py` until the
 linear family's order 2 was measured with it.)
 """
@@ -22,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import COMMAND, files, machine, run
+from common import COMMAND, UD, machine, run, split_files
 
 from arborparse.io import read_conllu, write_conllu
 from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS
@@ -39,7 +40,11 @@ def main():
     ap.add_argument("--text", action="store_true", help="from raw text (models with a tokenizer)")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    gold = read_conllu(files(args.treebank)[2])
+    folder = Path(args.treebank) if Path(args.treebank).is_dir() else UD / args.treebank
+    found = split_files(folder)
+    if "test" not in found:
+        raise SystemExit(f"{folder}: needs *-ud-test.conllu")
+    gold = read_conllu(found["test"])
     print(f"Command: `python {' '.join(sys.argv)}` — {datetime.date.today()} — {machine()}, "
           f"1 thread, {args.treebank} test ({len(gold)} sentences), "
           f"{'raw text' if args.text else 'words only'}\n")

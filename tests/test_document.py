@@ -143,10 +143,12 @@ def test_every_input_kind_and_option(families, family):
     with pytest.raises(OptionError, match="decode='max-z' does not apply"):
         nlp(words, decode="max-z")
     sentences = [s.data for s in doc.sentences]  # parse takes __call__'s name for decode_as
-    with pytest.raises(OptionError, match="decode_as='max-z' does not apply"):
-        nlp.parse(sentences, decode="max-z")
+    for name in ("decode", "decode_as"):  # a refusal in the name the caller gave
+        with pytest.raises(OptionError, match=f"^{name}='max-z' does not apply"):
+            nlp.parse(sentences, **{name: "max-z"})
     with pytest.raises(OptionError, match="decode_as by another name"):
         nlp.parse(sentences, decode="map", decode_as="map")
+    assert nlp.parse(sentences, decode=None, decode_as=None)  # None: the default
     if "decode_as" in can.parse_options():
         assert [s.to_text() for s in nlp.parse(sentences, decode="map")] == \
             [s.to_text() for s in nlp.parse(sentences, decode_as="map")]

@@ -70,8 +70,9 @@ def prose_lines(text: str, name: str, advice: str) -> Iterator[str]:
 def iter_tokenized(source, encoding: str = "utf-8") -> Iterator[Sentence]:
     """One sentence per non-blank line, its tokens the whitespace-separated pieces (each a
     word; ``# text`` the line, ``# sent_id`` its number), blank lines between paragraphs
-    (``# newpar``; ``# newdoc`` before the first, as raw text's); the bytes in `encoding`, cut into lines as `text_lines` cuts; refused
-    if it looks like CoNLL (see `_not_conll`)."""
+    (``# newpar``; ``# newdoc`` before the first, as raw text's); the bytes in
+    `encoding`, cut into lines as `text_lines` cuts; refused if it looks like CoNLL (see
+    `_not_conll`)."""
     lines, name = open_lines(source)
     count, newpar = 0, True
     for lineno, text in _not_conll(decoded(lines, name, encoding), name):

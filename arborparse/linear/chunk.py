@@ -4,12 +4,14 @@
 one thread) runs, for each sentence, the kernels that `LinearModel.scores`, `decode`,
 `LinearParser._joint` and the labeler run one by one: the label tables, the arcs left out
 (`arborparse.linear.reach`), each arc's best label, the arc scores, at order 2 the part
-scores, the best tree and its labels. `best_trees` runs them for every sentence of a chunk from one call, the
-same trees and labels without the Python between them (English-EWT's test set tagged and
-parsed in one process: 1.50 CPU s one sentence at a time, 1.20 a chunk at a time).
+scores, the best tree and its labels. `best_trees` runs them for every sentence of a chunk
+from one call, the same trees and labels without the Python between them (English-EWT's
+test set tagged and parsed in one process: 1.50 CPU s one sentence at a time, 1.20 a chunk
+at a time; at order 2 with grandparents 3.5 and 2.7).
 
 numba renews a kernel's cache only when the kernel's own file changes, not when a kernel
-it calls from another file does (`templates`, `labeler`, `reach`, `arborparse.trees`): after
+it calls from another file does (`templates`, `labeler`, `reach`, `parts`,
+`arborparse.trees`): after
 changing one of those in a checkout, delete the caches (``find arborparse -name
 '*.nb[ci]' -delete``) or `best_trees` keeps running the kernels as they were. (This
 docstring changed with the suffix features of the templates, and its signature with the
@@ -121,20 +123,32 @@ def _second_order_tree(x, w, total, skip, grandparents, projective, single_root)
     """The best tree under the arc scores `total` and the sentence's part scores (as
     `LinearModel.part_scores` makes them, `grandparents` or not, the parts of the arcs in
     `skip` left out), as `second_order.eisner` (`projective`) or `approximate` finds it:
-    (heads, whether a tree has a finite score)."""
+    (heads, whether a tree has a finite score: False too where a score is NaN or +inf,
+    which `second_order.eisner` refuses)."""
     sib, grand, keys = part_entries(x, grandparents, skip)
     indices, ptr = entry_indices(x, keys, w.shape[0])
     values = entry_values(w, indices, ptr)
     B = expand(sib, values)
+    G = expand(grand, values) if grandparents else np.zeros((1, 1, 1))
+    tree = np.full(total.shape[0], -1, dtype=np.int64)
+    if not (_below_inf(total) and _below_inf(B) and _below_inf(G)):
+        return tree, False
     if grandparents:
-        G = expand(grand, values)
         G[0, 0, :] = 0.0  # the root's slot (`second_order._root_grand`)
         tree, best = _grand_best(total, B, G, single_root)
     else:
-        G = np.zeros((1, 1, 1))
         tree, best = _sib_best(total, B, single_root)
     if best == -np.inf:
         return tree, False
     if not projective:
         tree = _climb(total, B, G, tree, grandparents, single_root)
     return tree, True
+
+
+@njit(cache=True, nogil=True)
+def _below_inf(X):
+    """Whether no score of X is NaN or +inf."""
+    for v in X.ravel():
+        if not v < np.inf:
+            return False
+    return True

@@ -128,7 +128,8 @@ class MixingTrainer:
         total, steps = np.zeros_like(w), 0.0
         log = loop(self, dev, save_best, calibrate=True, extend=self.extend)
         for epoch in log:
-            with stopwatch() as took:  # the compiling it sees: a worker in this process's
+            with stopwatch() as took:  # the compiling of this process alone: a worker
+                # process's stays in the rate
                 w_ref = client.scatter(w, broadcast=True, hash=False)
                 passes = [client.submit(_shard_pass, trainer_ref, model_ref, shard, w_ref,
                                         [t.seed, epoch, k], pure=False)

@@ -33,8 +33,6 @@ gap L(w) - dual ≥ 0, which goes to 0 as EG converges.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from arborparse import trees
@@ -45,7 +43,7 @@ from arborparse.linear.reach import reaches
 from arborparse.linear.model import LinearModel, distribution
 from arborparse.linear.options import LinearOptions
 from arborparse.linear.parser import LinearParser
-from arborparse.training import keeps_best
+from arborparse.training import compiling_said, keeps_best, stopwatch
 
 
 GRID = (0.001, 0.003, 0.01)  # of C, for `ChooseC`
@@ -179,29 +177,30 @@ class EGTrainer:
         log = loop(self, dev, save_best, calibrate=True)
         u = np.zeros_like(w) if self.average else None  # Σ step number × update, this pass
         for epoch in log:
-            start, obj = time.perf_counter(), 0.0
+            obj = 0.0
             if u is not None:
                 u[:], steps = 0.0, 1
-            for i in log.bar(epoch, range(len(encoded))):
-                x, theta, loss = encoded[i], thetas[i], losses[i]
-                S = model.labeled_scores(x, w)
-                valid = np.isfinite(S)
-                step = np.where(valid, eta * self.C * (loss + np.where(valid, S, 0.0)), 0.0)
-                new = [(theta[0] + step).astype(np.float32)] + [
-                    None if t is None else (t + eta * self.C * s).astype(np.float32)
-                    for t, s in zip(theta[1:], model.part_scores(x, w, marginals=True,
-                                                                every_part=True))]
-                mu, mu_new = self._marginals(theta), self._marginals(new)
-                update = [None if a is None else self.C * (a - b) for a, b in zip(mu, mu_new)]
-                self._add(model, x, update, w)
-                if u is not None:
-                    self._add(model, x, [None if d is None else steps * d for d in update], u)
-                    steps += 1
-                thetas[i] = new
-                obj += self.C * float((loss * mu_new[0]).sum())
+            with stopwatch() as took:
+                for i in log.bar(epoch, range(len(encoded))):
+                    x, theta, loss = encoded[i], thetas[i], losses[i]
+                    S = model.labeled_scores(x, w)
+                    valid = np.isfinite(S)
+                    step = np.where(valid, eta * self.C * (loss + np.where(valid, S, 0.0)), 0.0)
+                    new = [(theta[0] + step).astype(np.float32)] + [
+                        None if t is None else (t + eta * self.C * s).astype(np.float32)
+                        for t, s in zip(theta[1:], model.part_scores(x, w, marginals=True,
+                                                                    every_part=True))]
+                    mu, mu_new = self._marginals(theta), self._marginals(new)
+                    update = [None if a is None else self.C * (a - b) for a, b in zip(mu, mu_new)]
+                    self._add(model, x, update, w)
+                    if u is not None:
+                        self._add(model, x, [None if d is None else steps * d for d in update], u)
+                        steps += 1
+                    thetas[i] = new
+                    obj += self.C * float((loss * mu_new[0]).sum())
             obj -= 0.5 * float(w @ w)
-            record = {"seconds": time.perf_counter() - start, "dual_objective": obj,
-                      "learning_rate": eta}
+            record = {"seconds": took["seconds"], "compiling_seconds": took["compiling"],
+                      "dual_objective": obj, "learning_rate": eta}
             if self.primal:
                 record["primal_objective"] = self.primal_objective(model, w, encoded, heads,
                                                                    ids, losses)
@@ -213,5 +212,6 @@ class EGTrainer:
             parser = LinearParser(model.like(kept.astype(np.float32)), self.decoder,
                                   self.single_root, reach=self.reach_, tag_reach=self.tag_reach_)
             log.end(epoch, record,
-                    f"{record['seconds']:.1f}s  dual objective {obj:.2f}  eta {eta:.3g}", parser)
+                    f"{record['seconds']:.1f}s{compiling_said(took)}  dual objective {obj:.2f}  "
+                    f"eta {eta:.3g}", parser)
         return self

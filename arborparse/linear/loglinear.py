@@ -36,7 +36,7 @@ from arborparse.linear.model import Encoded, LinearModel, distribution
 from arborparse.linear.options import DECODERS, LinearOptions
 from arborparse.linear.parser import LinearParser
 from arborparse.linear.templates import FEATURES
-from arborparse.training import Loop, keeps_best
+from arborparse.training import Loop, compiling_said, keeps_best, stopwatch
 
 OPTIMIZERS = ("sgd", "lbfgs")
 
@@ -227,23 +227,25 @@ class LogLinearTrainer:
                     {"v": v, "best": self.parser_.model.weights})
 
         for epoch in log:
-            start, loss = time.perf_counter(), 0.0
-            for i in log.bar(epoch, rng.permutation(N)):
-                x, heads, gold_labels = data[i]
-                eta = self.learning_rate / (1.0 + step / N)
-                # w = scale * v: w <- (1 - eta / N) w - eta C grad(w) becomes a new scale
-                # and a sparse step on v
-                old = scale
-                scale *= 1.0 - eta / N
-                loss += negative_log_likelihood(model, x, heads, gold_labels, v,
-                                                self.projective, self.single_root, v,
-                                                -eta * self.C / scale, old)
-                if scale < 1e-6:
-                    v *= scale
-                    scale = 1.0
-                step += 1
-            elapsed = time.perf_counter() - start
-            log.end(epoch, {"seconds": elapsed, "negative_log_likelihood": loss},
-                    f"{elapsed:.1f}s  NLL {loss:.1f}", parser(scale * v), state=state)
+            loss = 0.0
+            with stopwatch() as took:
+                for i in log.bar(epoch, rng.permutation(N)):
+                    x, heads, gold_labels = data[i]
+                    eta = self.learning_rate / (1.0 + step / N)
+                    # w = scale * v: w <- (1 - eta / N) w - eta C grad(w) becomes a new
+                    # scale and a sparse step on v
+                    old = scale
+                    scale *= 1.0 - eta / N
+                    loss += negative_log_likelihood(model, x, heads, gold_labels, v,
+                                                    self.projective, self.single_root, v,
+                                                    -eta * self.C / scale, old)
+                    if scale < 1e-6:
+                        v *= scale
+                        scale = 1.0
+                    step += 1
+            log.end(epoch, {"seconds": took["seconds"], "compiling_seconds": took["compiling"],
+                            "negative_log_likelihood": loss},
+                    f"{took['seconds']:.1f}s{compiling_said(took)}  NLL {loss:.1f}",
+                    parser(scale * v), state=state)
         log.finish()
         return self

@@ -302,7 +302,7 @@ class OnlineTrainer:
         the epoch's `stopwatch` (its rate leaves out the compiling)."""
         parser = self._parser(model, average)
         elapsed, compiling = took["seconds"], took["compiling"]
-        rate = sentences / max(elapsed - compiling, 1e-9)
+        rate = sentences / max(elapsed - compiling, 1e-3)
         log.end(epoch, {"seconds": elapsed, "compiling_seconds": compiling,
                         "sentences_per_second": rate, "train_errors": errors,
                         **(more or {})},

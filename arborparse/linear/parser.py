@@ -561,8 +561,21 @@ class LinearParser:
         `_parse_one` (which raises the error), after the sentences before it; where the
         input fails (a malformed line, a sentence without tags), the sentences read before
         it are parsed and given first."""
-        for chunk in chunks(sentences, CHUNK_WORDS, lambda s: max(len(s), SHORTEST)):
+        for chunk in chunks(sentences, CHUNK_WORDS, self._chunk_words):
             yield from self._chunk_trees(chunk, decoder, threads)
+
+    def _chunk_words(self, sentence: Sentence) -> float:
+        """What a sentence counts for in a chunk: its words, at least `SHORTEST`; at order
+        2, past `SHORTEST` words, times (words / `SHORTEST`)² with siblings alone and ³
+        with grandparents (the chart's O(n³) and O(n⁴)), so that no chunk takes long in
+        its one call (a sentence of 100 words with grandparents makes a chunk of its
+        own)."""
+        n = len(sentence)
+        if self.model.order == 1 or n <= SHORTEST:
+            return max(n, SHORTEST)
+        power = 3 if self.model.grandparents and n <= GRAND_WORDS else \
+            2 if n <= SIBLING_WORDS else 0  # the parts `best_trees` is given
+        return n * (n / SHORTEST) ** power
 
     def _chunk_trees(self, chunk: list[Sentence], decoder: str, threads: int
                      ) -> Iterator[Sentence]:
@@ -607,7 +620,8 @@ class LinearParser:
             attrs, attrs_ptr, feats_ptr, feats, feats_at, buf, m.weights, m.keys,
             m.label_keys, len(m.labels), m.squeeze, *cut, longer_than, decoder == "eisner",
             self.single_root, -1 if m.order == 1 else SIBLING_WORDS,
-            GRAND_WORDS if m.grandparents else -1, NO_LABELER if labeler is None else labeler.weights,
+            GRAND_WORDS if m.grandparents else -1,
+            NO_LABELER if labeler is None else labeler.weights,
             1.0 if labeler is None else labeler.joint_weight, self.root_label, heads, labels)
         done = len(sentences) if failed < 0 else failed
         names = m.labels

@@ -178,7 +178,9 @@ def _entry(t, triples, pairs, keys, E):
 
 @njit(cache=True, nogil=True)
 def part_entries(attrs, grandparents, skip):
-    """The entries of every part of a sentence: (sib, grand, keys).
+    """The entries of every part of a sentence: (sib, grand, keys), the parts with an arc
+    set in `skip` ((N, N) booleans: the arcs h -> m left out of every tree, the parser's
+    reach; (0, 0) for none) left out (-1), as no tree has them.
 
     sib : (N, N, N, 2) int32, the two entries of the sibling part (h, m, s), -1 where
         (h, m, s) is no part of any tree (s neither h nor strictly between h and m)
@@ -186,10 +188,6 @@ def part_entries(attrs, grandparents, skip):
         g = h, m in {0, g, h}); shape (0, 0, 0, 2) without `grandparents`
     keys : (E, 5) int64, the entries (kind, a, b, c, d), words as positions (for
         `entry_indices`)
-
-    skip : (N, N) booleans, the arcs h -> m left out of every tree (the parser's reach), or
-        (0, 0) for none: the parts with such an arc are left out too (-1), as no tree
-        has them.
     """
     N = attrs.shape[0]
     skips = skip.shape[0] > 0

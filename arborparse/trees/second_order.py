@@ -255,9 +255,10 @@ def _sib_best(A, B, single_root):
 # The same items, each also indexed by its head's head g: X[g, s, t] (only s < t is used:
 # these charts are not symmetric). The sibling item SB[h, s, t] is indexed by the siblings'
 # head h. Items headed by the root use g = 0. The inside pass leaves at zero the items that
-# enter a tree only with an arc of weight zero (the parser's reach leaves arcs out): one with
-# grandparent g only with the arc from g to its head, SB[h, s, t] only with h -> s and h -> t,
-# an arc item only with its arc; every product it would enter has that arc's zero factor.
+# enter a tree only through an arc of weight zero (the parser's reach leaves arcs out): an
+# item whose head's head is g only through the arc g -> its head, SB[h, s, t] only through
+# h -> s and h -> t, an arc item only through its arc; every product it would enter has that
+# arc's zero factor.
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -327,7 +328,9 @@ def _grand_inside(A, B, G, single_root, mode):
 
 @njit(cache=True, nogil=True)
 def _grand_outside(A, B, G, single_root, mode, CR, CL, IR, IL, SB):
-    """As `_sib_outside`, also giving the grandparent marginals."""
+    """As `_sib_outside`, also giving the grandparent marginals. The items the inside pass
+    leaves at zero (an arc of weight zero) have an outside value of zero too, as every
+    product that reaches them has that arc's factor: they pass nothing on."""
     literally(mode)
     N = A.shape[0]
     n = N - 1
@@ -349,10 +352,14 @@ def _grand_outside(A, B, G, single_root, mode, CR, CL, IR, IL, SB):
             if s > 0:
                 for k in range(outside):
                     g = _outer(k, s, t)
+                    if A[g, t] == zero:
+                        continue  # as the inside pass: nothing but zeros to pass on
                     o = oCL[g, s, t]
                     for r in range(s, t):
                         oCL[t, s, r] = _add(oCL[t, s, r], _mul(o, IL[g, r, t], mode), mode)
                         oIL[g, r, t] = _add(oIL[g, r, t], _mul(o, CL[t, s, r], mode), mode)
+                    if A[t, s] == zero:
+                        continue
                     o = oIL[g, s, t]
                     oa = _mul(o, _mul(A[t, s], G[g, t, s], mode), mode)
                     x = _share(_mul(o, IL[g, s, t], mode), Z, mode)
@@ -369,10 +376,14 @@ def _grand_outside(A, B, G, single_root, mode, CR, CL, IR, IL, SB):
                                                      mode), Z, mode)
             for k in range(outside if s > 0 else 1):
                 g = _outer(k, s, t) if s > 0 else 0
+                if s > 0 and A[g, s] == zero:
+                    continue
                 o = oCR[g, s, t]
                 for r in range(s + 1, t + 1):
                     oIR[g, s, r] = _add(oIR[g, s, r], _mul(o, CR[s, r, t], mode), mode)
                     oCR[s, r, t] = _add(oCR[s, r, t], _mul(o, IR[g, s, r], mode), mode)
+                if A[s, t] == zero:
+                    continue
                 o = oIR[g, s, t]
                 oa = _mul(o, _mul(A[s, t], G[g, s, t], mode), mode)
                 x = _share(_mul(o, IR[g, s, t], mode), Z, mode)
@@ -392,6 +403,8 @@ def _grand_outside(A, B, G, single_root, mode, CR, CL, IR, IL, SB):
             if s > 0:
                 for k in range(outside):
                     h = _outer(k, s, t)
+                    if A[h, s] == zero or A[h, t] == zero:
+                        continue
                     o = oSB[h, s, t]
                     for r in range(s, t):
                         oCR[h, s, r] = _add(oCR[h, s, r], _mul(o, CL[h, r + 1, t], mode), mode)

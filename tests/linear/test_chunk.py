@@ -37,9 +37,11 @@ def english_order_2(english, ud):
     """Perceptron parsers of order 2 (siblings; siblings and grandparents) of the same 300
     sentences, and the same 150 others."""
     sentences = read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")[:300]
-    return {second_order: OnlineTrainer("perceptron", epochs=1, hash_bits=18, order=2,
-                                        second_order=second_order, progress=False).fit(
-        sentences).parser_ for second_order in SECOND_ORDER}, english[1], english[2]
+    parsers = {second_order: OnlineTrainer("perceptron", epochs=1, hash_bits=18, order=2,
+                                           second_order=second_order, progress=False).fit(
+        sentences).parser_ for second_order in SECOND_ORDER}
+    assert all(p.reach is not None and p.tag_reach is not None for p in parsers.values())
+    return parsers, english[1], english[2]
 
 
 def one_at_a_time(parser, sentences, decoder=None, threads=1):
@@ -188,6 +190,21 @@ def test_a_chunk_holds_at_most_so_many_words(english, monkeypatch):
         assert counted(read[:-1]) < words <= counted(read)
 
 
+def test_at_order_2_a_long_sentence_counts_for_its_chart(english_order_2):
+    """At order 2 a sentence past `SHORTEST` words counts as its words times (words /
+    `SHORTEST`)² (siblings) or ³ (grandparents): 100 words with grandparents make a chunk of
+    their own."""
+    parsers, _, test = english_order_2
+    long = long_sentence(test, 100)
+    n = len(long)
+    siblings, grandparents = (parsers[o] for o in SECOND_ORDER)
+    assert siblings._chunk_words(long) == pytest.approx(n * (n / SHORTEST) ** 2)
+    assert grandparents._chunk_words(long) == pytest.approx(n * (n / SHORTEST) ** 3)
+    assert grandparents._chunk_words(long) > CHUNK_WORDS
+    short = min(test, key=len)
+    assert grandparents._chunk_words(short) == SHORTEST
+
+
 def test_the_sentences_before_a_refused_one_are_given_first(english, monkeypatch):
     """A sentence too long for the memory free, within a chunk: the sentences before it
     come out, then its one-line refusal (as one sentence at a time)."""
@@ -211,3 +228,29 @@ def test_scores_without_a_finite_tree_are_refused_as_one_at_a_time(english):
         broken.parse(test[:3])
     with pytest.raises(NonFiniteScores):
         one_at_a_time(broken, test[:1])
+
+
+@pytest.mark.parametrize("second_order", SECOND_ORDER)
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_order_2_scores_with_a_nan_or_inf_are_refused_as_one_at_a_time(english_order_2,
+                                                                       second_order, bad):
+    """A few weights NaN or +inf (a damaged model): each sentence whose arc or part scores
+    hold one is refused as one sentence at a time refuses it, the others parsed alike."""
+    parsers, _, test = english_order_2
+    trained = parsers[second_order]
+    weights = trained.model.weights.copy()
+    weights[np.random.default_rng(0).random(len(weights)) < 0.002] = bad
+    broken = LinearParser(trained.model.like(weights), reach=trained.reach,
+                          tag_reach=trained.tag_reach)
+    outcomes = set()
+    for sentence in test[:40]:
+        try:
+            alone = one_at_a_time(broken, [sentence])
+        except NonFiniteScores:
+            with pytest.raises(NonFiniteScores):
+                broken.parse([sentence])
+            outcomes.add("refused")
+        else:
+            assert [s.to_text() for s in broken.parse([sentence])] == alone
+            outcomes.add("parsed")
+    assert outcomes == {"refused", "parsed"}
