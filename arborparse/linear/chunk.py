@@ -128,11 +128,10 @@ def _second_order_tree(x, w, total, skip, grandparents, projective, single_root)
     sib, grand, keys = part_entries(x, grandparents, skip)
     indices, ptr = entry_indices(x, keys, w.shape[0])
     values = entry_values(w, indices, ptr)
+    if not (_below_inf(total) and _below_inf(values)):  # a part's score is two values' sum
+        return np.full(total.shape[0], -1, dtype=np.int64), False
     B = expand(sib, values)
     G = expand(grand, values) if grandparents else np.zeros((1, 1, 1))
-    tree = np.full(total.shape[0], -1, dtype=np.int64)
-    if not (_below_inf(total) and _below_inf(B) and _below_inf(G)):
-        return tree, False
     if grandparents:
         G[0, 0, :] = 0.0  # the root's slot (`second_order._root_grand`)
         tree, best = _grand_best(total, B, G, single_root)
