@@ -586,7 +586,8 @@ def _encoding(ctx, param, name: str) -> str:
                    "cluster (models with clusters).")
 @click.option("--marginals", is_flag=True,
               help=f"{_takers('marginals')} add HeadProb and LabelProb of each word's arc to "
-                   "MISC.")
+                   "MISC (an order-2 linear model's are over projective trees: an arc of the "
+                   "mst decoder's that crosses another may get HeadProb 0).")
 @click.option("--retag", is_flag=True,
               help=f"{_takers('retag', 'models with a tagger')} tag (and lemmatize) every "
                    "sentence (default: only those with words without UPOS).")

@@ -78,8 +78,9 @@ class LinearOptions(FamilyOptions):
         """Max-z decoding only with hidden clusters; no k-best trees at order 2."""
         clusters, order = header.get("clusters", 1) > 1, header.get("order", 1) == 1
         why_not = (("kbest", "k-best trees come from order-1 models, and this one is order "
-                    "2 (arborparse train's default up to 5,000 training sentences: train "
-                    "with order 1 for them, arborparse train --order 1)"),) * (not order) + \
+                    "2 (asked for, or arborparse train's default up to 5,000 training "
+                    "sentences): train with order 1 for them, arborparse train --order 1"),) \
+            * (not order) + \
             (("decode_as=max-z", "max-z decoding needs hidden arc clusters (a model "
               "trained with --trainer latent or latent-lbfgs)"),) * (not clusters)
         return dataclasses.replace(cls.parses, max_z=clusters, kbest=order, why_not=why_not)
