@@ -366,7 +366,8 @@ class Loop:
                     save_parser(parser, self.save_best, self.history[-1])
                 self.trainer.best_epoch_ = epoch
         if self.checkpoint is not None and state is not None and self.lead:
-            self._save_checkpoint(epoch, *state())
+            with _uninterrupted():  # written whole, its temporary file gone, then stop
+                self._save_checkpoint(epoch, *state())
         if self.progress:
             line = f"{self.name}epoch {self._of(epoch)}  {summary}"
             if self.dev:

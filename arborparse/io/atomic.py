@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from arborparse.errors import ArborparseError
@@ -72,11 +72,12 @@ def atomic_open(path, mode: str = "w", **kwargs):
                 yield handle
             return
         target = Path(os.path.realpath(path))
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
-                                   suffix=".tmp")
     except OSError as err:
         raise OutputError(path, err.strerror) from None
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
+                                   suffix=".tmp")
         if st is not None:
             permissions = stat.S_IMODE(st.st_mode)
         else:
@@ -88,7 +89,9 @@ def atomic_open(path, mode: str = "w", **kwargs):
             yield handle
         os.replace(tmp, target)
     except BaseException as err:
-        os.unlink(tmp)
+        if tmp is not None:  # made (an interrupt may come just after mkstemp), not renamed
+            with suppress(FileNotFoundError):
+                os.unlink(tmp)
         if isinstance(err, OSError):
             raise OutputError(path, err.strerror or str(err)) from None
         raise
