@@ -21,7 +21,7 @@ from arborparse.linear.chunk import best_trees, concatenated
 from arborparse.linear.labeler import Labeler
 from arborparse.linear.model import (DECODERS, KIND, OLD_KINDS, OLDEST, THREADED_WORDS, VERSION,
                                      Encoded, LinearModel, Scores, arc_buffer, decode)
-from arborparse.linear.options import GRAND_WORDS, SIBLING_WORDS, LinearOptions
+from arborparse.linear.options import GRAND_WORDS, SECOND_ORDER, SIBLING_WORDS, LinearOptions
 from arborparse.linear.reach import TagReach, cut_arguments, out_of_reach
 from arborparse.linear.templates import between_tables, cut_between, tree_label_scores
 from arborparse.linear.tokens import UPOS, encode
@@ -573,8 +573,7 @@ class LinearParser:
         n = len(sentence)
         if self.model.order == 1 or n <= SHORTEST:
             return max(n, SHORTEST)
-        power = 3 if self.model.grandparents and n <= GRAND_WORDS else \
-            2 if n <= SIBLING_WORDS else 0  # the parts `best_trees` is given
+        power = {SECOND_ORDER[1]: 3, SECOND_ORDER[0]: 2}.get(self.model._parts_of(n), 0)
         return n * (n / SHORTEST) ** power
 
     def _chunk_trees(self, chunk: list[Sentence], decoder: str, threads: int
