@@ -29,7 +29,7 @@ import click
 from arborparse import __version__, registry
 from arborparse.baselines import BASELINES
 from arborparse.errors import ArborparseError, EncodingError, NotTreebankError, \
-    TreebankFormatError
+    TreebankFormatError, counted
 from arborparse.eval import LENGTH_BINS, TAG_MEASURES, compare, evaluate
 from arborparse.io import iter_conllu, read_conllu, write_conllu
 from arborparse.io.conllu import FORMATS as CONLL_FORMATS
@@ -694,8 +694,10 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
                                       "NAME)")
         # a sentence of raw text is named by its number: its file is said before it
         named = f"{input}, " if input != "-" and str(err).startswith("sentence ") else ""
-        written = f"; the {count[0]} sentences before it were parsed and written out: the " \
-            "output stops there" if output == "-" and count[0] else ""
+        before = "the sentence before it was" if count[0] == 1 else \
+            f"the {count[0]} sentences before it were"
+        written = f"; {before} parsed and written out: the output stops there" \
+            if output == "-" and count[0] else ""
         raise (ArborparseError(f"{named}{err}{written}") if named or written else err
                ) from None
     finally:  # a caller in the same process (the API's tests) gets its collections back
@@ -703,9 +705,10 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
     if not count[0]:
         _warn_empty(input, f"--input-format {fmt}")
     elif kept[0]:
-        which = f"all {kept[0]} sentences kept the input's tags (every word had a UPOS)" \
-            if kept[0] == count[0] else f"{kept[0]} of {count[0]} sentences kept the input's " \
-            "tags (every word had a UPOS), the model tagged the others"
+        which = ("the sentence" if count[0] == 1 else f"all {count[0]} sentences") + \
+            " kept the input's tags (every word had a UPOS)" if kept[0] == count[0] else \
+            f"{kept[0]} of {count[0]} sentences kept the input's tags (every word had a UPOS), " \
+            "the model tagged the others"
         click.echo(f"Note: {which}; --retag tags every sentence, --keep-tags trusts the "
                    "input's (and says nothing)", err=True)
 
@@ -814,7 +817,7 @@ def projectivize_cmd(input, output, multi_root, pseudo, fmt, force):
         changed += p.deprels != s.deprels or bool((p.heads != s.heads).any())
         out.append(p)
     write_conllu(out, output)
-    click.echo(f"{changed} of {len(sentences)} sentences projectivized", err=True)
+    click.echo(f"{changed} of {counted(len(sentences), 'sentence')} projectivized", err=True)
 
 
 @cli.command("deprojectivize")
@@ -884,7 +887,7 @@ def render_cmd(input, output, sentence, threshold, fmt, force):
         except TreebankFormatError as err:
             found.append(err)
     if found:
-        more = f" (and {len(found) - 1} more sentences with a cycle)" if len(found) > 1 else ""
+        more = f" (and {counted(len(found) - 1, 'more sentence')} with a cycle)" if len(found) > 1 else ""
         click.echo(f"Warning: {found[0]}; drawn as it is{more}", err=True)
     if str(output) == "-":
         click.echo(text, nl=False)

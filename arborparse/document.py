@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arborparse.errors import counted
 from arborparse.io import conllu
 from arborparse.io.conllu import DEPREL, DEPS, FEATS, FORM, ID, LEMMA, MISC, UPOS, XPOS
 from arborparse.io.plain import characters
@@ -295,4 +296,5 @@ class Document:
         return self.sentences[i]
 
     def __repr__(self) -> str:
-        return f"Document({len(self.sentences)} sentences, {len(self.words)} words)"
+        return (f"Document({counted(len(self.sentences), 'sentence')}, "
+                f"{counted(len(self.words), 'word')})")

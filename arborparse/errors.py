@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 word``, ``3 words``: a count in a message, with the noun's plural where due."""
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
 class ArborparseError(Exception):
     """Base class of every error caused by user input (files, options, models)."""
 

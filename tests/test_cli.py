@@ -76,7 +76,7 @@ def test_projectivize_command(tmp_path):
     out = tmp_path / "out.conllu"
     r = run("projectivize", src, out)
     assert r.exit_code == 0
-    assert "1 of 1 sentences projectivized" in r.output
+    assert "1 of 1 sentence projectivized" in r.output
     from arborparse.io import read_conllu
     from arborparse.trees.structure import is_projective
     (s,) = read_conllu(out)

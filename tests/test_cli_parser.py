@@ -233,6 +233,10 @@ def test_train_loglinear(tmp_path):
     assert r.stderr == "Note: all 18 sentences kept the input's tags (every word had a " \
         "UPOS); --retag tags every sentence, --keep-tags trusts the input's (and says " \
         "nothing)\n"
+    one = tmp_path / "one.conllu"
+    one.write_text(train.read_text().split("\n\n")[0] + "\n\n")
+    r = CliRunner().invoke(cli, ["parse", "--model", str(model), str(one)])
+    assert r.stderr.startswith("Note: the sentence kept the input's tags (every word had a ")
     r = CliRunner().invoke(cli, ["parse", "--model", str(model), str(train), "--keep-tags"])
     assert r.exit_code == 0 and r.stdout == train.read_text() and not r.stderr
     mbr = [CliRunner().invoke(cli, ["parse", "--model", str(model), str(train), "--keep-tags",

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from arborparse.errors import ArborparseError, TreebankFormatError
+from arborparse.errors import ArborparseError, TreebankFormatError, counted
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import CONLLU_ROOT, check_tree
 from arborparse.trees.structure import nonprojective_arcs
@@ -72,9 +72,9 @@ def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence],
             raise ArborparseError(
                 f"the words differ: gold {_where(g, where)} has {_word(g, where)!r}, system "
                 f"{_where(p, where)} has {_word(p, where)!r} (word {where} of a sentence of "
-                f"{len(g)} words in gold, {len(p)} in the system file)")
+                f"{counted(len(g), 'word')} in gold, {len(p)} in the system file)")
     if len(gold) != len(pred):
-        raise ArborparseError(f"the gold file ({gold[0].path}) has {len(gold)} sentences, "
+        raise ArborparseError(f"the gold file ({gold[0].path}) has {counted(len(gold), 'sentence')}, "
                               f"the system file ({pred[0].path}) has {len(pred)}")
 
 

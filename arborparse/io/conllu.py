@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from arborparse.errors import ArborparseError, EncodingError, NotTreebankError, \
-    TreebankFormatError
+    TreebankFormatError, counted
 from arborparse.io.atomic import atomic_open
 
 COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
@@ -469,11 +469,6 @@ def _not_treebank(name: str, start: int, lines: list[str], fmt: str) -> None:
         raise NotTreebankError(name, lineno, FORMAT_NAMES[fmt])
 
 
-def _words(n: int) -> str:
-    """``1 word``, ``3 words``."""
-    return f"{n} word{'s' * (n != 1)}"
-
-
 def _parse_block(name: str, start: int, lines: list[str], fmt: str) -> Sentence:
     comments: list[str] = []
     rows: list[list[str]] = []
@@ -538,11 +533,11 @@ def _parse_block(name: str, start: int, lines: list[str], fmt: str) -> Sentence:
     n = len(word_rows)
     if range_end > n:
         raise TreebankFormatError(name, range_line, f"multiword token range reaches word "
-                                  f"{range_end} but the sentence has {_words(n)}")
+                                  f"{range_end} but the sentence has {counted(n, 'word')}")
     for m in range(1, n + 1):
         if heads[m] > n:
             raise TreebankFormatError(name, head_lines[m - 1], f"HEAD {heads[m]} out of range "
-                                      f"(the sentence has {_words(n)})")
+                                      f"(the sentence has {counted(n, 'word')})")
         if heads[m] == m:
             raise TreebankFormatError(name, head_lines[m - 1], f"word {m} is its own head")
     return Sentence(comments, rows, word_rows, np.array(heads, dtype=np.int64), name, start, fmt)

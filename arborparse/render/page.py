@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from arborparse.errors import counted
 from arborparse.io.conllu import Sentence
 from arborparse.render.svg import SURE, UNSURE, escape, svg, tree
 
@@ -49,6 +50,6 @@ def page(sentences: Iterable[Sentence], title: str = "arborparse",
               f'<span class="unsure">dashed</span> below {threshold:g}.</p>')
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<title>{escape(title)}</title><style>{STYLE}</style></head>\n<body>'
-            f'<nav><strong>{len(sentences)} sentences</strong>{"".join(links)}</nav>\n'
+            f'<nav><strong>{counted(len(sentences), "sentence")}</strong>{"".join(links)}</nav>\n'
             f'<main><h1>{escape(title)}</h1>{legend}\n' + "\n".join(sections)
             + "\n</main></body></html>\n")

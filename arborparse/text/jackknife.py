@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from tqdm import tqdm
 
-from arborparse.errors import ArborparseError
+from arborparse.errors import ArborparseError, counted
 from arborparse.io.conllu import Sentence
 
 
@@ -30,7 +30,7 @@ def jackknife(train: list[Sentence], k: int, annotate: Callable, progress: bool 
     lemmatized). Order is kept; with fewer sentences than folds, one fold per sentence."""
     if k < 2 or len(train) < 2:
         raise ArborparseError(f"jackknifing needs at least 2 folds and 2 training sentences "
-                              f"(got {k} folds, {len(train)} sentences)")
+                              f"(got {counted(k, 'fold')}, {counted(len(train), 'sentence')})")
     k = min(k, len(train))  # a fold per sentence at most
     out: list[Sentence | None] = [None] * len(train)
     folds = folds_of(len(train), k)

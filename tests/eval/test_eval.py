@@ -121,6 +121,9 @@ def test_mismatched_files_name_the_first_difference():
     with pytest.raises(ArborparseError, match=r"the gold file \(<stream>\) has 2 sentences, "
                                               r"the system file \(<stream>\) has 1"):
         evaluate(gold, gold[:1])
+    with pytest.raises(ArborparseError, match=r"the gold file \(<stream>\) has 1 sentence, "
+                                              r"the system file \(<stream>\) has 2"):
+        evaluate(gold[:1], gold)
 
 
 def test_files_without_heads_are_refused():

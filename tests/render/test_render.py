@@ -173,6 +173,8 @@ def test_what_nlp_returns_renders_and_control_characters_stay_valid_xml():
     doc = Document([sentence()])
     assert svg(doc.sentences[0]) == svg(sentence())  # a document's sentence view
     assert page(doc) == page(doc.sentences) == page([sentence()])
+    assert "<strong>1 sentence</strong>" in page(doc)
+    assert repr(doc) == f"Document(1 sentence, {len(sentence())} words)"
     odd = sentence().with_columns({1: ["a\x0bb", "c\x01", *sentence().forms[2:]]})
     drawn = svg(odd, title="x\x00y")
     root = ET.fromstring(drawn)  # well-formed: the control characters shown as U+FFFD

@@ -85,7 +85,7 @@ def test_command_line(tmp_path):
     r = CliRunner().invoke(cli, ["projectivize", "--pseudo", "head+path", str(source),
                                  str(lifted)])
     assert r.exit_code == 0, r.output
-    assert "1 of 1 sentences projectivized" in r.output
+    assert "1 of 1 sentence projectivized" in r.output
     assert read_conllu(lifted)[0].deprels == ["a|c%", "root", "c%", "d|a"]
     r = CliRunner().invoke(cli, ["deprojectivize", "--pseudo", "head+path", str(lifted),
                                  str(back)])
