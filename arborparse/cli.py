@@ -39,7 +39,7 @@ from arborparse.io.plain import text_lines
 from arborparse.io.model_files import check_output
 from arborparse.options import DIRECTORY, FILE, Capabilities
 from arborparse.service import SHORT, TIMEOUT
-from arborparse.training import TrainingInterrupted, is_interrupt
+from arborparse.training import TrainingInterrupted, interrupt_of
 
 FORMAT = click.option("--format", "fmt", type=click.Choice(["auto", "conllu", "conllx"]),
                       default="auto", show_default=True,
@@ -86,9 +86,11 @@ class _Group(click.Group):
             where = f"{err.filename}: " if err.filename else ""
             raise click.ClickException(f"{where}{err.strerror or err}") from None
         except (KeyboardInterrupt, Exception) as err:
-            if not is_interrupt(err):  # Ctrl-C, also when compiled code wrapped it
+            interrupt = interrupt_of(err)  # Ctrl-C, also when compiled code wrapped it
+            if interrupt is None:
                 raise
-            click.echo("Aborted!", err=True)
+            click.echo(f"Interrupted: {interrupt}" if str(interrupt) else "Interrupted",
+                       err=True)
             # the outputs are cleaned up by now; end without the interpreter's shutdown,
             # which would wait on (or, inside torch, abort in) the abandoned parsing thread
             _end_now(130)
@@ -694,12 +696,15 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
                                       "NAME)")
         # a sentence of raw text is named by its number: its file is said before it
         named = f"{input}, " if input != "-" and str(err).startswith("sentence ") else ""
-        before = "the sentence before it was" if count[0] == 1 else \
-            f"the {count[0]} sentences before it were"
-        written = f"; {before} parsed and written out: the output stops there" \
+        written = f"; {_written_before(count[0])}: the output stops there" \
             if output == "-" and count[0] else ""
         raise (ArborparseError(f"{named}{err}{written}") if named or written else err
                ) from None
+    except (KeyboardInterrupt, Exception) as err:  # Ctrl-C, maybe wrapped by compiled code
+        if interrupt_of(err) is None:
+            raise
+        said = _written_before(count[0]) if output == "-" else f"{output} was not written"
+        raise KeyboardInterrupt(f"parsing stopped; {said}") from None
     finally:  # a caller in the same process (the API's tests) gets its collections back
         gc.unfreeze()
     if not count[0]:
@@ -748,6 +753,14 @@ def _counted(sentences, show: bool, count: list[int]):
         bar.set_postfix_str(f"{words / (time.perf_counter() - start):,.0f} words/s",
                             refresh=False)
         yield sentence
+
+
+def _written_before(count: int) -> str:
+    """What a parse to stdout that stopped had written out by then."""
+    if not count:
+        return "nothing was written out"
+    return "the sentence before it was parsed and written out" if count == 1 else \
+        f"the {count} sentences before it were parsed and written out"
 
 
 def _parse_on_cluster(input, model_path, output, fmt, scheduler, workers, partition_kb,
@@ -950,12 +963,16 @@ def serve_cmd(model_path, host, port, workers, timeout, max_body_kb, max_words,
     click.echo(f"serving {model_path} on http://{where}:{address[1]}/ (Ctrl-C stops)",
                err=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    server.run(sockets=listening)
-    if not server.started:
-        raise ArborparseError("the service did not start (its error is above)")
     # uvicorn serves until Ctrl-C or SIGTERM and raises the signal again once it has shut
     # down, where asyncio's own Ctrl-C handler may swallow it: stopping is an interruption
-    raise KeyboardInterrupt
+    try:
+        server.run(sockets=listening)
+    except KeyboardInterrupt:
+        pass
+    else:
+        if not server.started:
+            raise ArborparseError("the service did not start (its error is above)")
+    raise KeyboardInterrupt("the service stopped")
 
 
 def _listening(host: str, port: int) -> list[socket.socket]:

@@ -113,13 +113,13 @@ def interrupt_says(message: str, epoch: int | None = None, path=None):
     """An interrupt (Ctrl-C, SIGTERM) inside the block becomes `TrainingInterrupted` with
     `message` (`epoch` and `path`: the best epoch and where it is saved, if any; the
     checkpoint kept for resuming, `kept_checkpoint`, named too); one already said (a
-    trainer's, which `is_interrupt` would also see) passes unchanged."""
+    trainer's, which `interrupt_of` would also see) passes unchanged."""
     try:
         yield
     except TrainingInterrupted:
         raise
     except BaseException as err:
-        if is_interrupt(err):
+        if interrupt_of(err) is not None:
             raise TrainingInterrupted(epoch, path, kept_checkpoint(), message=message) \
                 from None
         raise
@@ -138,7 +138,7 @@ def checkpoints_kept():
     try:
         yield kept
     except BaseException as err:
-        interrupted = is_interrupt(err)
+        interrupted = interrupt_of(err) is not None
         raise
     finally:
         _KEPT.reset(token)
@@ -176,14 +176,14 @@ def _uninterrupted():
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
-def is_interrupt(err: BaseException) -> bool:
-    """True for KeyboardInterrupt, also when compiled code it interrupted wrapped it in
-    another error (numba turns it into a SystemError)."""
+def interrupt_of(err: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt that `err` is, or that compiled code it interrupted wrapped in
+    another error (numba turns it into a SystemError); None for any other error."""
     while err is not None:
         if isinstance(err, KeyboardInterrupt):
-            return True
+            return err
         err = err.__cause__ or err.__context__
-    return False
+    return None
 
 
 def keeps_best(fit):
@@ -205,7 +205,7 @@ def keeps_best(fit):
                 warnings.warn(f"{kind} encountered in training", RuntimeWarning, stacklevel=2)
             return trained
         except BaseException as err:
-            if is_interrupt(err):
+            if interrupt_of(err) is not None:
                 path = getattr(save_best, "path", save_best)
                 checkpoint = getattr(self, "checkpoint", None)
                 if checkpoint is not None and not os.path.exists(checkpoint):

@@ -455,8 +455,17 @@ def test_ctrl_c_stops_a_long_mbr_parse(tmp_path):
     time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130 and err.strip() == "Aborted!", err
+    assert proc.returncode == 130, err
+    assert err == f"Interrupted: parsing stopped; {out} was not written\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.conllu"]
+
+
+def test_an_interrupted_parse_to_stdout_says_what_it_wrote_out():
+    from arborparse.cli import _written_before
+
+    assert _written_before(0) == "nothing was written out"
+    assert _written_before(1) == "the sentence before it was parsed and written out"
+    assert _written_before(3) == "the 3 sentences before it were parsed and written out"
 
 
 def test_an_interrupt_while_saving_names_the_epoch_the_file_holds(tmp_path, monkeypatch):

@@ -15,6 +15,7 @@ import asyncio
 import heapq
 import itertools
 import multiprocessing
+import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -82,6 +83,15 @@ class Admission:
         return sum(map(len, self._heaps))
 
 
+def _set_up(initializer, initargs: tuple) -> None:
+    """A worker process's setup: it leaves Ctrl-C to the service, which stops the workers
+    when it stops (a terminal sends Ctrl-C to every process of the command, and each worker
+    would print its traceback), then ``initializer(*initargs)``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if initializer is not None:
+        initializer(*initargs)
+
+
 class Workers:
     """`processes` worker processes, each set up once by ``initializer(*initargs)``, that
     run ``await workers.run(cost, fn, *args)`` calls in the order `Admission` gives, and
@@ -117,7 +127,7 @@ class Workers:
     def _pool(self) -> ProcessPoolExecutor:
         initializer, initargs = self._setup
         return ProcessPoolExecutor(self.processes, multiprocessing.get_context("spawn"),
-                                   initializer, initargs)
+                                   _set_up, (initializer, initargs))
 
     async def start(self) -> None:
         """Start the processes and wait for as many first answers (a process answers once

@@ -330,8 +330,9 @@ def test_serve_answers_on_its_port_and_stops_on_ctrl_c(english_pipeline):
     finally:
         server.send_signal(signal.SIGINT)
         assert server.wait(timeout=60) == 130  # interrupted, as the command line says
-    assert server.stderr.read().startswith(f"serving {english_pipeline} on "
-                                           f"http://127.0.0.1:{port}/")
+    said = server.stderr.read()
+    assert said.startswith(f"serving {english_pipeline} on http://127.0.0.1:{port}/")
+    assert said.endswith("\nInterrupted: the service stopped\n"), said
 
 
 def test_a_model_without_a_parser_is_served():

@@ -7,6 +7,7 @@ every pool is closed by its test."""
 
 import asyncio
 import os
+import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -143,6 +144,21 @@ def test_a_worker_that_dies_fails_its_request_and_is_replaced():
             with pytest.raises(Overdue, match="a worker process stopped"):
                 await workers.run(1, os._exit, 3)
             assert await workers.run(1, int, "7") == 7 and workers.free == 1
+        finally:
+            workers.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_worker_leaves_ctrl_c_to_the_service():
+    """A terminal's Ctrl-C reaches every process of `arborparse serve`: a worker goes on
+    (the service stops it when it stops) instead of printing its traceback."""
+    async def scenario():
+        workers = Workers(1, short=0)
+        try:
+            pid = await workers.run(1, os.getpid)
+            await workers.run(1, os.kill, pid, signal.SIGINT)
+            assert await workers.run(1, os.getpid) == pid
         finally:
             workers.close()
 
