@@ -12,12 +12,33 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
 from contextlib import contextmanager
 
 from arborparse.errors import ArborparseError
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                     "NUMBA_NUM_THREADS")
+
+
+@contextmanager
+def _ctrl_c_held():
+    """The processes started in the block ignore Ctrl-C for good: a terminal sends Ctrl-C to
+    every process of the command, and a local cluster's workers would each print a
+    traceback; here it stops the work, and the cluster with it. This process ignores it for
+    the block and holds it back (a Ctrl-C during the block comes once it ends); from the
+    main thread only, as Python's signals."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # kept pending, not ignored
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)  # what a new process inherits
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 @contextmanager
@@ -34,9 +55,11 @@ def connect(scheduler: str, workers: int | None = None):
     if scheduler == "local":
         for name in THREAD_VARIABLES:  # one thread per worker process, inherited
             os.environ.setdefault(name, "1")
-        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                               processes=True, dashboard_address=":0",
-                               silence_logs=logging.ERROR)  # no warnings of cancelled tasks
+        with _ctrl_c_held():  # the cluster's processes and threads are made without it
+            cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1,
+                                   threads_per_worker=1, processes=True,
+                                   dashboard_address=":0",
+                                   silence_logs=logging.ERROR)  # no warnings of cancelled tasks
         with cluster, Client(cluster) as client:
             yield client
         return

@@ -7,6 +7,8 @@ import gzip
 import io
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -154,3 +156,21 @@ def test_the_command_line(model, texts, tmp_path, monkeypatch):
     assert r.exit_code == 2 and "not stdin or stdout" in r.output
     r = run("parse", "--model", model, "--resume", texts / "a.txt")
     assert r.exit_code == 2 and "--resume does not apply to a serial parse" in r.output
+
+
+def test_a_local_clusters_processes_leave_ctrl_c_to_the_command():
+    """A terminal's Ctrl-C reaches every process of the command: the processes a local
+    cluster starts ignore it (each would print a traceback), and the command gets a Ctrl-C
+    that came while they started once they have."""
+    from arborparse.distributed import _ctrl_c_held
+
+    asked = "import signal; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
+    reached = False
+    with pytest.raises(KeyboardInterrupt):
+        with _ctrl_c_held():
+            started = subprocess.run([sys.executable, "-c", asked], capture_output=True,
+                                     text=True, check=True).stdout
+            os.kill(os.getpid(), signal.SIGINT)
+            reached = True
+    assert started == "True\n" and reached
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
