@@ -268,7 +268,7 @@ class Tagger(Trained):
                 classifier.best_epoch_, self.history_[tagger] = 1, []
                 continue
             choose = None if not dev else self._dev_accuracy(tagger, dev, dev_static)
-            self.history_[tagger] = getattr(self, tagger).fit(
+            self.history_[tagger] = classifier.fit(
                 self._data(tagger, train, static), self.epochs, self.seed, choose,
                 self.progress, SHOWN[tagger])
         self.scores_ = self.accuracy(dev, dev_static) if dev else {}
