@@ -610,7 +610,8 @@ def _encoding(ctx, param, name: str) -> str:
               help="text: raw text, paragraphs separated by blank lines (models with a "
                    "tokenizer); lines: raw text, one sentence per line (tokenized by the "
                    "model, never split); tokenized: one sentence per line, tokens separated "
-                   "by spaces; auto: CoNLL-U or CoNLL-X by the suffix .conllu or .conllx, "
+                   "by spaces (multiword tokens split into words by the model's "
+                   "tokenizer); auto: CoNLL-U or CoNLL-X by the suffix .conllu or .conllx, "
                    "then by content.")
 @click.option("--encoding", default="utf-8", show_default=True, callback=_encoding,
               help="The input's encoding (any name Python knows: latin-1, cp1252, utf-16, "

@@ -18,6 +18,7 @@ pipeline's tagger and that parser reading each paragraph (`crossing`).
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterable
 from importlib import import_module
 from itertools import islice
 from typing import NamedTuple
@@ -48,9 +49,17 @@ def iter_parse_source(parser, source, fmt: str, encoding: str = "utf-8", **optio
         pipeline = parser if isinstance(parser, Pipeline) else Pipeline(parser=parser)
         return pipeline.iter_parse_text(text_lines(source, encoding), per_line=fmt == "lines",
                                         **options)
-    sentences = iter_tokenized(source, encoding) if fmt == "tokenized" else \
-        iter_conllu(source, fmt, encoding)
+    sentences = split_tokens(parser, iter_tokenized(source, encoding)) \
+        if fmt == "tokenized" else iter_conllu(source, fmt, encoding)
     return parser.iter_parse(sentences, **options)
+
+
+def split_tokens(model, sentences: Iterable[Sentence]) -> Iterable[Sentence]:
+    """Pre-tokenized sentences (tokenized input: tokens, where a word list holds words)
+    with their multiword tokens split into words by `model`'s tokenizer (`Tokenizer.split_tokens`), as raw text's
+    are; as they are where it has none."""
+    tokenizer = model.tokenizer if isinstance(model, Pipeline) else None
+    return sentences if tokenizer is None else tokenizer.split_tokens(sentences)
 
 
 TEXT = {"tokenizer": ("arborparse.text.tokenizer", "Tokenizer"),

@@ -61,7 +61,7 @@ from arborparse.errors import ArborparseError
 from arborparse.io.conllu import iter_conllu, lines_of
 from arborparse.io.plain import characters, iter_tokenized, prose_lines
 from arborparse.options import OptionError, check_options
-from arborparse.pipeline import Pipeline, load
+from arborparse.pipeline import Pipeline, load, split_tokens
 from arborparse.render import svg
 from arborparse.document import Sentence as View
 from arborparse.service import AGING, SHORT, TIMEOUT
@@ -238,7 +238,8 @@ class Service:
                                                       crossing=model.crossing()))
         source = io.StringIO(text)
         source.name = "<request>"
-        return list(iter_tokenized(source) if fmt == "tokenized" else iter_conllu(source, fmt))
+        return list(split_tokens(self.model, iter_tokenized(source)) if fmt == "tokenized"
+                    else iter_conllu(source, fmt))
 
     def options(self, settings: dict) -> dict:
         """The parse options that `settings` ask for (false and absent ones are not asked),

@@ -83,6 +83,7 @@ SHAPE_TAIL = 96  # of a chunk's last characters its shape reads (a chunk of a sc
 SHAPE_LENGTH = 4  # the longest length of a run its shape tells apart
 _LETTERS, _RUNS = {"a", "A"}, {"a", "A", "9"}
 BATCH_CHARACTERS = 1 << 13  # of paragraphs split at once in a stream (`iter_tokenize`)
+TOKEN_SENTENCES = 256  # of pre-tokenized sentences split at once (`split_tokens`)
 
 
 @dataclass
@@ -601,6 +602,21 @@ class Tokenizer(Trained):
             self.syntax, model.parser = model, parser
         return self.syntax is not None
 
+    def split_tokens(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
+        """Pre-tokenized sentences (a word a token, as `arborparse.io.plain.words_sentence`
+        makes them) with their multiword tokens split into words as raw text's are (Welsh
+        *Roedd* -> *Yr* *oedd*, French *du* -> *de* *le*), `TOKEN_SENTENCES` at a time; a
+        sentence without one comes as it was."""
+        for chunk in chunks(sentences, TOKEN_SENTENCES):
+            for s, words in zip(chunk, self.multiword.split([s.forms for s in chunk])):
+                if all(len(w) == 1 for w in words):
+                    yield s
+                    continue
+                rows, word_rows = _rows([Token(form, True, w, 0, 0)
+                                         for form, w in zip(s.forms, words)])
+                yield Sentence(s.comments, rows, word_rows, np.full(len(word_rows) + 1, -1),
+                               s.path, s.line)
+
     def tokenize(self, text: str, document: str = "", per_line: bool = False,
                  crossing=None) -> list[Sentence]:
         """The sentences of a text (paragraphs separated by blank lines) as CoNLL-U
@@ -710,7 +726,9 @@ def _lines(lines: Iterable[str]) -> Iterator[tuple[int, str, bool]]:
         offset += len(line)
 
 
-def _sentence(tokens: list[Token], newpar: bool, sent_id: str, where: int = 0) -> Sentence:
+def _rows(tokens: list[Token]) -> tuple[list[list[str]], list[int]]:
+    """The CoNLL-U rows of a sentence's tokens (a multiword token's range, then its words)
+    and the rows of its words."""
     rows, word_rows, k = [], [], 1
     for token in tokens:
         misc = "_" if token.space_after else "SpaceAfter=No"
@@ -724,6 +742,11 @@ def _sentence(tokens: list[Token], newpar: bool, sent_id: str, where: int = 0) -
             word_rows.append(len(rows))
             rows.append([str(k), token.form, *["_"] * 7, misc])
             k += 1
+    return rows, word_rows
+
+
+def _sentence(tokens: list[Token], newpar: bool, sent_id: str, where: int = 0) -> Sentence:
+    rows, word_rows = _rows(tokens)
     text = "".join(t.form + (" " if t.space_after else "") for t in tokens).strip()
     comments = (["# newpar"] if newpar else []) + [f"# sent_id = {sent_id}",
                                                    f"# text = {text}"]

@@ -5,13 +5,17 @@ import unicodedata
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import arborparse
+from arborparse.cli import cli
 from arborparse.errors import ArborparseError
 from arborparse.io import read_conllu
+from arborparse.io.plain import words_sentence
 from arborparse.pipeline import Pipeline
+from arborparse.service.app import Limits, Service
 from arborparse.text.multiword import Multiword, apply_rule, rules_of
 from arborparse.text.tokenizer import (SENTENCE, TEMPLATES, TOKEN, Tokenizer, char_features,
                                        paragraphs)
@@ -280,6 +284,30 @@ def test_an_unseen_token_ending_in_a_clitic_is_split():
     assert sentence.forms == ["Cats", "wo", "n't", "."]
     assert [r[0] for r in sentence.rows] == ["1", "2-3", "2", "3", "4"]
     assert tokenizer.tokenize("Ant.")[0].forms == ["Ant", "."]  # "n't" needs its apostrophe
+
+
+def test_pre_tokenized_sentences_get_their_multiword_tokens_split(tmp_path):
+    """Tokens given one sentence per line are split into words as raw text's are; a
+    sentence without a multiword token stays the object it was."""
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(treebank(5))
+    given = [words_sentence(["Dogs", "don't", "bark", "."], 1, True, "in.txt", 3),
+             words_sentence(["The", "cat", "sleeps", "."], 2, path="in.txt", line=4)]
+    first, second = tokenizer.split_tokens(iter(given))
+    assert first.forms == ["Dogs", "do", "n't", "bark", "."]
+    assert [r[0] for r in first.rows] == ["1", "2-3", "2", "3", "4", "5"]
+    assert first.rows[1][1] == "don't" and first.comments == given[0].comments
+    assert (first.path, first.line, first.heads.tolist()) == ("in.txt", 3, [-1] * 6)
+    assert second is given[1]
+    # the same for a pipeline's tokenized input, and the service's; a word list holds words
+    nlp = Pipeline(tokenizer=tokenizer)
+    assert nlp([["Dogs", "don't", "bark", "."]]).sentences[0].data.forms == given[0].forms
+    path = tmp_path / "tokenizer.npz"
+    nlp.save(path)
+    r = CliRunner().invoke(cli, ["parse", "--model", str(path), "--input-format", "tokenized"],
+                           input="Dogs don't bark .\n")
+    assert r.exit_code == 0 and read_conllu(io.StringIO(r.stdout))[0].rows == first.rows
+    (served,) = Service(nlp, Limits()).sentences("Dogs don't bark .\n", "tokenized")
+    assert served.rows == first.rows
 
 
 def test_rules_rewrite_what_the_words_do_not_spell():
