@@ -11,7 +11,8 @@ right from the characters around them (their code points, Unicode classes and pa
 whitespace-delimited chunk they sit in with their place in it, the chunks around it, and
 the shapes of the ends of those chunks (runs of letters and digits with their lengths, the
 other characters as they are: an abbreviation the treebank never wrote looks like those
-it did).
+it did). One training sentence in ten (`CAPITALS_EVERY`) is also read in capitals, so that a
+text in capitals is cut as in small letters (treebanks hold few such words).
 With development data, the epoch is chosen on its boundaries and the weight of sentence
 ends shifted to make its sentence boundaries best (a text without punctuation, as
 Gothic's, otherwise gets too few). With development data, a second, word-level classifier
@@ -60,6 +61,7 @@ from arborparse.text.syntax import GAIN, MARGIN_ONLY, SyntaxEnds
 
 VERSION = 5  # of the tokenizer inside a model file (4: the view of sentence ends keeps its
 # own parser; 5: the chunks' shapes)
+CAPITALS_EVERY = 10  # one training sentence in so many is also read in capitals (`_in_capitals`)
 SPACES_AT = 0.01  # the share of training tokens with a space that lets spaces join tokens
 SPLITTER_BITS = 20  # of the word-level sentence splitter's weights (whatever `bits`: its
 # features are few)
@@ -328,6 +330,32 @@ def paragraphs(sentences: Iterable[Sentence]) -> list[tuple[str, np.ndarray]]:
     return [(t.rstrip(), y[:len(t.rstrip())]) for t, y in out]
 
 
+def _in_capitals(data: list[tuple[str, np.ndarray]], apart: bool
+                 ) -> list[tuple[str, np.ndarray]]:
+    """One sentence in `CAPITALS_EVERY` of the paragraphs (`paragraphs`), in capitals (one
+    character for one), as one more paragraph (none where capitals change nothing, as in a
+    script without them): treebanks hold few words in capitals, and a tokenizer trained
+    on them alone cut Welsh *CYSGU* into *CYSG* *U* and every *GYMRU* in two."""
+    pieces, labels, k = [], [], 0
+    for text, y in data:
+        start = 0
+        for end in np.flatnonzero(y == SENTENCE).tolist():
+            k += 1
+            sentence = text[start:end + 1]
+            lead = len(sentence) - len(sentence.lstrip())
+            upper = "".join(c.upper() if len(c.upper()) == 1 else c for c in sentence[lead:])
+            if k % CAPITALS_EVERY == 0 and upper != sentence[lead:]:
+                pieces.append(upper)
+                labels.append(y[start + lead:end + 1])
+            start = end + 1
+    if not pieces:
+        return []
+    gap = " " if apart else ""  # between sentences, as the treebank writes them
+    joined = [np.full(len(gap), -1, dtype=np.int64)] * len(pieces)
+    return [(gap.join(pieces), np.concatenate(
+        [part for pair in zip(labels, joined) for part in pair][:-1] if gap else labels))]
+
+
 def token_paragraphs(sentences: Iterable[Sentence]) -> tuple[list[list[str]], list[np.ndarray]]:
     """The treebank's tokens by paragraph, and whether a sentence ends at each."""
     forms, ends = [], []
@@ -466,6 +494,7 @@ class Tokenizer(Trained):
         forms = [form for t in tokens for form, _, _ in t]
         self.spaces = sum(" " in form for form in forms) >= SPACES_AT * len(forms)
         self.apart = _apart(data)
+        data += _in_capitals(data, self.apart)
         X, bounds, cptr, cand, positions = self._arrays([t for t, _ in data])
         gold = np.concatenate([labels[p] for (_, labels), p in zip(data, positions)])
         self.classifier = Classifier(list(LABELS), self.bits, pairs=PAIRS)

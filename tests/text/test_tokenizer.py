@@ -17,8 +17,8 @@ from arborparse.io.plain import words_sentence
 from arborparse.pipeline import Pipeline
 from arborparse.service.app import Limits, Service
 from arborparse.text.multiword import Multiword, apply_rule, rules_of
-from arborparse.text.tokenizer import (SENTENCE, TEMPLATES, TOKEN, Tokenizer, char_features,
-                                       paragraphs)
+from arborparse.text.tokenizer import (SENTENCE, TEMPLATES, TOKEN, Tokenizer, _in_capitals,
+                                       char_features, paragraphs)
 
 # "Dogs bark, don't they?" with its multiword token "don't", and "Yes." in a new paragraph
 TREEBANK = """# newdoc
@@ -284,6 +284,21 @@ def test_an_unseen_token_ending_in_a_clitic_is_split():
     assert sentence.forms == ["Cats", "wo", "n't", "."]
     assert [r[0] for r in sentence.rows] == ["1", "2-3", "2", "3", "4"]
     assert tokenizer.tokenize("Ant.")[0].forms == ["Ant", "."]  # "n't" needs its apostrophe
+
+
+def test_a_text_in_capitals_is_cut_as_in_small_letters():
+    """Treebanks hold few words in capitals: one training sentence in ten is also read in
+    capitals (one more paragraph), so that a text in capitals is cut as it would be in
+    small letters (without it: TH E, DOG S BAR K, N' T); a script without capitals reads
+    nothing more."""
+    data = paragraphs(treebank(4))
+    ((text, labels),) = _in_capitals(data, apart=True)
+    assert text == "DOGS BARK, DON'T THEY?"  # the tenth sentence, as it is read
+    assert labels.tolist() == data[6][1][:len(text)].tolist()
+    assert _in_capitals([("\u4e00\u4e8c\u3002", np.array([0, 1, 2]))] * 10, False) == []
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(treebank(10))
+    assert [s.forms for s in tokenizer.tokenize("THE CAT SLEEPS. DOGS BARK, DON'T THEY?")
+            ] == [["THE", "CAT", "SLEEPS", "."], ["DOGS", "BARK", ",", "DO", "N'T", "THEY", "?"]]
 
 
 def test_pre_tokenized_sentences_get_their_multiword_tokens_split(tmp_path):
