@@ -12,13 +12,16 @@
   Doc's sentences (the whole Doc when no component set sentence starts) is one sentence.
 
 Words are spaCy's tokens: a multiword token (English *can't*, Spanish *del*) becomes its
-words, the token's whitespace after the last one; runs of whitespace other than one space
-become a single space. ``spacy.displacy.render(doc, style="dep")`` draws either Doc.
+words; whitespace other than one space after a word is a token of its own (spaCy's
+``is_space``), so that ``doc.text`` is the text given, unless a multiword token's words do
+not spell it (Spanish *del*: *de* *el*): then a warning says that the Doc's text holds
+the words instead. ``spacy.displacy.render(doc, style="dep")`` draws either Doc.
 """
 
 from __future__ import annotations
 
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional
 
@@ -54,8 +57,9 @@ def _annotate(doc: Doc, sentences, indices: list[list[int]]) -> None:
     """Set the tags, lemmas and trees of `sentences` (arborparse's) on the tokens of `doc`
     at `indices` (one list of token positions per sentence); a token outside them
     (whitespace) hangs from its left neighbour (the first token, from its right one)."""
-    heads = [(i - 1 if i > 0 else i + 1 if len(doc) > 1 else i) if token.is_space else i
-             for i, token in enumerate(doc)]
+    words = {i for where in indices for i in where}
+    heads = [i if i in words else i - 1 if i > 0 else i + 1 if len(doc) > 1 else i
+             for i in range(len(doc))]
     deps = ["dep" if head != i else "" for i, head in enumerate(heads)]
     for s, where in zip(sentences, indices):
         for word, i in zip(s.words, where):
@@ -100,16 +104,42 @@ class _Tokenizer:
 
     def __call__(self, text: str) -> Doc:
         document = self.pipeline(text, **self.options)
-        words, spaces, indices = [], [], []
+        words, spaces, indices, rewritten = [], [], [], []
+        at = 0  # where the text taken into words ends
+
+        def take(gap: str) -> None:  # what lies between tokens: a space after the word
+            # before it, the rest a token of its own (spaCy's whitespace tokens)
+            if gap[:1] == " " and words and not spaces[-1]:
+                spaces[-1], gap = True, gap[1:]
+            if gap:
+                words.append(gap)
+                spaces.append(False)
+
         for s in document.sentences:
             indices.append([])
             for token in s.tokens:
-                gap = text[token.end_char:token.end_char + 1] if token.end_char is not None \
-                    else " "
-                for k, word in enumerate(token.words):
+                take(text[at:token.start_char])
+                at = token.end_char
+                forms = [w.text for w in token.words]
+                apart = "".join(forms) != token.text  # words that do not spell it: a
+                # space apart in the Doc's text
+                if apart:
+                    rewritten.append(f"{token.text} ({' '.join(forms)})")
+                else:  # its characters as the text has them (invisible ones too)
+                    piece = text[token.start_char:token.end_char]
+                    ends = np.cumsum([len(f) for f in forms[:-1]]).tolist()
+                    forms = [piece[a:b] for a, b in zip([0, *ends], [*ends, len(piece)])]
+                for k, form in enumerate(forms):
                     indices[-1].append(len(words))
-                    words.append(word.text)
-                    spaces.append(k == len(token.words) - 1 and gap.isspace())
+                    words.append(form)
+                    spaces.append(apart and k < len(forms) - 1)
+        take(text[at:])
+        if rewritten:
+            warnings.warn(f"the Doc's text differs from the text given: spaCy has no "
+                          f"multiword tokens, and {len(rewritten)} of the text's are words "
+                          f"that do not spell them ({', '.join(rewritten[:3])}"
+                          f"{', ...' if len(rewritten) > 3 else ''}); token.idx counts in "
+                          "the Doc's text", stacklevel=2)
         doc = Doc(self.vocab, words=words, spaces=spaces)
         _annotate(doc, document.sentences, indices)
         return doc

@@ -2,6 +2,7 @@
 documents whose offsets slice back to the text; CoNLL-U as the command line writes it;
 the conllu package and spaCy."""
 
+import io
 import json
 import re
 import shutil
@@ -15,6 +16,7 @@ import arborparse
 from arborparse.cli import cli
 from arborparse.document import Document
 from arborparse.errors import ArborparseError
+from arborparse.io import read_conllu
 from arborparse.options import OptionError
 from arborparse.pipeline import Pipeline
 
@@ -272,6 +274,43 @@ def test_spacy_both_ways(english, english_pipeline):
     assert len(list(doc.sents)) == 1
     with pytest.raises(ArborparseError, match="give the model file"):
         spacy.blank("en").add_pipe("arborparse_parser")
+
+
+FRENCH = """# text = Il parle du chat.
+1\tIl\til\tPRON\t_\t_\t2\tnsubj\t_\t_
+2\tparle\tparler\tVERB\t_\t_\t0\troot\t_\t_
+3-4\tdu\t_\t_\t_\t_\t_\t_\t_\t_
+3\tde\tde\tADP\t_\t_\t5\tcase\t_\t_
+4\tle\tle\tDET\t_\t_\t5\tdet\t_\t_
+5\tchat\tchat\tNOUN\t_\t_\t2\tobl\t_\tSpaceAfter=No
+6\t.\t.\tPUNCT\t_\t_\t2\tpunct\t_\t_
+
+"""
+
+
+def test_spacy_keeps_the_text_unless_words_do_not_spell_their_token(english_pipeline,
+                                                                    tmp_path):
+    """The Doc's text is the text given, its whitespace too (spaCy's whitespace tokens);
+    where a multiword token's words do not spell it (French du: de le), they stand a
+    space apart and a warning says so."""
+    pytest.importorskip("spacy")
+    import arborparse.spacy
+    from arborparse.text.tokenizer import Tokenizer
+
+    text = "  The dog can't sleep.\r\nIt is  late. \n"
+    doc = arborparse.spacy.load(english_pipeline, lang="en")(text)
+    assert doc.text == text and len(list(doc.sents)) == 2
+    assert all(text[t.idx:t.idx + len(t.text)] == t.text for t in doc)
+    assert [t.text for t in doc if t.is_space] == ["  ", "\r\n", " ", "\n"]
+    assert all(t.dep_ == "dep" and t.head.i == max(t.i - 1, 1) for t in doc if t.is_space)
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(read_conllu(
+        io.StringIO(FRENCH * 5)))
+    Pipeline(tokenizer=tokenizer).save(tmp_path / "fr.npz")
+    nlp = arborparse.spacy.load(tmp_path / "fr.npz", lang="fr")
+    with pytest.warns(UserWarning, match=r"1 of the text's are words that do not spell "
+                                         r"them \(du \(de le\)\)"):
+        doc = nlp("Il parle du chat.")
+    assert doc.text == "Il parle de le chat." and len(doc) == 6
 
 
 def test_spacy_pipelines_save_and_load_back(english_pipeline, tmp_path):
