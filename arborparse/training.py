@@ -64,7 +64,9 @@ class TrainingInterrupted(KeyboardInterrupt):
             message = ("training interrupted before the first epoch ended: nothing was "
                        f"written ({WHY_NOTHING})")
         elif message is None and path is None:
-            message = f"training interrupted; the best epoch so far was {epoch}"
+            message = (f"training interrupted; the best epoch so far was {epoch}, saved "
+                       "nowhere: give arborparse.train a path (a trainer's fit, save_best) "
+                       "to keep the best epoch in a file")
         elif message is None:
             message = f"training interrupted; {path} holds epoch {epoch}, the best so far"
         if checkpoint is not None:

@@ -468,6 +468,28 @@ def test_an_interrupted_parse_to_stdout_says_what_it_wrote_out():
     assert _written_before(3) == "the 3 sentences before it were parsed and written out"
 
 
+def test_an_interrupt_without_a_file_says_that_nothing_was_saved(monkeypatch):
+    """Trained in memory (no path): Ctrl-C in epoch 2 names the best epoch, saved nowhere,
+    and how to keep it; the trainer's parser_ holds it."""
+    from arborparse.linear.online import OnlineTrainer
+    from arborparse.training import Loop, TrainingInterrupted
+
+    end = Loop.end
+
+    def interrupted_after_the_first(self, epoch, *args, **kwargs):
+        if epoch > 1:
+            raise KeyboardInterrupt
+        return end(self, epoch, *args, **kwargs)
+
+    monkeypatch.setattr(Loop, "end", interrupted_after_the_first)
+    data = arborparse.io.read_conllu(__import__("io").StringIO(separable_text(1)))
+    trainer = OnlineTrainer("perceptron", epochs=3, hash_bits=12, progress=False)
+    with pytest.raises(TrainingInterrupted, match="the best epoch so far was 1, saved "
+                       "nowhere: give arborparse.train a path"):
+        trainer.fit(data, data)
+    assert trainer.parser_ is not None
+
+
 def test_an_interrupt_while_saving_names_the_epoch_the_file_holds(tmp_path, monkeypatch):
     """Ctrl-C while epoch 2's model is written: the file (written atomically) still holds
     epoch 1, and so says the message."""
