@@ -89,12 +89,12 @@ def _check_same_text(gold: _Text, system: _Text) -> None:
     i = next((i for i, (a, b) in enumerate(zip(gold.characters, system.characters))
               if a != b), min(len(gold.characters), len(system.characters)))
 
-    def line(text):
-        return text.lines[max(t for t, (start, _) in enumerate(text.tokens) if start <= i)]
-    raise ArborparseError(
-        f"the texts differ from character {i} (whitespace aside): gold {line(gold)} has "
-        f"{''.join(gold.characters[i:i + 20])!r}, system {line(system)} has "
-        f"{''.join(system.characters[i:i + 20])!r}")
+    def there(text):  # its token at character i, or where it ends before it
+        at = text.lines[max(t for t, (start, _) in enumerate(text.tokens) if start <= i)]
+        return f"{at} has {''.join(text.characters[i:i + 20])!r}" \
+            if i < len(text.characters) else f"ends after {at}"
+    raise ArborparseError(f"the texts differ from character {i} (whitespace aside): gold "
+                          f"{there(gold)}, system {there(system)}")
 
 
 def _matching_spans(gold: list[tuple[int, int]], system: list[tuple[int, int]]) -> int:

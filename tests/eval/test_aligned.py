@@ -59,6 +59,11 @@ def test_a_different_text_is_refused_with_the_place():
                                               r"'Yorkisbig.', system <stream>:4 has 'Jork"):
         evaluate_aligned(sentences(GOLD),
                          sentences(SYSTEM.replace("NewYork", "NewJork")))
+    # a system file that ends early: where it ends, not an empty string
+    with pytest.raises(ArborparseError, match=r"from character 8 .*: gold <stream>:9 has "
+                                              r"'NewYorkisbig\.', system ends after "
+                                              r"<stream>:3$"):
+        evaluate_aligned(sentences(GOLD), sentences(SYSTEM.split("4\tNewYork")[0] + "\n"))
 
 
 def retokenized(gold_text: str, rng, rate: float) -> str:
