@@ -433,19 +433,13 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, components, fol
                                "epochs only with dev data, whose LAS says when to stop: give "
                                "--dev, or leave out --extend")
     try:
-        nlp = arborparse.train(train_path, dev_path, family=model_type, components=components,
+        arborparse.train(train_path, dev_path, family=model_type, components=components,
                                progress=not quiet, path=model_path, resume=resume,
                                force=force, lang=lang, folds=folds, fmt=fmt, **given)
     except (TrainingInterrupted, EncodingError):  # the latter with its advice (`_Group`)
         raise
     except ArborparseError as err:  # its options named as this command's flags
         raise ArborparseError(_flagged(ctx, str(err))) from None
-    if not quiet:
-        scores = nlp.info["scores"]
-        said = "  ".join(f"{k} {scores[k]:.2f}" for k in ("UAS", "LAS") if k in scores)
-        click.echo(f"trained in {nlp.info['training_seconds']:.1f} s"
-                   + (f" (dev {said})" if said else "") + f": {model_path} (arborparse info "
-                   f"{model_path} says what it holds)", err=True)
 
 
 def _components(value):

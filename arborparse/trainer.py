@@ -238,6 +238,8 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         pipeline = described(front, None, {})
         if path is not None:
             pipeline.save(path, force=force)
+        if progress:
+            _say_trained(pipeline, path)
         return pipeline
     raw_dev = dev
     scheduler = getattr(table, "scheduler", None)
@@ -293,9 +295,22 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         warnings.warn(warning, stacklevel=2)
     if path is not None and lead:
         pipeline.save(path, force=force)
-        if progress:
-            tqdm.write(f"saved {path} (epoch {fitted.best_epoch_})", file=sys.stderr)
+    if progress and lead:
+        _say_trained(pipeline, path, fitted.best_epoch_)
     return pipeline
+
+
+def _say_trained(pipeline: Pipeline, path, epoch: int | None = None) -> None:
+    """The last line of a training: its time, its dev scores and kept epoch, and where the
+    model is."""
+    scores = pipeline.info["scores"]
+    said = [f"dev {'  '.join(f'{k} {scores[k]:.2f}' for k in ('UAS', 'LAS') if k in scores)}"
+            ] if "UAS" in scores else []
+    said += [f"epoch {epoch}"] if epoch is not None else []
+    where = f"saved {path} (arborparse info {path} says what it holds)" \
+        if path is not None else "not saved (save(path) writes it)"
+    tqdm.write(f"trained in {pipeline.info['training_seconds']:.1f} s"
+               + (f" ({', '.join(said)})" if said else "") + f": {where}", file=sys.stderr)
 
 
 # the model's warning where its marginals need dev data (`FamilyOptions.calibrated_on_dev`)

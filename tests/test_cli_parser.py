@@ -196,9 +196,9 @@ def test_train_ends_saying_how_long_it_took_and_where_the_model_is(tmp_path):
                                  "--components", "parser"])
     assert r.exit_code == 0, r.output
     last = r.stderr.splitlines()[-1]
-    assert re.fullmatch(rf"trained in \d+\.\d s \(dev UAS [\d.]+  LAS [\d.]+\): "
-                        rf"{re.escape(str(model))} \(arborparse info .* says what it holds\)",
-                        last), last
+    assert re.fullmatch(rf"trained in \d+\.\d s \(dev UAS [\d.]+  LAS [\d.]+, epoch 1\): "
+                        rf"saved {re.escape(str(model))} \(arborparse info .* says what it "
+                        r"holds\)", last), last
     assert "epoch 1/1" in r.stderr and " sent/s " in r.stderr
 
 

@@ -945,6 +945,9 @@ def test_the_front_ends_stages_are_said_in_a_log_too(capsys):
     assert "training the lemmatizer\n" in err
     assert "jackknifing: the training sentences tagged in 2 folds, each by a tagger and " \
            "lemmatizer trained on the others\n" in err
+    # its last line, as the command line's: the time, dev scores, kept epoch, no file
+    assert re.fullmatch(r"trained in \d+\.\d s \(dev UAS [\d.]+  LAS [\d.]+, epoch \d+\): "
+                        r"not saved \(save\(path\) writes it\)", err.splitlines()[-1])
 
 
 def test_an_epochs_stopwatch_counts_numba_compiling_apart():
