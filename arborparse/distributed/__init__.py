@@ -26,19 +26,17 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"
 def _ctrl_c_held():
     """The processes started in the block ignore Ctrl-C for good: a terminal sends Ctrl-C to
     every process of the command, and a local cluster's workers would each print a
-    traceback; here it stops the work, and the cluster with it. This process ignores it for
-    the block and holds it back (a Ctrl-C during the block comes once it ends); from the
-    main thread only, as Python's signals."""
+    traceback; here it stops the work, and the cluster with it. This process ignores it
+    for the block too (what a new process inherits): a Ctrl-C while the cluster starts,
+    seconds, is lost. From the main thread only, as Python's signals."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # kept pending, not ignored
-    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)  # what a new process inherits
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, handler)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 @contextmanager
