@@ -895,7 +895,8 @@ def render_cmd(input, output, sentence, threshold, fmt, force):
         except TreebankFormatError as err:
             found.append(err)
     if found:
-        more = f" (and {counted(len(found) - 1, 'more sentence')} with a cycle)" if len(found) > 1 else ""
+        more = f" (and {counted(len(found) - 1, 'more sentence')} with a cycle)" \
+            if len(found) > 1 else ""
         click.echo(f"Warning: {found[0]}; drawn as it is{more}", err=True)
     if str(output) == "-":
         click.echo(text, nl=False)

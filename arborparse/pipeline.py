@@ -56,8 +56,8 @@ def iter_parse_source(parser, source, fmt: str, encoding: str = "utf-8", **optio
 
 def split_tokens(model, sentences: Iterable[Sentence]) -> Iterable[Sentence]:
     """Pre-tokenized sentences (tokenized input: tokens, where a word list holds words)
-    with their multiword tokens split into words by `model`'s tokenizer (`Tokenizer.split_tokens`), as raw text's
-    are; as they are where it has none."""
+    with their multiword tokens split into words by `model`'s tokenizer
+    (`Tokenizer.split_tokens`), as raw text's are; as they are where it has none."""
     tokenizer = model.tokenizer if isinstance(model, Pipeline) else None
     return sentences if tokenizer is None else tokenizer.split_tokens(sentences)
 

@@ -23,7 +23,7 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"
 
 
 @contextmanager
-def _ctrl_c_held():
+def _ctrl_c_ignored():
     """The processes started in the block ignore Ctrl-C for good: a terminal sends Ctrl-C to
     every process of the command, and a local cluster's workers would each print a
     traceback; here it stops the work, and the cluster with it. This process ignores it
@@ -53,7 +53,7 @@ def connect(scheduler: str, workers: int | None = None):
     if scheduler == "local":
         for name in THREAD_VARIABLES:  # one thread per worker process, inherited
             os.environ.setdefault(name, "1")
-        with _ctrl_c_held():  # the cluster's processes and threads are made without it
+        with _ctrl_c_ignored():  # the cluster's processes start ignoring it
             cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1,
                                    threads_per_worker=1, processes=True,
                                    dashboard_address=":0",

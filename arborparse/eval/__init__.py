@@ -74,8 +74,9 @@ def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence],
                 f"{_where(p, where)} has {_word(p, where)!r} (word {where} of a sentence of "
                 f"{counted(len(g), 'word')} in gold, {len(p)} in the system file)")
     if len(gold) != len(pred):
-        raise ArborparseError(f"the gold file ({gold[0].path}) has {counted(len(gold), 'sentence')}, "
-                              f"the system file ({pred[0].path}) has {len(pred)}")
+        raise ArborparseError(f"the gold file ({gold[0].path}) has "
+                              f"{counted(len(gold), 'sentence')}, the system file "
+                              f"({pred[0].path}) has {len(pred)}")
 
 
 def _where(sentence: Sentence, m: int) -> str:

@@ -351,9 +351,11 @@ def _in_capitals(data: list[tuple[str, np.ndarray]], apart: bool
     if not pieces:
         return []
     gap = " " if apart else ""  # between sentences, as the treebank writes them
-    joined = [np.full(len(gap), -1, dtype=np.int64)] * len(pieces)
-    return [(gap.join(pieces), np.concatenate(
-        [part for pair in zip(labels, joined) for part in pair][:-1] if gap else labels))]
+    space = np.full(len(gap), -1, dtype=np.int64)  # its label: whitespace
+    joined = [labels[0]]
+    for y in labels[1:]:
+        joined += [space, y]
+    return [(gap.join(pieces), np.concatenate(joined))]
 
 
 def token_paragraphs(sentences: Iterable[Sentence]) -> tuple[list[list[str]], list[np.ndarray]]:
@@ -494,9 +496,9 @@ class Tokenizer(Trained):
         forms = [form for t in tokens for form, _, _ in t]
         self.spaces = sum(" " in form for form in forms) >= SPACES_AT * len(forms)
         self.apart = _apart(data)
-        data += _in_capitals(data, self.apart)
-        X, bounds, cptr, cand, positions = self._arrays([t for t, _ in data])
-        gold = np.concatenate([labels[p] for (_, labels), p in zip(data, positions)])
+        read = data + _in_capitals(data, self.apart)
+        X, bounds, cptr, cand, positions = self._arrays([t for t, _ in read])
+        gold = np.concatenate([labels[p] for (_, labels), p in zip(read, positions)])
         self.classifier = Classifier(list(LABELS), self.bits, pairs=PAIRS)
         score, boundaries = self._dev_scores(dev) if dev else (None, None)
         self.history_ = self.classifier.fit((X, bounds, gold, np.full(len(gold), -1), cptr,

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 import arborparse
 from arborparse.cli import cli
-from arborparse.distributed import _ctrl_c_held, corpus
+from arborparse.distributed import _ctrl_c_ignored, corpus
 from arborparse.distributed.corpus import Parts, parse_bag, parse_corpus
 from arborparse.io import iter_conllu, read_conllu, write_conllu
 
@@ -165,7 +165,7 @@ def test_a_local_clusters_processes_leave_ctrl_c_to_the_command():
     asked = "import signal; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
     before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as a command has it
     try:
-        with _ctrl_c_held():
+        with _ctrl_c_ignored():
             started = subprocess.run([sys.executable, "-c", asked], capture_output=True,
                                      text=True, check=True).stdout
         after = signal.getsignal(signal.SIGINT)
