@@ -72,9 +72,9 @@ class _Group(click.Group):
             click.echo(f"Interrupted: {err}", err=True)
             sys.exit(130)
         except EncodingError as err:  # from a command without --encoding (parse adds it)
-            raise click.ClickException(f"{err} (this command reads {err.encoding}: convert "
-                                       f"the file, e.g. iconv -f latin1 -t {err.encoding})"
-                                       ) from None
+            raise click.ClickException(
+                f"{err} (this command reads {err.encoding}: convert the file, e.g. iconv -f "
+                f"{err.looks_like or 'ITS-ENCODING'} -t {err.encoding})") from None
         except ArborparseError as err:
             raise click.ClickException(str(err)) from None
         except BrokenPipeError:
@@ -688,7 +688,7 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
                              "--input-format tokenized")
         elif isinstance(err, EncodingError):
             err = TreebankFormatError(err.path, err.line, f"{err.reason} (give --encoding "
-                                      "NAME)")
+                                      f"{err.looks_like or 'NAME'})")
         # a sentence of raw text is named by its number: its file is said before it
         named = f"{input}, " if input != "-" and str(err).startswith("sentence ") else ""
         written = f"; {_written_before(count[0])}: the output stops there" \

@@ -44,10 +44,13 @@ class NotTreebankError(TreebankFormatError):
 
 class EncodingError(TreebankFormatError):
     """A file's bytes are not valid in the encoding it is read with: the message names the
-    line and the byte offset (from 0, in the file as read, decompressed); a command that
-    takes ``--encoding`` adds it."""
+    line and the byte offset (from 0, in the file as read, decompressed), and the encoding
+    the file looks like where its first bytes say (`looks_like`: a UTF-16 or UTF-32 byte
+    order mark); a command that takes ``--encoding`` adds it."""
 
-    def __init__(self, path, line, offset: int, encoding: str):
+    def __init__(self, path, line, offset: int, encoding: str, looks_like: str | None = None):
         self.offset = offset
         self.encoding = encoding
-        super().__init__(path, line, f"not valid {encoding} at byte {offset}")
+        self.looks_like = looks_like
+        super().__init__(path, line, f"not valid {encoding} at byte {offset}" + (
+            f"; it begins as {looks_like} does" if looks_like else ""))

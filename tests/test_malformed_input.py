@@ -343,8 +343,24 @@ def test_input_in_another_encoding(treebank, tmp_path):
         status, _, err = arborparse_cli(*command)
         one_line_error(status, err, f"latin.conllu:3: not valid UTF-8 at byte {offset} (this "
                                     "command reads UTF-8: convert the file, e.g. iconv -f "
-                                    "latin1 -t UTF-8)")
+                                    "ITS-ENCODING -t UTF-8)")
     assert not (tmp_path / "m.npz").exists()
+
+
+def test_a_file_in_utf16_is_named_so(treebank, tmp_path):
+    """A UTF-16 file begins with its byte order mark: the error says what it looks like,
+    and the hint names it (no latin-1 guess that would turn it into garbage)."""
+    wide = tmp_path / "wide.conllu"
+    wide.write_bytes(treebank.read_text().encode("utf-16"))
+    status, _, err = arborparse_cli("parse", "--model", MODEL, wide, "-o", tmp_path / "o")
+    one_line_error(status, err, "wide.conllu:1: not valid UTF-8 at byte 0; it begins as UTF-16 "
+                                "does (give --encoding UTF-16)")
+    status, _, err = arborparse_cli("evaluate", wide, wide)
+    one_line_error(status, err, "wide.conllu:1: not valid UTF-8 at byte 0; it begins as UTF-16 "
+                                "does (this command reads UTF-8: convert the file, e.g. iconv "
+                                "-f UTF-16 -t UTF-8)")
+    r = run("parse", "--model", MODEL, wide, "-o", tmp_path / "o", "--encoding", "UTF-16")
+    assert r.exit_code == 0, r.output
 
 
 def test_a_bad_byte_or_line_late_in_a_file_is_refused_before_stdout_gets_a_sentence(

@@ -79,7 +79,8 @@ def parse_partition(digest: str, model: bytes, blob: bytes, name: str, first_lin
         return out.getvalue(), count
     except EncodingError as err:
         return None, str(EncodingError(name, err.line + first_line - 1,
-                                       err.offset + first_byte, err.encoding))
+                                       err.offset + first_byte, err.encoding,
+                                       err.looks_like if first_line == 1 else None))
     except TreebankFormatError as err:
         line = None if err.line is None else err.line + first_line - 1
         return None, str(TreebankFormatError(name, line, err.reason))

@@ -372,9 +372,19 @@ def decoded(lines: Iterable[bytes | str], name: str,
         try:
             yield lineno, raw.decode(encoding)
         except UnicodeDecodeError as err:
-            raise EncodingError(name, lineno, done + err.start,
-                                "UTF-8" if utf8 else encoding) from None
+            raise EncodingError(name, lineno, done + err.start, "UTF-8" if utf8 else encoding,
+                                _byte_order_mark(raw) if lineno == 1 else None) from None
         done += len(raw)
+
+
+def _byte_order_mark(first: bytes) -> str | None:
+    """The encoding whose byte order mark `first` (a file's first bytes) begins with: UTF-16
+    or UTF-32 (either byte order), or None."""
+    for name, mark in (("UTF-32", codecs.BOM_UTF32_LE), ("UTF-32", codecs.BOM_UTF32_BE),
+                       ("UTF-16", codecs.BOM_UTF16_LE), ("UTF-16", codecs.BOM_UTF16_BE)):
+        if first.startswith(mark):
+            return name
+    return None
 
 
 def _recut(lines: Iterable[bytes | str], name: str, encoding: str) -> Iterator[str]:
