@@ -140,6 +140,11 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         for stale in (checkpoint, tags):
             if os.path.exists(stale):
                 os.remove(stale)
+    if not resume and not force and path is not None and lead and os.path.isfile(path) \
+            and model_files.is_model(path):
+        warnings.warn(f"{path} holds a model, which this training replaces once it has one "
+                      "to save (Ctrl-C before then keeps it; force=True, --force, says it is "
+                      "meant)", stacklevel=2)
     data = {"train": None, "dev": None}
     train, data["train"] = _sentences(train, fmt, "train")
     dev, data["dev"] = _sentences(dev, fmt, "dev") if dev is not None else (None, None)

@@ -4,6 +4,8 @@ families' option tables; what a model file says of itself (`info`)."""
 import dataclasses
 import json
 import re
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -750,7 +752,20 @@ def test_nothing_the_user_owns_is_overwritten_by_train_or_save(tmp_path):
     assert notes.read_text() == "mine"
     nlp.save(notes, force=True)
     assert arborparse.load(notes).info == nlp.info
-    arborparse.train(data, path=notes, **options)  # a model replaces a model
+    with pytest.warns(UserWarning, match=r"notes\.txt holds a model, which this training "
+                                         r"replaces once it has one to save \(Ctrl-C before "
+                                         r"then keeps it; force=True, --force, says it is "
+                                         r"meant\)"):
+        arborparse.train(data, path=notes, **options)  # a model replaces a model, said
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".* holds a model")
+        arborparse.train(data, path=notes, force=True, **options)  # meant: nothing said
+    done = subprocess.run([sys.executable, "-m", "arborparse", "train", "--train", str(data),
+                           "--model", str(notes), "--components", "parser", "--trainer",
+                           "perceptron", "--epochs", "1", "--hash-bits", "12", "--quiet"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stderr.startswith(
+        f"Warning: {notes} holds a model, which this training replaces"), done.stderr
 
 
 def test_a_tokenizer_before_a_parser_that_reads_tags_needs_a_tagger():
