@@ -42,7 +42,8 @@ from arborparse.io import model_files, read_conllu
 from arborparse.io.conllu import COLUMNS, FEATS, FORMATS, LEMMA, UPOS, XPOS, Sentence
 from arborparse.io.validate import MULTI_ROOT, check_tree
 from arborparse.pipeline import COMPONENTS, Pipeline
-from arborparse.training import TrainingInterrupted, checkpoints_kept, interrupt_says
+from arborparse.training import (TrainingInterrupted, checkpoint_seconds, checkpoints_kept,
+                                 interrupt_says, training_clock)
 
 FRONT_EPOCHS = 10  # of the tagger and the lemmatizer, each keeping its best on dev
 # jackknifing folds: 5 from LARGE training sentences on (dev LAS as good or better on three
@@ -209,6 +210,8 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     kept, before = {}, 0.0
     if resume:  # the interrupted run's data, components and options, its scores and time
         kept["record"], before = _resumable(path, info, table)
+        # up to its last finished epoch, which may come after the best one its model holds
+        before = checkpoint_seconds(checkpoint) or before
 
     def described(front: Pipeline, parser, record: dict) -> Pipeline:
         scores = {**front_scores, **_syntax_scores(front),
@@ -268,7 +271,7 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     context = dict(dev=bool(dev), progress=progress, checkpoint=checkpoint, resume=resume)
     try:
         # the parser's checkpoint outlives its epochs until the stages after them end
-        with checkpoints_kept():
+        with checkpoints_kept(), training_clock(lambda: before + time.perf_counter() - began):
             if scheduler is None:
                 with interrupt_says("training interrupted while the parser's trainer "
                                     "started (its libraries loading)" + (

@@ -49,6 +49,8 @@ WHY_NOTHING = "a model is written when an epoch ends with the best score so far"
 EXTENDED = 3  # `Loop`'s extend: at most this many times the epochs asked for
 # the checkpoints `Loop.finish` leaves to the `checkpoints_kept` around it, if any
 _KEPT: ContextVar[list | None] = ContextVar("kept_checkpoints", default=None)
+# the seconds a training has taken so far, all its runs together (`training_clock`)
+_CLOCK: ContextVar[Callable[[], float] | None] = ContextVar("training_clock", default=None)
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -147,6 +149,28 @@ def checkpoints_kept():
         for path in kept if not interrupted else ():
             if os.path.exists(path):
                 os.remove(path)
+
+
+@contextmanager
+def training_clock(seconds: Callable[[], float]):
+    """Inside the block each checkpoint records `seconds()`, the seconds the training has
+    taken up to its epoch (the runs before a resume's too), for a resumed run to go on
+    from (`checkpoint_seconds`)."""
+    token = _CLOCK.set(seconds)
+    try:
+        yield
+    finally:
+        _CLOCK.reset(token)
+
+
+def checkpoint_seconds(path) -> float | None:
+    """The training's seconds up to the last finished epoch of the checkpoint at `path`, as
+    `training_clock` had it; None where the checkpoint records none."""
+    from arborparse.io import model_files
+
+    seconds = (model_files.header(path).get("loop") or {}).get("seconds")
+    return float(seconds) if isinstance(seconds, (int, float)) and \
+        not isinstance(seconds, bool) and math.isfinite(seconds) and seconds >= 0 else None
 
 
 def kept_checkpoint() -> str | None:
@@ -411,6 +435,9 @@ class Loop:
 
         loop = {"epoch": epoch, "best_score": self.best_score, "waited": self.waited,
                 "best_epoch": self.trainer.best_epoch_, "history": self.history}
+        clock = _CLOCK.get()
+        if clock is not None:
+            loop["seconds"] = round(clock(), 1)
         model_files.save(self.checkpoint, CHECKPOINT, CHECKPOINT_VERSION,
                          {"settings": self.settings, "loop": loop, "trainer": header},
                          arrays, force=True)  # the training's own file

@@ -25,7 +25,7 @@ from arborparse.linear.reach import reach
 from arborparse.pipeline import INFO, info
 from arborparse.trainer import UNCALIBRATED
 from arborparse.neural.train import NeuralTrainer
-from arborparse.training import Diverged, Loop, TrainingInterrupted
+from arborparse.training import Diverged, Loop, TrainingInterrupted, checkpoint_seconds
 
 MODELS = Path(__file__).parent / "data" / "models"
 # per family: small options, the same through Python and the command line
@@ -591,6 +591,28 @@ def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
     assert after["scores"]["LAS"] >= before["scores"]["LAS"]  # the kept epoch's, not none
     assert after["chosen_on_dev"]["epoch"] >= before["chosen_on_dev"]["epoch"] >= 1
     assert after["training_seconds"] >= before["training_seconds"]
+
+
+def test_a_resumed_training_counts_the_epochs_after_the_best_one(tmp_path, monkeypatch):
+    """The model file holds the time up to its best epoch, the checkpoint the time up to the
+    last finished one: a resumed run goes on from the latter. The interrupted run's clock
+    moves 100 s at each reading, the resumed run's stands still."""
+    import arborparse.trainer as trainer_module
+
+    ticks = iter(range(0, 10**9, 100))
+    clock = type("Clock", (), {"perf_counter": staticmethod(lambda: float(next(ticks)))})
+    monkeypatch.setattr(trainer_module, "time", clock)
+    path = tmp_path / "m.npz"
+    _interrupted_after_epoch_2(monkeypatch)
+    options = dict(family="linear", components="parser", progress=False,
+                   trainer="perceptron", epochs=4, hash_bits=12)
+    with pytest.raises(TrainingInterrupted):
+        arborparse.train(separable(3), separable(1), path=path, **options)
+    recorded = checkpoint_seconds(f"{path}.checkpoint")
+    assert recorded > info(path)["training_seconds"]  # the model was saved before
+    clock.perf_counter = staticmethod(lambda: 0.0)
+    resumed = arborparse.train(separable(3), separable(1), path=path, resume=True, **options)
+    assert resumed.info["training_seconds"] == recorded
 
 
 def test_resume_takes_the_front_end_and_the_jackknifed_tags_of_the_interrupted_run(
