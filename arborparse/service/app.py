@@ -291,7 +291,7 @@ class Service:
         if settings["svg"]:
             out["svg"] = svg(s)
             for tree, (_, heads, labels) in zip(out.get("kbest", ()),
-                                                s.analysis.get("kbest", ())):
+                                                (s.analysis or {}).get("kbest", ())):
                 tree["svg"] = svg(s.with_tree(heads, labels))  # without s's HeadProb
         return out
 

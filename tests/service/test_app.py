@@ -86,6 +86,22 @@ def test_the_service_answers_as_nlp_and_scores_each_sentence_once(client, parser
             [t.probability for t in sentence.kbest]
 
 
+@pytest.mark.parametrize("model", ["english", "isbn-v2.npz"])
+def test_trees_drawn_without_marginals_or_kbest(model, parser):
+    """What the page asks of a model without marginals (ISBN), and of any model when the
+    marginals are not asked: the trees drawn, nothing else."""
+    from pathlib import Path
+
+    folder = Path(__file__).parent.parent / "data" / "models"
+    nlp = parser if model == "english" else arborparse.load(folder / model)
+    text = TEXT if model == "english" else "\n\n".join(  # tagged: the model has no tagger
+        (folder / "isbn-v2.parsed.conllu").read_text().split("\n\n")[:2]) + "\n\n"
+    settings = {"text": text, "format": "auto", "output": "json", "svg": True}
+    answer = Service(nlp, LIMITS).parse(settings)
+    assert [s["svg"].startswith("<svg") for s in answer["sentences"]] == [True, True]
+    assert all("kbest" not in s for s in answer["sentences"])
+
+
 def test_conllu_and_tokenized_input(client, parser):
     conllu = "".join(s.to_text() for s in parser.parse_text(TEXT))
     r = client.post("/parse", content=conllu)  # auto: CoNLL-U
