@@ -130,7 +130,8 @@ def _settings(request: Request, body: bytes) -> dict:
             raise Refused(415, f"charset {charset!r}: not an encoding this service "
                                "knows (send UTF-8)") from None
         except UnicodeDecodeError as err:
-            raise Refused(400, f"the body is not {charset} (byte {err.start + 1})") from None
+            raise Refused(400, f"the body is not {charset} at byte {err.start} (from 0)"
+                          ) from None
         names = [name for name, _ in request.query_params.multi_items()]
         if twice := sorted({name for name in names if names.count(name) > 1}):
             raise Refused(400, f"query parameter {twice[0]!r} given more than once")

@@ -114,7 +114,8 @@ def test_conllu_and_tokenized_input(client, parser):
 LONG = "The dog barks.\n" + " ".join(["word"] * 2000) + "\n"
 BAD = [
     ("empty body", dict(content=b""), 400, "the text is empty"),
-    ("invalid UTF-8", dict(content=b"The \xff dog"), 400, "not UTF-8"),
+    ("invalid UTF-8", dict(content=b"The \xff dog"), 400,
+     "the body is not UTF-8 at byte 4 (from 0)"),  # as the command line counts
     ("malformed CoNLL-U", dict(content="1\tThe\t_\t_\t_\t_\t9\tdet\t_\t_\n\n",
                                params={"format": "conllu"}), 400, "<request>:1:"),
     ("1 MB body", dict(content=b"a " * 500_000), 413, "at most 20000 bytes"),
