@@ -225,7 +225,14 @@ def evaluate_cmd(gold, pred, as_json, fmt):
 def compare_cmd(gold, a, b, metric, samples, seed, as_json, fmt):
     """Is system A better than system B? Sign test and paired permutation test."""
     gold_s = read_conllu(gold, fmt)
-    r = compare(gold_s, read_conllu(a, fmt), read_conllu(b, fmt), metric, samples, seed)
+    try:
+        r = compare(gold_s, read_conllu(a, fmt), read_conllu(b, fmt), metric, samples, seed)
+    except ArborparseError as err:
+        if not str(err).startswith(("the words differ", "the gold file (")):
+            raise
+        raise ArborparseError(f"{err}: compare pairs the trees word by word, so both systems "
+                              "need the gold file's words (a system parsed from raw text has "
+                              "its own: evaluate aligns those)") from None
     if as_json:
         click.echo(json.dumps(r))
         return

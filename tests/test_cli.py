@@ -35,6 +35,12 @@ def test_evaluate_table_and_compare(ewt_test, tmp_path):
     assert r.exit_code == 0 and "UAS" in r.output and "100.00" in r.output
     r = run("compare", ewt_test, ewt_test, ewt_test, "--samples", 200)
     assert r.exit_code == 0 and "sign test p = 1" in r.output
+    other = tmp_path / "other.conllu"  # another tokenization, as raw text's may be
+    other.write_text("1\tA\ta\tX\tX\t_\t0\troot\t_\t_\n\n")
+    r = run("compare", other, other, ewt_test)
+    assert r.exit_code == 1 and "compare pairs the trees word by word, so both systems need " \
+        "the gold file's words (a system parsed from raw text has its own: evaluate aligns " \
+        "those)" in r.output, r.output
 
 
 def test_user_errors_exit_1_with_one_line(tmp_path):
