@@ -36,7 +36,7 @@ from arborparse.io.conllu import FORMATS as CONLL_FORMATS
 from arborparse.io.conllu import check_encoding
 from arborparse.io.plain import FORMATS as PLAIN_FORMATS
 from arborparse.io.plain import text_lines
-from arborparse.io.model_files import check_output
+from arborparse.io.model_files import check_output, check_whole
 from arborparse.options import DIRECTORY, FILE, Capabilities
 from arborparse.service import SHORT, TIMEOUT
 from arborparse.training import TrainingInterrupted, interrupt_of
@@ -475,10 +475,12 @@ def info_cmd(model, as_json):
     version of each one's format in the file, options, the data it was trained on,
     language, dev scores, training time, warnings, the decoder the parser parses with
     (linear and neural), and a linear parser's reach and tag reach (the longest arcs it
-    scores), and the temperatures of a linear or neural parser's marginals."""
+    scores), and the temperatures of a linear or neural parser's marginals; a file damaged
+    anywhere is refused."""
     from arborparse.pipeline import info
 
     found = info(model)
+    check_whole(model)
     if as_json:
         click.echo(json.dumps(found, indent=1))
         return

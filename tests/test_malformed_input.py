@@ -528,3 +528,22 @@ def test_an_interrupt_while_saving_names_the_epoch_the_file_holds(tmp_path, monk
             arborparse.io.read_conllu(__import__("io").StringIO(separable_text(1))),
             save_best=path)
     assert arborparse.load(path).kind == "linear"
+
+
+def test_info_refuses_a_model_file_damaged_past_its_header(tmp_path):
+    """`info` reads the header, and checks the rest: a flipped byte in the weights is named
+    as `parse` would meet it, not described as a sound model."""
+    import zipfile
+
+    damaged = tmp_path / "damaged.npz"
+    data = bytearray(MODEL.read_bytes())
+    with zipfile.ZipFile(MODEL) as archive:
+        member = max(archive.infolist(), key=lambda m: m.compress_size)
+    data[member.header_offset + 30 + len(member.filename) + member.compress_size // 2] ^= 1
+    damaged.write_bytes(bytes(data))
+    status, out, err = arborparse_cli("info", damaged)
+    one_line_error(status, err, f"{damaged}: a damaged model file (")
+    assert out == ""
+    status, _, err = arborparse_cli("parse", "--model", damaged, "-")
+    one_line_error(status, err, f"{damaged}: a damaged model file (")
+    assert arborparse_cli("info", MODEL)[0] == 0

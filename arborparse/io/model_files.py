@@ -139,6 +139,18 @@ def _read(path: Path, arrays: bool) -> tuple[dict, dict[str, np.ndarray]]:
     return meta, content
 
 
+def check_whole(path) -> None:
+    """Read every byte of the model file at `path` against its checksums (what `header`
+    alone does not): ModelFileError naming the first damaged array."""
+    try:
+        with zipfile.ZipFile(_path(path)) as archive:
+            bad = archive.testzip()
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError, zlib.error) as err:
+        raise ModelFileError(f"{path}: a damaged model file ({err})") from None
+    if bad is not None:
+        raise ModelFileError(f"{path}: a damaged model file ({bad} fails its CRC-32 check)")
+
+
 def _path(path) -> Path:
     """`path` as a Path; TypeError, in one line, for anything that is not a path."""
     if not isinstance(path, (str, os.PathLike)):

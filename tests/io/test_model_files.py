@@ -195,6 +195,13 @@ def test_large_arrays_are_stored_and_the_rest_deflated(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(ModelFileError, match="a damaged model file"):
         files.load(path, "test-kind", 1)
+    # its header alone reads well; the whole file is checked where asked (arborparse info)
+    assert files.header(path)["kind"] == "test-kind"
+    with pytest.raises(ModelFileError, match=r"a damaged model file \(weights\.npy fails "
+                                             r"its CRC-32 check\)"):
+        files.check_whole(path)
+    path.write_bytes(first)
+    files.check_whole(path)
 
 
 @pytest.mark.parametrize("sparse", [None, [], "w", {"w": [-1]}, {"w": [4]}, {"w": [1 << 40]},
