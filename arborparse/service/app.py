@@ -20,7 +20,7 @@ refused as `arborparse.options.check_options` refuses it, by its capabilities. R
 JSON ``{"error": "..."}`` with a 4xx status: 400 bad input, 404 and 405 a path or method not
 served, 413 too large (naming the limit, and the sentence where one sentence is over it),
 415 wrong content type, 422 an option the model does not take, 503 not answered within the
-timeout.
+timeout; 408 where the body itself did not arrive within it.
 
 Parsing runs in a pool of worker processes (`workers.Workers`, one per core by default,
 and a spare one for requests of at most 50 words when the others are busy), each of which
@@ -38,6 +38,7 @@ load.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import io
 import json
@@ -368,13 +369,18 @@ def create_app(model, limits: Limits | None = None, workers: int | None = None,
                                           f"{service.limits.body_bytes} bytes"}, 413)
         body = b""
         try:
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > service.limits.body_bytes:
-                    return JSONResponse({"error": f"the body is over "
-                                                  f"{service.limits.body_bytes} bytes"}, 413)
+            async with asyncio.timeout(timeout):  # a body that stalls holds nothing for long
+                async for chunk in request.stream():
+                    body += chunk
+                    if len(body) > service.limits.body_bytes:
+                        return JSONResponse({"error": f"the body is over "
+                                                      f"{service.limits.body_bytes} bytes"},
+                                            413)
         except ClientDisconnect:  # gone before its body ended: no one to answer
             return Response(status_code=400)
+        except TimeoutError:
+            return JSONResponse({"error": f"the body did not arrive within {timeout:g} s"},
+                                408)
         try:
             settings = _settings(request, body)
             service.options(settings)  # refused here, before it waits for a worker

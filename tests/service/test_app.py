@@ -326,6 +326,29 @@ def test_serve_says_a_port_in_use_before_any_work(english_pipeline, monkeypatch)
     assert r.output == f"Error: cannot serve on 127.0.0.1:{port}: Address already in use\n"
 
 
+def test_a_body_that_stalls_is_answered_408_within_the_timeout(english_pipeline):
+    """A client that sends part of its body and then nothing holds its connection no
+    longer than the timeout."""
+    app = create_app(english_pipeline, LIMITS, workers=1, timeout=0.2)
+    chunks = iter([{"type": "http.request", "body": b"a d", "more_body": True}])
+    sent = []
+
+    async def receive():
+        for message in chunks:
+            return message
+        await asyncio.sleep(3600)  # the rest never comes
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/parse", "root_path": "",
+             "query_string": b"", "http_version": "1.1", "scheme": "http",
+             "headers": [(b"content-type", b"text/plain"), (b"content-length", b"100")]}
+    asyncio.run(asyncio.wait_for(app(scope, receive, send), 60))
+    assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 408
+    assert json.loads(sent[1]["body"]) == {"error": "the body did not arrive within 0.2 s"}
+
+
 def test_serve_answers_on_its_port_and_stops_on_ctrl_c(english_pipeline):
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
