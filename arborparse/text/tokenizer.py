@@ -101,6 +101,21 @@ class Token:
     end: int
 
 
+def _canonical(c: str) -> str:
+    """The character Unicode says `c` is, where that is one other character (a canonical
+    singleton: the Greek question mark U+037E is ';', the ano teleia U+0387 is '·', the ohm
+    sign is 'Ω', a CJK compatibility ideograph its unified one), else `c`: text typed
+    either way is read alike."""
+    found = unicodedata.normalize("NFC", c)
+    return found if len(found) == 1 else c
+
+
+def _code(c: str) -> int:
+    """The code a character is read by: its lower case where that is one character."""
+    low = c.lower()
+    return ord(low) if len(low) == 1 else ord(c)
+
+
 def _class(c: str) -> int:
     return len(_CATEGORIES) if c.isspace() else _CATEGORIES.index(unicodedata.category(c))
 
@@ -193,16 +208,19 @@ def _char_features(texts: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
     # each distinct character's lowercased code (all whitespace a space) and class, then
     # every character's, looked up
     distinct, which = np.unique(raw, return_inverse=True)
-    kinds = [(32 if c.isspace() else ord(c.lower()) if len(c.lower()) == 1 else ord(c),
-              _class(c)) for c in map(chr, distinct.tolist())]
+    chars = list(map(chr, distinct.tolist()))
+    folded = {ord(c): f for c in chars if (f := _canonical(c)) != c}
+    if folded:  # each character as its canonical equivalent, case kept
+        raw = np.array([ord(folded.get(ord(c), c)) for c in chars], dtype=np.uint64)[which]
+    kinds = [(32 if c.isspace() else _code(folded.get(ord(c), c)), _class(c)) for c in chars]
     low = np.array([k[0] for k in kinds], dtype=np.uint64).reshape(-1)[which]
     cls = np.array([k[1] for k in kinds], dtype=np.uint64).reshape(-1)[which]
     between = here == size  # the spaces put between the texts
     space = (cls == len(_CATEGORIES)) | between
     # the chunk of every character (-1 outside one), where it starts and ends, the
     # chunks before and after it in its text
-    found = [(m.start(), m.end(), zlib.crc32(m.group().lower().encode("utf-8")),
-              _shape(m.group())) for m in _CHUNK.finditer(joined)]
+    found = [(m.start(), m.end(), zlib.crc32(chunk.lower().encode("utf-8")), _shape(chunk))
+             for m in _CHUNK.finditer(joined) for chunk in [m.group().translate(folded)]]
     first, last, hashes, shapes = (
         np.array(column, dtype=dtype).reshape(-1) for column, dtype in
         zip(zip(*found) if found else ((), (), (), ()),

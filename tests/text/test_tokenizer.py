@@ -301,6 +301,21 @@ def test_a_text_in_capitals_is_cut_as_in_small_letters():
             ] == [["THE", "CAT", "SLEEPS", "."], ["DOGS", "BARK", ",", "DO", "N'T", "THEY", "?"]]
 
 
+def test_canonical_equivalents_are_read_alike():
+    """Unicode's Greek question mark (U+037E) is a semicolon, as Greek treebanks write it:
+    a text typed with either is cut alike, its forms as typed."""
+    greek = read_conllu(io.StringIO(TREEBANK.replace("?", ";") * 10))
+    tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(greek)
+    text = "Dogs bark, don't they; The cat sleeps."
+    typed = text.replace(";", "\u037e")
+    assert [s.forms for s in tokenizer.tokenize(text)] == [
+        ["Dogs", "bark", ",", "do", "n't", "they", ";"], ["The", "cat", "sleeps", "."]]
+    assert [s.forms for s in tokenizer.tokenize(typed)] == [
+        ["Dogs", "bark", ",", "do", "n't", "they", "\u037e"], ["The", "cat", "sleeps", "."]]
+    positions, X = char_features([text])
+    assert (char_features([typed])[1] == X).all()  # read alike, to the last feature
+
+
 def test_pre_tokenized_sentences_get_their_multiword_tokens_split(tmp_path):
     """Tokens given one sentence per line are split into words as raw text's are; a
     sentence without a multiword token stays the object it was."""
