@@ -101,19 +101,20 @@ class Token:
     end: int
 
 
-def _canonical(c: str) -> str:
-    """The character Unicode says `c` is, where that is one other character (a canonical
-    singleton: the Greek question mark U+037E is ';', the ano teleia U+0387 is '·', the ohm
-    sign is 'Ω', a CJK compatibility ideograph its unified one), else `c`: text typed
-    either way is read alike."""
-    found = unicodedata.normalize("NFC", c)
-    return found if len(found) == 1 else c
+class _Canonical(dict):
+    """A `str.translate` table, filled as characters come: each character to the one Unicode
+    says it is, where that is one other character (a canonical singleton: the Greek
+    question mark U+037E is ';', the ano teleia U+0387 '·', the ohm sign 'Ω', a CJK
+    compatibility ideograph its unified one, a Greek letter with oxia the one with tonos),
+    else to itself: text typed either way is read alike."""
+
+    def __missing__(self, code: int) -> int:
+        found = unicodedata.normalize("NFC", chr(code))
+        self[code] = ord(found) if len(found) == 1 else code
+        return self[code]
 
 
-def _code(c: str) -> int:
-    """The code a character is read by: its lower case where that is one character."""
-    low = c.lower()
-    return ord(low) if len(low) == 1 else ord(c)
+_CANONICAL = _Canonical()
 
 
 def _class(c: str) -> int:
@@ -161,7 +162,7 @@ _SPACES = re.compile(r"\s+")
 _SPACE_CODES = np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
 
 
-def char_features(texts: list[str], apart: bool = True
+def char_features(texts: list[str], apart: bool = True, canonical: bool = True
                   ) -> tuple[list[np.ndarray], np.ndarray]:
     """(positions, X): for each text, the positions of its characters that are not
     whitespace; their static features, text after text, (all those characters,
@@ -174,7 +175,8 @@ def char_features(texts: list[str], apart: bool = True
     full stop leave the features as they are), and, with `apart` (a treebank that writes
     whitespace between its sentences: `Tokenizer.apart`), a space before and after it (a
     treebank has few paragraph ends, none where it marks no paragraph: one-sentence texts
-    kept their last word and full stop as one token)."""
+    kept their last word and full stop as one token). With `canonical`, a character is read
+    as the one Unicode says it is (`_Canonical`: the Greek question mark as ';')."""
     given = {}  # the positions of the characters that are not whitespace, as given
     read, shift = [], []
     try:
@@ -186,7 +188,7 @@ def char_features(texts: list[str], apart: bool = True
             shift.append(int(apart and not text[:1].isspace()))
             read.append(" " * shift[-1] + text +
                         ("" if not apart or text[-1:].isspace() else " "))
-        positions, X = _char_features(read)
+        positions, X = _char_features(read, canonical)
     except UnicodeEncodeError:  # only a str made in memory holds one: refused in one line
         for text in texts:
             characters(text, f"the paragraph {text[:30]!r}")
@@ -195,9 +197,11 @@ def char_features(texts: list[str], apart: bool = True
             for j, where in enumerate(positions)], X
 
 
-def _char_features(texts: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
+def _char_features(texts: list[str], canonical: bool) -> tuple[list[np.ndarray], np.ndarray]:
     """`char_features` of texts as they are read (without runs of whitespace)."""
     joined = " ".join(texts)
+    if canonical:  # one character for one, whitespace for whitespace: nothing moves
+        joined = joined.translate(_CANONICAL)
     n = len(joined)
     raw = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
     lengths = np.array([len(t) for t in texts], dtype=np.int64)
@@ -208,19 +212,16 @@ def _char_features(texts: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
     # each distinct character's lowercased code (all whitespace a space) and class, then
     # every character's, looked up
     distinct, which = np.unique(raw, return_inverse=True)
-    chars = list(map(chr, distinct.tolist()))
-    folded = {ord(c): f for c in chars if (f := _canonical(c)) != c}
-    if folded:  # each character as its canonical equivalent, case kept
-        raw = np.array([ord(folded.get(ord(c), c)) for c in chars], dtype=np.uint64)[which]
-    kinds = [(32 if c.isspace() else _code(folded.get(ord(c), c)), _class(c)) for c in chars]
+    kinds = [(32 if c.isspace() else ord(c.lower()) if len(c.lower()) == 1 else ord(c),
+              _class(c)) for c in map(chr, distinct.tolist())]
     low = np.array([k[0] for k in kinds], dtype=np.uint64).reshape(-1)[which]
     cls = np.array([k[1] for k in kinds], dtype=np.uint64).reshape(-1)[which]
     between = here == size  # the spaces put between the texts
     space = (cls == len(_CATEGORIES)) | between
     # the chunk of every character (-1 outside one), where it starts and ends, the
     # chunks before and after it in its text
-    found = [(m.start(), m.end(), zlib.crc32(chunk.lower().encode("utf-8")), _shape(chunk))
-             for m in _CHUNK.finditer(joined) for chunk in [m.group().translate(folded)]]
+    found = [(m.start(), m.end(), zlib.crc32(m.group().lower().encode("utf-8")),
+              _shape(m.group())) for m in _CHUNK.finditer(joined)]
     first, last, hashes, shapes = (
         np.array(column, dtype=dtype).reshape(-1) for column, dtype in
         zip(zip(*found) if found else ((), (), (), ()),
@@ -476,11 +477,12 @@ class Tokenizer(Trained):
     syntax = None
     spaces = False
     apart = True  # (files written before it: their texts are read as by most treebanks)
+    canonical = False  # (files written before it read every character as it is typed)
 
     def _arrays(self, texts: list[str], one_sentence: bool = False, spans=None):
         """(X, bounds, cptr, cand, positions) of paragraphs for the classifier
         (`one_sentence`: each paragraph is one; `spans`: for each, its strings kept whole)."""
-        positions, X = char_features(texts, self.apart)
+        positions, X = char_features(texts, self.apart, self.canonical)
         return (X, offsets([len(w) for w in positions]),
                 *self._label_candidates(texts, positions, one_sentence, spans), positions)
 
@@ -514,6 +516,7 @@ class Tokenizer(Trained):
         forms = [form for t in tokens for form, _, _ in t]
         self.spaces = sum(" " in form for form in forms) >= SPACES_AT * len(forms)
         self.apart = _apart(data)
+        self.canonical = True
         read = data + _in_capitals(data, self.apart)
         X, bounds, cptr, cand, positions = self._arrays([t for t, _ in read])
         gold = np.concatenate([labels[p] for (_, labels), p in zip(read, positions)])
@@ -702,7 +705,7 @@ class Tokenizer(Trained):
     def parts(self) -> tuple[dict, dict]:
         header, arrays = self.multiword.parts()
         out = ({"multiword": header, "keep": self.keep, "whole": list(self.whole),
-                "spaces": self.spaces, "apart": self.apart},
+                "spaces": self.spaces, "apart": self.apart, "canonical": self.canonical},
                {"weights": self.classifier.weights, **nested("multiword", arrays)})
         if self.splitter is not None:
             header, arrays = self.splitter.parts()
@@ -726,8 +729,11 @@ class Tokenizer(Trained):
             tokenizer.whole = tuple(header["whole"])
             tokenizer.spaces = header["spaces"] is True
             tokenizer.apart = header.get("apart", True)
-            if not isinstance(tokenizer.apart, bool):
-                raise ValueError(f"apart {tokenizer.apart!r}")
+            tokenizer.canonical = header.get("canonical", False)
+            if not isinstance(tokenizer.apart, bool) or \
+                    not isinstance(tokenizer.canonical, bool):
+                raise ValueError(f"apart {tokenizer.apart!r} or canonical "
+                                 f"{tokenizer.canonical!r}")
             if "sentences" in header:  # kept where it found the dev sentences better
                 tokenizer.splitter = SentenceSplitter.from_parts(header["sentences"],
                                                                  inner("sentences", arrays))

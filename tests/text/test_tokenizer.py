@@ -303,7 +303,8 @@ def test_a_text_in_capitals_is_cut_as_in_small_letters():
 
 def test_canonical_equivalents_are_read_alike():
     """Unicode's Greek question mark (U+037E) is a semicolon, as Greek treebanks write it:
-    a text typed with either is cut alike, its forms as typed."""
+    a text typed with either is read alike by the character classifier, and cut alike, its
+    forms as typed."""
     greek = read_conllu(io.StringIO(TREEBANK.replace("?", ";") * 10))
     tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(greek)
     text = "Dogs bark, don't they; The cat sleeps."
@@ -314,6 +315,11 @@ def test_canonical_equivalents_are_read_alike():
         ["Dogs", "bark", ",", "do", "n't", "they", "\u037e"], ["The", "cat", "sleeps", "."]]
     positions, X = char_features([text])
     assert (char_features([typed])[1] == X).all()  # read alike, to the last feature
+    assert tokenizer.canonical and not (char_features([typed], canonical=False)[1] == X).all()
+    # a model file written before it reads characters as they are typed, as it did
+    header, arrays = tokenizer.parts()
+    del header["canonical"]
+    assert not Tokenizer.from_parts(header, arrays, "old.npz").canonical
 
 
 def test_pre_tokenized_sentences_get_their_multiword_tokens_split(tmp_path):
