@@ -299,6 +299,9 @@ class Service:
 
 
 _service: Service | None = None  # in a worker process: what it parses with
+# the answer to a request whose body was not read to its end ends its connection too, so
+# that what is left of the body is not read as the next request
+CLOSE = {"connection": "close"}
 
 
 def _start_worker(path: str, limits: Limits) -> None:
@@ -368,19 +371,19 @@ def create_app(model, limits: Limits | None = None, workers: int | None = None,
             return JSONResponse({"error": f"the body has {size} bytes; at most "
                                           f"{service.limits.body_bytes} bytes"}, 413)
         body = b""
-        try:
-            async with asyncio.timeout(timeout):  # a body that stalls holds nothing for long
+        try:  # the whole body within the timeout (a slow or stalled one holds nothing long)
+            async with asyncio.timeout(timeout):
                 async for chunk in request.stream():
                     body += chunk
                     if len(body) > service.limits.body_bytes:
                         return JSONResponse({"error": f"the body is over "
                                                       f"{service.limits.body_bytes} bytes"},
-                                            413)
+                                            413, CLOSE)
         except ClientDisconnect:  # gone before its body ended: no one to answer
             return Response(status_code=400)
         except TimeoutError:
             return JSONResponse({"error": f"the body did not arrive within {timeout:g} s"},
-                                408)
+                                408, CLOSE)
         try:
             settings = _settings(request, body)
             service.options(settings)  # refused here, before it waits for a worker

@@ -173,7 +173,7 @@ BAD = [
      "charset 'klingon': not an encoding this service knows"),
     ("bytes not of the charset", dict(content=b"a \xff dog",
                                       headers={"content-type": "text/plain; charset=ascii"}),
-     400, "the body is not ascii (byte 3)"),
+     400, "the body is not ascii at byte 2 (from 0)"),
     ("JSON nested too deeply", dict(content=b"[" * 9_000 + b"]" * 9_000,
                                     headers={"content-type": "application/json"}), 400,
      "not valid JSON here (nested too deeply)"),
@@ -327,8 +327,8 @@ def test_serve_says_a_port_in_use_before_any_work(english_pipeline, monkeypatch)
 
 
 def test_a_body_that_stalls_is_answered_408_within_the_timeout(english_pipeline):
-    """A client that sends part of its body and then nothing holds its connection no
-    longer than the timeout."""
+    """A client that sends part of its body and then nothing is answered within the timeout,
+    and its connection closed."""
     app = create_app(english_pipeline, LIMITS, workers=1, timeout=0.2)
     chunks = iter([{"type": "http.request", "body": b"a d", "more_body": True}])
     sent = []
@@ -346,6 +346,7 @@ def test_a_body_that_stalls_is_answered_408_within_the_timeout(english_pipeline)
              "headers": [(b"content-type", b"text/plain"), (b"content-length", b"100")]}
     asyncio.run(asyncio.wait_for(app(scope, receive, send), 60))
     assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 408
+    assert (b"connection", b"close") in sent[0]["headers"]  # the rest of the body is not read
     assert json.loads(sent[1]["body"]) == {"error": "the body did not arrive within 0.2 s"}
 
 
