@@ -141,11 +141,6 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         for stale in (checkpoint, tags):
             if os.path.exists(stale):
                 os.remove(stale)
-    if not resume and not force and path is not None and lead and os.path.isfile(path) \
-            and model_files.is_model(path):
-        warnings.warn(f"{path} holds a model, which this training replaces once it has one "
-                      "to save (Ctrl-C before then keeps it; force=True, --force, says it is "
-                      "meant)", stacklevel=2)
     data = {"train": None, "dev": None}
     train, data["train"] = _sentences(train, fmt, "train")
     dev, data["dev"] = _sentences(dev, fmt, "dev") if dev is not None else (None, None)
@@ -211,7 +206,8 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     if resume:  # the interrupted run's data, components and options, its scores and time
         kept["record"], before = _resumable(path, info, table)
         # up to its last finished epoch, which may come after the best one its model holds
-        before = checkpoint_seconds(checkpoint) or before
+        seconds = checkpoint_seconds(checkpoint)
+        before = before if seconds is None else seconds
 
     def described(front: Pipeline, parser, record: dict) -> Pipeline:
         scores = {**front_scores, **_syntax_scores(front),
@@ -238,6 +234,12 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     if resume:  # the front end the interrupted run trained, as its model file holds it
         front, front_scores = _trained_front(path)
     else:
+        if not force and path is not None and lead and os.path.isfile(path) and \
+                model_files.is_model(path):  # the data and options checked: work begins
+            warnings.warn(f"{path} holds a model, which this training replaces once it has "
+                          "one to save (Ctrl-C before then keeps it); to keep it, give "
+                          "another path; to replace it unwarned, force (--force)",
+                          stacklevel=2)
         with interrupt_says(f"training interrupted while training the "
                             f"{_listed(front_parts)}{nothing_yet}"):
             front = front_end(parts, train, dev, table.seed, progress)

@@ -168,7 +168,8 @@ def checkpoint_seconds(path) -> float | None:
     `training_clock` had it; None where the checkpoint records none."""
     from arborparse.io import model_files
 
-    seconds = (model_files.header(path).get("loop") or {}).get("seconds")
+    loop = model_files.header(path).get("loop")
+    seconds = loop.get("seconds") if isinstance(loop, dict) else None  # else refused later
     return float(seconds) if isinstance(seconds, (int, float)) and \
         not isinstance(seconds, bool) and math.isfinite(seconds) and seconds >= 0 else None
 

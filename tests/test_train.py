@@ -776,8 +776,8 @@ def test_nothing_the_user_owns_is_overwritten_by_train_or_save(tmp_path):
     assert arborparse.load(notes).info == nlp.info
     with pytest.warns(UserWarning, match=r"notes\.txt holds a model, which this training "
                                          r"replaces once it has one to save \(Ctrl-C before "
-                                         r"then keeps it; force=True, --force, says it is "
-                                         r"meant\)"):
+                                         r"then keeps it\); to keep it, give another path; "
+                                         r"to replace it unwarned, force \(--force\)"):
         arborparse.train(data, path=notes, **options)  # a model replaces a model, said
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".* holds a model")
