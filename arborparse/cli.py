@@ -30,7 +30,7 @@ from arborparse import __version__, registry
 from arborparse.baselines import BASELINES
 from arborparse.errors import ArborparseError, EncodingError, NotTreebankError, \
     TreebankFormatError, counted
-from arborparse.eval import LENGTH_BINS, TAG_MEASURES, compare, evaluate
+from arborparse.eval import LENGTH_BINS, TAG_MEASURES, WordsDiffer, compare, evaluate
 from arborparse.io import iter_conllu, read_conllu, write_conllu
 from arborparse.io.conllu import FORMATS as CONLL_FORMATS
 from arborparse.io.conllu import check_encoding
@@ -227,9 +227,7 @@ def compare_cmd(gold, a, b, metric, samples, seed, as_json, fmt):
     gold_s = read_conllu(gold, fmt)
     try:
         r = compare(gold_s, read_conllu(a, fmt), read_conllu(b, fmt), metric, samples, seed)
-    except ArborparseError as err:
-        if not str(err).startswith(("the words differ", "the gold file (")):
-            raise
+    except WordsDiffer as err:
         raise ArborparseError(f"{err}: compare pairs the trees word by word, so both systems "
                               "need the gold file's words (a system parsed from raw text has "
                               "its own: evaluate aligns those)") from None

@@ -48,6 +48,10 @@ def is_punct(sentence: Sentence) -> np.ndarray:
     return np.array([u == "PUNCT" for u in sentence.upos], dtype=bool)
 
 
+class WordsDiffer(ArborparseError):
+    """Two files that should hold the same words do not (`check_aligned`)."""
+
+
 def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence],
                   multi_root: bool = False) -> None:
     """Raise `ArborparseError` unless both files hold the same words, each sentence a tree
@@ -69,12 +73,12 @@ def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence],
         if g.forms != p.forms:
             where = next((m for m, (a, b) in enumerate(zip(g.forms, p.forms), 1) if a != b),
                          min(len(g), len(p)) + 1)
-            raise ArborparseError(
+            raise WordsDiffer(
                 f"the words differ: gold {_where(g, where)} has {_word(g, where)!r}, system "
                 f"{_where(p, where)} has {_word(p, where)!r} (word {where} of a sentence of "
                 f"{counted(len(g), 'word')} in gold, {len(p)} in the system file)")
     if len(gold) != len(pred):
-        raise ArborparseError(f"the gold file ({gold[0].path}) has "
+        raise WordsDiffer(f"the gold file ({gold[0].path}) has "
                               f"{counted(len(gold), 'sentence')}, the system file "
                               f"({pred[0].path}) has {len(pred)}")
 

@@ -189,6 +189,8 @@ def test_large_arrays_are_stored_and_the_rest_deflated(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(ModelFileError, match="a damaged model file"):
         files.load(path, "test-kind", 1)
+    with pytest.raises(ModelFileError, match=r"a damaged model file \(table\.npy "):
+        files.check_whole(path)  # the damaged array named, whatever zlib says of it
     # a stored member whose bytes changed is a damaged file (its CRC), not other weights
     data = bytearray(first)
     data[first.index(arrays["weights"].tobytes()) + 100] ^= 1
