@@ -79,8 +79,8 @@ def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence],
                 f"{counted(len(g), 'word')} in gold, {len(p)} in the system file)")
     if len(gold) != len(pred):
         raise WordsDiffer(f"the gold file ({gold[0].path}) has "
-                              f"{counted(len(gold), 'sentence')}, the system file "
-                              f"({pred[0].path}) has {len(pred)}")
+                          f"{counted(len(gold), 'sentence')}, the system file "
+                          f"({pred[0].path}) has {len(pred)}")
 
 
 def _where(sentence: Sentence, m: int) -> str:

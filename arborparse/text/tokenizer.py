@@ -360,12 +360,14 @@ def _in_capitals(data: list[tuple[str, np.ndarray]], apart: bool
         start = 0
         for end in np.flatnonzero(y == SENTENCE).tolist():
             k += 1
-            sentence = text[start:end + 1]
-            lead = len(sentence) - len(sentence.lstrip())
-            upper = "".join(c.upper() if len(c.upper()) == 1 else c for c in sentence[lead:])
-            if k % CAPITALS_EVERY == 0 and upper != sentence[lead:]:
-                pieces.append(upper)
-                labels.append(y[start + lead:end + 1])
+            if k % CAPITALS_EVERY == 0:  # the others are not written again
+                sentence = text[start:end + 1]
+                lead = len(sentence) - len(sentence.lstrip())
+                upper = "".join(c.upper() if len(c.upper()) == 1 else c
+                                for c in sentence[lead:])
+                if upper != sentence[lead:]:
+                    pieces.append(upper)
+                    labels.append(y[start + lead:end + 1])
             start = end + 1
     if not pieces:
         return []
