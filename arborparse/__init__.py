@@ -1,7 +1,8 @@
 """arborparse: dependency parsing built on exact inference over trees.
 
 Two doors: `train(train, dev, family=..., **options)` trains a pipeline
-(`arborparse.trainer`), `load(path)` reads any model file (`arborparse.pipeline`).
+(`arborparse.trainer`), `load(path)` reads any model file (`arborparse.pipeline`);
+`combine(first, second, dev)` makes two trained models one (`arborparse.ensemble`).
 """
 
 from arborparse.errors import ArborparseError, TreebankFormatError
@@ -9,7 +10,8 @@ from arborparse.pipeline import Pipeline, load
 
 __version__ = "0.2.0"
 
-__all__ = ["ArborparseError", "TreebankFormatError", "Pipeline", "load", "train", "__version__"]
+__all__ = ["ArborparseError", "TreebankFormatError", "Pipeline", "load", "train", "combine",
+           "__version__"]
 
 
 def __getattr__(name: str):
@@ -20,6 +22,10 @@ def __getattr__(name: str):
         from arborparse.trainer import train
 
         return train
+    if name == "combine":
+        from arborparse.ensemble.combine import combine
+
+        return combine
     if not name.startswith("_"):
         import importlib
 
@@ -32,4 +38,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted([*globals(), "train"])
+    return sorted([*globals(), "train", "combine"])

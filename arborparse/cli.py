@@ -291,9 +291,11 @@ def _given(ctx, names) -> list[str]:
             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
 
 
-def _tables() -> dict:
-    """Every family's option table, by family name."""
-    return {name: registry.options_table(name) for name in registry.FAMILIES}
+def _tables(trained: bool = False) -> dict:
+    """Every family's option table, by family name (`trained`: those of the families
+    ``train`` trains)."""
+    return {name: registry.options_table(name)
+            for name in (registry.TRAINED if trained else registry.FAMILIES)}
 
 
 def _click_type(spec):
@@ -323,7 +325,7 @@ def _family_options(command):
     """The options of every family's table as click options, each once (their defaults
     are the tables': an option counts only when given on the command line)."""
     specs = {}
-    for table in _tables().values():
+    for table in _tables(trained=True).values():
         for spec in table.specs():
             specs.setdefault(spec.name, spec)
     for spec in reversed(list(specs.values())):
@@ -357,12 +359,12 @@ class _TrainCommand(click.Command):
     their own, each with the family's default."""
 
     def format_options(self, ctx, formatter):
-        names = {spec.name for table in _tables().values() for spec in table.specs()}
+        names = {spec.name for table in _tables(trained=True).values() for spec in table.specs()}
         general = [p.get_help_record(ctx) for p in self.get_params(ctx)
                    if p.name not in names]
         with formatter.section("Options"):
             formatter.write_dl([r for r in general if r])
-        for family, table in _tables().items():
+        for family, table in _tables(trained=True).items():
             rows = []
             sized = {name for n in (10, 1000, 100_000) for name in table.by_size(n, {})}
             for spec in table.specs():
@@ -381,7 +383,7 @@ class _TrainCommand(click.Command):
 
 @cli.command("train", cls=_TrainCommand)
 @click.option("--model-type", "model_type",
-              type=click.Choice([*registry.FAMILIES, *registry.ALIASES]), default="linear",
+              type=click.Choice([*registry.TRAINED, *registry.ALIASES]), default="linear",
               show_default=True,
               help="The parser's family: linear (the graph-based parser; first-order is its "
                    "older name), isbn (the generative Incremental Sigmoid Belief Network "
@@ -465,6 +467,41 @@ def _chosen(value) -> str:
         format(value, "g")
 
 
+@cli.command("combine")
+@click.argument("first", type=click.Path())
+@click.argument("second", type=click.Path())
+@click.option("--dev", "dev_path", type=click.Path(),
+              help="Development treebank the weight is chosen on (best LAS over 0, 0.1, ..., "
+                   "1), its tags predicted as parsing predicts them.")
+@click.option("--weight", type=_FiniteRange(0, 1),
+              help="The first parser's share of the mixture, instead of choosing it on --dev.")
+@click.option("-o", "--model", "--output", "model_path", required=True, type=click.Path(),
+              help="Where to write the combined model file.")
+@FORMAT
+@FORCE
+def combine_cmd(first, second, dev_path, weight, model_path, fmt, force):
+    """Make two trained models (FIRST and SECOND: linear or neural parsers, or pipelines
+    holding one) one model whose parser mixes their head and label probabilities, the
+    first's share chosen on --dev: the first model's tokenizer, tagger and lemmatizer in
+    front of an ensemble of both parsers (`arborparse.combine`)."""
+    import arborparse
+
+    if weight is None and dev_path is None:
+        raise click.UsageError("give --dev to choose the weight on, or --weight")
+    check_output(model_path, [first, second, dev_path], model=True, force=force)
+
+    def report(w, scores):
+        click.echo(f"weight {w:.1f}: dev UAS {scores['UAS']:.2f}  LAS {scores['LAS']:.2f}",
+                   err=True)
+    model = arborparse.combine(first, second, dev_path, weight=weight, fmt=fmt, report=report)
+    model.save(model_path, force=force)
+    members = model.info["members"]
+    click.echo(f"{model_path}: {members['first']['family']} {members['first']['weight']:g} + "
+               f"{members['second']['family']} {members['second']['weight']:g}" + (
+                   f" (chosen on dev: UAS {model.info['scores']['UAS']:.2f}, LAS "
+                   f"{model.info['scores']['LAS']:.2f})" if weight is None else ""), err=True)
+
+
 @cli.command("info")
 @click.argument("model", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
@@ -535,7 +572,8 @@ def info_cmd(model, as_json):
             shown = (", ".join(value) or "none") if isinstance(value, list) else value
             click.echo(f"{key:<20}{shown}")
     lacking = [key for key, value in found.items()
-               if value is None and key not in ("tag_reach", "decoder", "temperatures") and
+               if value is None and key not in ("tag_reach", "decoder", "temperatures",
+                                                "members") and
                (key != "reach" or linear)]
     if lacking:
         click.echo(f"this file lacks: {', '.join(lacking)} (written by an earlier version, "

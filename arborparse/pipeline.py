@@ -68,7 +68,8 @@ TEXT = {"tokenizer": ("arborparse.text.tokenizer", "Tokenizer"),
 COMPONENTS = ("tokenizer", "tagger", "lemmatizer", "parser")
 CHUNK = 256  # sentences tagged at once in a stream
 # what a model file says of itself (`Pipeline.info`, ``arborparse info``)
-INFO = ("arborparse_version", "created", "family", "components", "versions", "options",
+INFO = ("arborparse_version", "created", "family", "members", "components", "versions",
+        "options",
         "defaults_by_size", "data", "language", "scores", "chosen_on_dev",
         "training_seconds", "warnings", "decoder", "reach", "tag_reach", "temperatures")
 TEMPERED = ("linear", "neural")  # the families whose marginals have temperatures
@@ -138,10 +139,24 @@ def info(path) -> dict:
     temperatures = (heads, parser.get("label_temperature", heads),
                     labeler if isinstance(labeler, (int, float)) else None) \
         if family in TEMPERED and parser else None
+    members = parser.get("members") if family == "ensemble" else None
+    if isinstance(members, dict):
+        members = {name: (entry or {}).get("kind") if isinstance(entry, dict) else None
+                   for name, entry in members.items()}
     return describe(stored, family, {c: (components[c] or {}).get("version")
                                      for c in COMPONENTS if c in components},
                     parser.get("reach"), parser.get("tag_reach"), parser.get("decoder"),
-                    temperatures)
+                    temperatures, _members(members, parser.get("weight")))
+
+
+def _members(kinds, weight) -> dict | None:
+    """`INFO`'s members of an ensemble whose parsers are of the `kinds` (name -> kind) and
+    the first's share `weight`: {"first": {"family": ..., "weight": w}, "second": {...}};
+    None for another parser (or a damaged header)."""
+    if not isinstance(kinds, dict) or not isinstance(weight, (int, float)):
+        return None
+    shares = {"first": weight, "second": round(1 - weight, 10)}
+    return {name: {"family": kind, "weight": shares.get(name)} for name, kind in kinds.items()}
 
 
 class Offer(NamedTuple):
@@ -167,7 +182,7 @@ def offer(path) -> Offer:
 
 
 def describe(stored: dict, family: str | None, versions: dict, reach=None,
-             tag_reach=None, decoder=None, temperatures=None) -> dict:
+             tag_reach=None, decoder=None, temperatures=None, members=None) -> dict:
     """`INFO`'s keys in order: what `stored` holds, the family, the components and their
     format versions as found (`versions`: component -> version), the parser's decoder
     (None: a family without one, or no parser), the linear parser's reach
@@ -175,11 +190,13 @@ def describe(stored: dict, family: str | None, versions: dict, reach=None,
     header entry, `TagReach.header`, told as the number of tags and of the pairs of them
     seen as head and word; None: none) and temperatures ((T, T_l, the second-stage
     labeler's or None) of a linear or neural parser's marginals, told as {"heads": T,
-    "labels": T_l} and "labeler" where there is one; None: another family)."""
+    "labels": T_l} and "labeler" where there is one; None: another family), an ensemble's
+    parsers (`members`, as `_members` gives them; None: another family)."""
     found = {key: stored.get(key) for key in INFO}
     if tag_reach is not None:
         tag_reach = _tag_reach_summary(tag_reach)
-    found.update(family=family or stored.get("family"), components=list(versions),
+    found.update(family=family or stored.get("family"), members=members,
+                 components=list(versions),
                  versions=versions, tag_reach=tag_reach, decoder=decoder,
                  reach=list(reach) if isinstance(reach, tuple) else reach,
                  temperatures=None if temperatures is None else {
@@ -251,9 +268,13 @@ class Pipeline:
         labeler = getattr(self.parser, "labeler", None)
         temperatures = (self.parser.temperature, self.parser.label_temperature,
                         getattr(labeler, "temperature", None)) if family in TEMPERED else None
+        members = getattr(self.parser, "members", None)
         return describe(self._info, family, versions, getattr(self.parser, "reach", None),
                         None if tag_reach is None else tag_reach.header(),
-                        getattr(self.parser, "decoder", None), temperatures)
+                        getattr(self.parser, "decoder", None), temperatures,
+                        None if members is None else _members(
+                            {"first": members[0].kind, "second": members[1].kind},
+                            self.parser.weight))
 
     def _annotate(self, sentences, retag: bool):
         """The sentences with tags and lemmas predicted where they are needed."""
@@ -458,9 +479,7 @@ class Pipeline:
                                 ("lemmatizer", self.lemmatizer), ("parser", self.parser)):
             if component is None:
                 continue
-            header, parts = component.parts()
-            version = import_module(type(component).__module__).VERSION
-            components[name] = {"kind": component.kind, "version": version, "header": header}
+            components[name], parts = entry_of(component)
             arrays.update(model_files.nested(name, parts))
         header = {"components": components}
         if self._info:
@@ -478,25 +497,39 @@ class Pipeline:
         components = header.get("components")
         if not isinstance(components, dict) or not components:
             raise ModelFileError(f"{path}: the pipeline model file has no components")
-        found = {}
-        for name, entry in components.items():
-            try:
-                kind, part = entry["kind"], entry["header"]
-            except (KeyError, TypeError):
-                raise ModelFileError(f"{path}: the pipeline's {name!r} is invalid") from None
-            family = registry.ALIASES.get(kind, kind)
-            home = _home(name, family)
-            if home is None or (name == "parser") != (family in registry.FAMILIES):
-                raise ModelFileError(f"{path}: the pipeline's {name!r} is of kind {kind!r}, "
-                                     "which this arborparse does not read")
-            module = import_module(home[0])
-            version, oldest = module.VERSION, getattr(module, "OLDEST", module.VERSION)
-            written = entry.get("version")
-            if type(written) is not int or not oldest <= written <= version:
-                raise ModelFileError(f"{path}: the pipeline's {name} is version {written!r}, "
-                                     f"this arborparse reads "
-                                     f"{model_files.versions(oldest, version)}; "
-                                     f"{model_files.what_to_do(written, version)}")
-            found[name] = _class(home).from_parts(part, model_files.inner(name, arrays), path)
+        found = {name: component(name, entry, model_files.inner(name, arrays), path,
+                                 f"the pipeline's {name}")
+                 for name, entry in components.items()}
         return cls(found.get("tagger"), found.get("lemmatizer"), found.get("parser"),
                    found.get("tokenizer"), header.get("info"))
+
+
+def entry_of(component) -> tuple[dict, dict]:
+    """(its entry in the header of a model file holding it among others: ``{"kind",
+    "version", "header"}``, its arrays) of a component (a parser too)."""
+    header, arrays = component.parts()
+    version = import_module(type(component).__module__).VERSION
+    return {"kind": component.kind, "version": version, "header": header}, arrays
+
+
+def component(name: str, entry, arrays: dict, path, where: str):
+    """The component `name` (``"parser"``: of any family) read back from its `entry_of`
+    entry and its arrays, its kind and version checked; ModelFileError saying `where` it is
+    in the file at `path` ("the pipeline's tagger")."""
+    try:
+        kind, part = entry["kind"], entry["header"]
+    except (KeyError, TypeError):
+        raise ModelFileError(f"{path}: {where} is invalid") from None
+    family = registry.ALIASES.get(kind, kind)
+    home = _home(name, family)
+    if home is None or (name == "parser") != (family in registry.FAMILIES):
+        raise ModelFileError(f"{path}: {where} is of kind {kind!r}, which this arborparse "
+                             "does not read")
+    module = import_module(home[0])
+    version, oldest = module.VERSION, getattr(module, "OLDEST", module.VERSION)
+    written = entry.get("version")
+    if type(written) is not int or not oldest <= written <= version:
+        raise ModelFileError(f"{path}: {where} is version {written!r}, this arborparse reads "
+                             f"{model_files.versions(oldest, version)}; "
+                             f"{model_files.what_to_do(written, version)}")
+    return _class(home).from_parts(part, arrays, path)

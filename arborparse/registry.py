@@ -17,11 +17,12 @@ from arborparse.errors import ArborparseError
 class Family:
     """Where a family keeps its pieces, as ``"module:attribute"``: `options` (its
     `FamilyOptions` table), `parser` (the class that loads its model files), `trainer` (a
-    callable ``(options, *, dev, progress, checkpoint, resume, client) -> trainer``)."""
+    callable ``(options, *, dev, progress, checkpoint, resume, client) -> trainer``; None
+    for a family made otherwise than by training, `MADE`)."""
 
     options: str
     parser: str
-    trainer: str
+    trainer: str | None
 
 
 FAMILIES = {
@@ -34,7 +35,13 @@ FAMILIES = {
     "neural": Family("arborparse.neural.options:NeuralOptions",
                      "arborparse.neural.parser:NeuralParser",
                      "arborparse.neural.train:NeuralTrainer.from_options"),
+    "ensemble": Family("arborparse.ensemble.options:EnsembleOptions",
+                       "arborparse.ensemble.parser:EnsembleParser", None),
 }
+# how the families without a trainer are made
+MADE = {"ensemble": "arborparse combine FIRST SECOND --dev DEV (arborparse.combine) mixes two "
+                    "trained models' parsers"}
+TRAINED = tuple(name for name, family in FAMILIES.items() if family.trainer is not None)
 # older names, still read in scripts and model files
 ALIASES = {"first-order": "linear"}
 
@@ -67,6 +74,16 @@ def parser_class(name: str):
     return resolve(FAMILIES[canonical(name)].parser)
 
 
+def trained(name: str) -> str:
+    """The family's name (`canonical`), refused (ArborparseError) where it is not trained
+    but made otherwise (`MADE` says how)."""
+    name = canonical(name)
+    if name not in TRAINED:
+        raise ArborparseError(f"the {name} family is not trained: {MADE[name]}; the trained "
+                              f"families are {', '.join(TRAINED)}")
+    return name
+
+
 def trainer(name: str, options, **context):
     """The trainer of the family `name` for `options` (see `Family`)."""
-    return resolve(FAMILIES[canonical(name)].trainer)(options, **context)
+    return resolve(FAMILIES[trained(name)].trainer)(options, **context)

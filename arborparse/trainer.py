@@ -91,7 +91,7 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     began = time.perf_counter()
     if family == "first-order" and options.get("order") is None:
         options = {**options, "order": 1}  # the older name asks for the first order
-    family = registry.canonical(family)
+    family = registry.trained(family)
     table = registry.options_table(family).of(options)
     parts = component_names(components, table.components)
     if dev is None and options.get("extend") not in (None, 0):  # 0 asks for nothing more

@@ -104,11 +104,13 @@ def test_parse_lines_one_sentence_per_line(english_pipeline, tmp_path):
 def test_parse_help_names_the_families_that_take_each_option():
     text = " ".join(run("parse", "--help").output.split())  # click's wrapping undone
     assert "First-order" not in text
-    for flag, families in (("--decoder", "linear and neural models:"),
+    for flag, families in (("--decoder", "linear, neural and ensemble models:"),
                            ("--decode-as", "linear and neural models:"),
-                           ("--marginals", "linear and neural models:"),
-                           ("--retag", "linear, isbn and neural models with a tagger:"),
-                           ("--keep-tags", "linear, isbn and neural models with a tagger:"),
+                           ("--marginals", "linear, neural and ensemble models:"),
+                           ("--retag", "linear, isbn, neural and ensemble models with a "
+                                       "tagger:"),
+                           ("--keep-tags", "linear, isbn, neural and ensemble models with a "
+                                           "tagger:"),
                            ("--beam", "isbn models:"), ("--branching", "isbn models:"),
                            ("--threads", "linear models:")):
         assert f"{flag} " in text and f"For {families}" in text.split(f"{flag} ", 1)[1][:80]

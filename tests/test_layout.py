@@ -10,7 +10,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "arborparse"
 GROUND = ("io", "trees", "transforms", "eval", "errors", "options", "training", "memory")
-FAMILIES = ("linear", "isbn", "neural")
+FAMILIES = ("linear", "isbn", "neural", "ensemble")
 # above the families: they reach a family through `arborparse.registry` only
 DOORS_ONLY = ("cli", "service", "distributed", "render", "spacy")
 

@@ -306,9 +306,16 @@ class Labeler:
         the softmax at `temperature` of the scores the labels were chosen by (`own`, the
         labeler's, as `labels` wrote them, plus `joint_weight` × `joint`) over the labels
         the word's arc may take (`root` as in `labels`)."""
-        scores = self._chosen_by(own, joint, heads, root)[1:]
-        return labels_given_arcs(scores / self.temperature)[np.arange(len(heads) - 1),
-                                                             labels[1:]]
+        return self.distribution(own, joint, heads, root)[np.arange(len(heads) - 1),
+                                                          labels[1:]]
+
+    def distribution(self, own: np.ndarray, joint: np.ndarray, heads: np.ndarray,
+                     root: int = -1) -> np.ndarray:
+        """P(l | the tree and the labels given before m) of every label l for each word m
+        >= 1, (n, L), as `probabilities` gives them for the labels chosen (at temperature 1
+        where a file written before the temperature has none)."""
+        return labels_given_arcs(self._chosen_by(own, joint, heads, root)[1:] /
+                                 (self.temperature or 1.0))
 
     def _chosen_by(self, own: np.ndarray, joint: np.ndarray, heads: np.ndarray, root: int
                    ) -> np.ndarray:

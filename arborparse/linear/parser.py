@@ -458,9 +458,34 @@ class LinearParser:
         """P(labels[m] | the tree's arc into m) at T_l over the labels the arc may take
         (`root_label`, `allowed_scores`), from the model's label scores of the tree's arcs
         (`_joint`), for each word m >= 1."""
+        return self._arc_label_distribution(joint, heads)[np.arange(len(joint) - 1),
+                                                          labels[1:]]
+
+    def _arc_label_distribution(self, joint: np.ndarray, heads: np.ndarray) -> np.ndarray:
+        """P(l | the tree's arc into m) at T_l of every label, (n, L), as
+        `_label_probabilities` gives them for the labels chosen."""
         allowed = allowed_scores(joint[1:], heads[1:], self.root_label)
-        return labels_given_arcs(allowed / self.label_temperature)[
-            np.arange(len(joint) - 1), labels[1:]]
+        return labels_given_arcs(allowed / self.label_temperature)
+
+    @property
+    def labels(self) -> list[str]:
+        """The labels (DEPREL) the model knows, in the order of `label_distribution`'s
+        columns."""
+        return self.model.labels
+
+    def label_distribution(self, sentence: Sentence, heads) -> np.ndarray:
+        """P(l | the tree `heads`) of every label l (`labels`) for each word m >= 1 of
+        `sentence`, (n, L), each row summing to 1: the second-stage labeler's, each word
+        given the labels it chose before it (`Labeler.distribution`), else the model's
+        P(l | heads[m] -> m) at T_l, as ``LabelProb`` gives them for the labels chosen."""
+        x = self.model.encoded(sentence)
+        heads = np.asarray(heads, dtype=np.int64)
+        joint = self._joint(x, heads)
+        if self.labeler is None:
+            return self._arc_label_distribution(joint, heads)
+        own = np.zeros(joint.shape)
+        self.labeler.labels(x.table, heads, joint, own, root=self.root_label)
+        return self.labeler.distribution(own, joint, heads, self.root_label)
 
     @property
     def root_label(self) -> int:

@@ -276,6 +276,27 @@ class NeuralParser:
         return marginals(S.double(), torch.tensor([len(sentence)]), self.decoder == "eisner",
                          single_root, sib)[0].numpy()
 
+    @property
+    def labels(self) -> list[str]:
+        """The labels (DEPREL) the model knows, in the order of `label_distribution`'s
+        columns."""
+        return self.vocab.labels
+
+    def label_distribution(self, sentence: Sentence, heads) -> np.ndarray:
+        """P(l | heads[m] -> m) at T_l of every label l (`labels`) for each word m >= 1 of
+        `sentence` under the tree `heads`, (n, L), each row summing to 1 (``root`` where
+        and only where the head is 0), as ``LabelProb`` gives them for the labels
+        chosen."""
+        heads = np.asarray(heads, dtype=np.int64)
+        _, _, states = self._sentence(sentence)
+        padded = torch.zeros(1, states.shape[1], dtype=torch.long)
+        padded[0, :len(heads)] = torch.from_numpy(heads)
+        words = word_mask(torch.tensor([len(sentence)]), states.shape[1]).to(states.device)
+        with torch.no_grad():
+            scores = self.network.label_scores(states, padded.to(states.device), words)
+        allowed = allowed_scores(scores.float().cpu().numpy(), heads[1:], self._root)
+        return labels_given_arcs(allowed / self.label_temperature)
+
     def kbest(self, sentence: Sentence, k: int) -> list[tuple[float, np.ndarray, list[str]]]:
         """The k most probable trees, best first, as (probability, heads, labels), each
         word with the best label under its head."""

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from treebanks import separable_text
 
 from arborparse.io import read_conllu
-from arborparse.io.conllu import Sentence
+from arborparse.io.conllu import MISC, Sentence
 from arborparse.io.model_files import ModelFileError
 from arborparse.linear.labeler import Labeler, labelling_order
 from arborparse.linear.online import OnlineTrainer
@@ -177,6 +177,37 @@ def test_label_probabilities_are_the_labelers_own_at_its_temperature(english):
             found = float(misc.split("LabelProb=")[1])
             assert found == pytest.approx(p[m, index[d]], abs=1e-4)
             assert h != 0 or found == 1.0
+
+
+def test_label_distribution_is_what_each_label_was_chosen_by_on_any_tree(english):
+    """label_distribution: every label's probability for each word under a tree (here the
+    parser's and a random one), by the labeler's scores at its temperature, the labels
+    before it as it chose them: its rows sum to 1, the labels chosen are its argmax and
+    their probabilities are LabelProb; without a labeler, the model's P(l | arc) at T_l."""
+    parser, labeler, dev = english
+    relabeled = LinearParser(parser.model, labeler=replace(labeler.with_weight(0.5),
+                                                           temperature=2.0))
+    plain = LinearParser(parser.model, label_temperature=1.5)
+    rng = np.random.default_rng(0)
+    for sentence in dev[:8]:
+        heads, p = labeler_distributions(relabeled, sentence, 2.0)
+        found = relabeled.label_distribution(sentence, heads)
+        assert np.allclose(found, p[1:]) and np.allclose(found.sum(axis=1), 1)
+        parsed = relabeled.parse_one(sentence, marginals=True)
+        chosen = [parser.model.labels.index(d) for d in parsed.deprels]
+        assert found.argmax(axis=1).tolist() == chosen
+        label_prob = [float(parsed.rows[r][MISC].split("LabelProb=")[1])
+                      for r in parsed.word_rows]
+        assert np.allclose(found[np.arange(len(sentence)), chosen], label_prob, atol=1e-4)
+        other = random_heads(rng, len(sentence))
+        scores = plain._joint(parser.model.encoded(sentence), other)[1:] / 1.5
+        root, words = parser.root_label, other[1:]
+        scores[words == 0] = -np.inf  # the root word takes root, every other word not
+        scores[words == 0, root] = 0.0
+        scores[words != 0, root] = -np.inf
+        expected = np.exp(scores - scores.max(axis=1, keepdims=True))
+        assert np.allclose(plain.label_distribution(sentence, other),
+                           expected / expected.sum(axis=1, keepdims=True))
 
 
 def test_the_labelers_temperature_is_fitted_on_dev_and_recovers_a_known_one(english):

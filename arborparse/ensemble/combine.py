@@ -1,0 +1,124 @@
+"""`combine`: two trained models made one pipeline whose parser is their `EnsembleParser`,
+the first's share of the mixture chosen on dev data (``arborparse combine``).
+
+The pipeline is the first model's (its tokenizer, tagger and lemmatizer) with the ensemble
+as its parser; the second model gives its parser alone. The weight is the one of the best
+LAS on the dev sentences (their words as given, their tags predicted as parsing predicts
+them) among 0, 0.1, ..., 1 (ties: the one nearest 0.5); each parser parses the dev data
+once, and each weight costs a decoding and the labels of the trees it changes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import datetime, timezone
+
+import numpy as np
+
+from arborparse import __version__
+from arborparse.ensemble.parser import EnsembleParser
+from arborparse.errors import ArborparseError
+from arborparse.io import read_conllu
+from arborparse.pipeline import Pipeline, load
+
+WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
+KEPT = ("defaults_by_size", "data", "language")  # of the first model's record
+
+
+def _model(given, name: str) -> Pipeline:
+    """`given` (a path or a loaded model) as a pipeline with a parser."""
+    model = load(given) if isinstance(given, (str, os.PathLike)) else given
+    if not isinstance(model, Pipeline):
+        model = Pipeline(parser=model) if hasattr(model, "capabilities") else None
+    if model is None or model.parser is None:
+        raise ArborparseError(f"the {name} model has no parser to combine: give a model file "
+                              "(or a loaded model) that parses")
+    return model
+
+
+def _scores(gold: list, trees: list[tuple[np.ndarray, list[str]]]) -> dict:
+    """UAS and LAS (every word; labels whole) of `trees` ((heads, labels) of each sentence)
+    against the `gold` sentences."""
+    words = heads_right = both_right = 0
+    for s, (heads, labels) in zip(gold, trees):
+        right = np.asarray(heads[1:]) == s.heads[1:]
+        words += len(s)
+        heads_right += int(right.sum())
+        both_right += sum(r and a == b for r, a, b in zip(right, labels, s.deprels))
+    return {"UAS": 100 * heads_right / max(words, 1), "LAS": 100 * both_right / max(words, 1)}
+
+
+def combine(first, second, dev=None, weight: float | None = None, fmt: str = "auto",
+            report=None) -> Pipeline:
+    """The first model's pipeline with an `EnsembleParser` of both models' parsers.
+
+    Parameters
+    ----------
+    first, second : model files (paths) or loaded models (`arborparse.load`) whose parsers
+        have marginals (linear, neural)
+    dev : a treebank (a path, or a list of `Sentence` with their trees) the weight is chosen
+        on; needed unless `weight` is given
+    weight : the first parser's share of the mixture, 0..1 (default: chosen on `dev`)
+    fmt : the format of a `dev` path (``auto``, ``conllu``, ``conllx``)
+    report : called with (weight, {"UAS": ..., "LAS": ...}) for each weight tried on dev
+
+    Returns the pipeline (``info`` says what it is: ``members``, the dev scores of the
+    weight kept, ``chosen_on_dev``); ``save(path)`` writes it.
+    """
+    began = time.perf_counter()
+    if weight is None and dev is None:
+        raise ArborparseError("give dev data (--dev) to choose the weight on, or the weight "
+                              "(--weight)")
+    front, other = _model(first, "first"), _model(second, "second")
+    ensemble = EnsembleParser(front.parser, other.parser, 0.5 if weight is None else weight,
+                              front.parser.decoder)
+    scores, tried = {}, {}
+    if dev is not None:
+        gold = read_conllu(dev, fmt) if isinstance(dev, (str, os.PathLike)) else list(dev)
+        if not gold:
+            raise ArborparseError(f"{dev}: no sentences to choose the weight on")
+        tagged = Pipeline(front.tagger, front.lemmatizer, None)  # tags as parsing predicts
+        retag = front.tagger is not None or front.parser.capabilities.tags
+        parsed = list(ensemble.members_parse(
+            tagged.parse(gold, retag=True) if front.tagger is not None else gold, retag=retag))
+        spreads = {}  # (sentence, tree) -> the parsers' label distributions under it
+
+        def trees_at(w: float) -> list:
+            ensemble.weight = w
+            out = []
+            for i, (a, b) in enumerate(parsed):
+                heads, _ = ensemble.heads(a, b)
+                key = (i, heads.tobytes())  # most weights change few trees
+                if key not in spreads:
+                    spreads[key] = ensemble.member_distributions(a, heads)
+                best = ensemble.label_distribution(a, heads, spreads[key]).argmax(axis=1)
+                out.append((heads, [ensemble.labels[k] for k in best]))
+            return out
+
+        for w in (WEIGHTS if weight is None else (weight,)):
+            tried[w] = _scores(gold, trees_at(w))
+            if report is not None:
+                report(w, tried[w])
+        chosen = weight if weight is not None else max(
+            WEIGHTS, key=lambda w: (tried[w]["LAS"], -abs(w - 0.5)))
+        ensemble.weight, scores = chosen, tried[chosen]
+    return Pipeline(front.tagger, front.lemmatizer, ensemble, front.tokenizer,
+                    _info(front, other, ensemble, scores, weight is None,
+                          time.perf_counter() - began))
+
+
+def _info(front: Pipeline, other: Pipeline, ensemble: EnsembleParser, scores: dict,
+          chosen: bool, seconds: float) -> dict:
+    """What the combined model says of itself: the first model's record, with the members,
+    the dev scores at the weight kept, and the time of the two trainings and of this."""
+    own, theirs = front.info, other.info
+    spent = [own.get("training_seconds"), theirs.get("training_seconds")]
+    return {**{k: own[k] for k in KEPT if own.get(k) is not None},
+            "arborparse_version": __version__, "warnings": own.get("warnings") or [],
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "options": {"weight": ensemble.weight, "decoder": ensemble.decoder},
+            "scores": {k: round(v, 2) for k, v in scores.items()},
+            "chosen_on_dev": {"weight": ensemble.weight} if chosen else {},
+            "training_seconds": round(sum(s for s in spent if s is not None) + seconds, 1)
+            if None not in spent else None}

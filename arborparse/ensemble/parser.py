@@ -1,0 +1,185 @@
+"""`EnsembleParser`: two trained parsers (of the families with marginals: linear, neural)
+parsing as one (model kind ``ensemble``).
+
+With the weight w of the first, each sentence's tree is the one of the highest sum of
+w P₁(h → m) + (1 − w) P₂(h → m) over its arcs, the head marginals of each parser (at its
+temperatures, fitted on dev: the two are probabilities on the same scale): the tree of the
+most expected correct heads under the mixture (minimum Bayes risk, Smith & Smith 2007 §4),
+non-projective (``mst``) or projective (``eisner``). Each word's label is the most probable
+one under w P₁(l | tree) + (1 − w) P₂(l | tree), each parser's label distribution under that
+tree (`label_distribution`). ``HeadProb`` and ``LabelProb`` are the mixture's. The tags are
+the first parser's where it tags (a neural one), else the input's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+from arborparse.errors import ArborparseError
+from arborparse.io import model_files as files
+from arborparse.io.chunks import chunks
+from arborparse.io.conllu import Sentence
+from arborparse.ensemble.options import DECODERS, EnsembleOptions
+from arborparse.options import Capabilities, check_options, tagging
+from arborparse.pipeline import component, entry_of
+from arborparse.trees.decode import best_tree
+
+KIND = "ensemble"
+VERSION = 1
+MEMBERS = ("first", "second")
+CHUNK = 256  # sentences the second parser parses at once (a neural one batches them)
+
+
+def _tag_options(parser, **options) -> dict:
+    """`options` (retag, keep_tags) where `parser` tags, else none."""
+    return options if parser.capabilities.tags else {}
+
+
+class EnsembleParser:
+    """Parameters
+    ----------
+    first, second : trained parsers with marginals (`capabilities.marginals`)
+    weight : w, the first's share of the mixture, 0..1 (1: the first alone, decoded from
+        its marginals; 0: the second alone)
+    decoder : ``"mst"`` or ``"eisner"``, the default of `parse` (the mixture's tree)
+    """
+
+    kind = KIND
+
+    def __init__(self, first, second, weight: float, decoder: str = "mst"):
+        for name, parser in zip(MEMBERS, (first, second)):
+            if not parser.capabilities.marginals:
+                raise ArborparseError(f"the {name} parser ({parser.kind}) has no marginals: "
+                                      "an ensemble mixes those of linear and neural parsers")
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or \
+                not math.isfinite(weight) or not 0 <= weight <= 1:
+            raise ArborparseError(f"weight={weight!r}: give a number from 0 to 1 (the first "
+                                  "parser's share)")
+        if decoder not in DECODERS:
+            raise ArborparseError(f"unknown decoder {decoder!r}; choose one of {DECODERS}")
+        self.first, self.second = first, second
+        self.weight, self.decoder = float(weight), decoder
+        self.single_root = first.single_root
+        self.labels = list(dict.fromkeys([*first.labels, *second.labels]))
+        place = {label: i for i, label in enumerate(self.labels)}
+        self._columns = [np.array([place[label] for label in parser.labels], dtype=np.int64)
+                         for parser in (first, second)]
+
+    @property
+    def members(self) -> tuple:
+        return self.first, self.second
+
+    @property
+    def capabilities(self):
+        """`EnsembleOptions.parses`, and tags where the first parser tags."""
+        return EnsembleOptions.parses | Capabilities(tags=self.first.capabilities.tags)
+
+    # ------------------------------------------------------------------ parsing
+
+    def members_parse(self, sentences: Iterable[Sentence], retag: bool = False,
+                      keep_tags: bool = False) -> Iterator[tuple[Sentence, Sentence]]:
+        """(the first parser's parse, the second's) of each sentence, both with their
+        marginals (``analysis["heads"]``), lazily; the second reads the first's tags."""
+        firsts = self.first.iter_parse(sentences, marginals=True, **_tag_options(
+            self.first, retag=retag, keep_tags=keep_tags))
+        for chunk in chunks(firsts, CHUNK):
+            seconds = self.second.parse(chunk, marginals=True,
+                                        **_tag_options(self.second, keep_tags=True))
+            yield from zip(chunk, seconds)
+
+    def heads(self, first: Sentence, second: Sentence, decoder: str | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """(the mixture's tree, its head marginals (n+1, n+1)) of a sentence as the two
+        parsers parsed it with their marginals (`members_parse`)."""
+        w = self.weight
+        mu = w * first.analysis["heads"] + (1 - w) * second.analysis["heads"]
+        heads = best_tree(np.ascontiguousarray(mu, dtype=np.float64),
+                          (decoder or self.decoder) == "eisner", self.single_root)
+        return heads, mu
+
+    def member_distributions(self, sentence: Sentence, heads) -> list[np.ndarray]:
+        """Each parser's label distribution under the tree `heads` (`label_distribution`
+        of each), (n, L) over `labels`."""
+        found = []
+        for parser, columns in zip(self.members, self._columns):
+            spread = np.zeros((len(sentence), len(self.labels)))
+            spread[:, columns] = parser.label_distribution(sentence, heads)
+            found.append(spread)
+        return found
+
+    def label_distribution(self, sentence: Sentence, heads, members: list | None = None
+                           ) -> np.ndarray:
+        """The mixture of the two parsers' label distributions under the tree `heads`
+        (`members`: their `member_distributions`, where the caller has them): (n, L) over
+        `labels`, each row summing to 1."""
+        first, second = members or self.member_distributions(sentence, heads)
+        return self.weight * first + (1 - self.weight) * second
+
+    def labeled(self, first: Sentence, heads: np.ndarray, mu: np.ndarray | None,
+                distribution: np.ndarray) -> Sentence:
+        """The first parser's parse of a sentence with the tree `heads`, the best label of
+        each word in `distribution` (`label_distribution`), and, given the mixture's head
+        marginals `mu`, ``HeadProb`` and ``LabelProb`` and ``analysis["heads"]``."""
+        best = distribution.argmax(axis=1)
+        parsed = first.with_tree(heads, [self.labels[i] for i in best])
+        parsed.analysis = None  # the first parser's marginals, not the mixture's
+        if mu is None:
+            return parsed
+        words = np.arange(1, len(heads))
+        return parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}" for h, lp in zip(
+            mu[heads[1:], words], distribution[words - 1, best])]).with_analysis(heads=mu)
+
+    def iter_parse(self, sentences: Iterable[Sentence], **options) -> Iterator[Sentence]:
+        """Parse lazily, a chunk of sentences at a time; options as in `parse`."""
+        check_options(self, options)
+        retag, keep_tags = tagging(options)
+        decoder, marginals = options.get("decoder"), bool(options.get("marginals"))
+        for first, second in self.members_parse(sentences, retag, keep_tags):
+            heads, mu = self.heads(first, second, decoder)
+            yield self.labeled(first, heads, mu if marginals else None,
+                               self.label_distribution(first, heads))
+
+    def parse(self, sentences: Iterable[Sentence], **options) -> list[Sentence]:
+        """Every sentence with HEAD and DEPREL of the mixture (see the module docstring).
+
+        decoder : ``"mst"`` or ``"eisner"``, the mixture's tree (default: the ensemble's)
+        marginals : add the mixture's ``HeadProb`` and ``LabelProb``, and its head marginals
+            to each sentence's ``analysis["heads"]``
+        retag, keep_tags : where the first parser tags, tag every sentence, or none
+        """
+        return list(self.iter_parse(sentences, **options))
+
+    # ------------------------------------------------------------------ model files
+
+    def parts(self) -> tuple[dict, dict]:
+        """(header, arrays) of the model file: each parser's entry and arrays under its
+        name (``first``, ``second``)."""
+        header, arrays = {"weight": self.weight, "decoder": self.decoder, "members": {}}, {}
+        for name, parser in zip(MEMBERS, self.members):
+            header["members"][name], parts = entry_of(parser)
+            arrays.update(files.nested(name, parts))
+        return header, arrays
+
+    def save(self, path, force: bool = False) -> None:
+        files.save(path, KIND, VERSION, *self.parts(), force=force)
+
+    @classmethod
+    def load(cls, path) -> EnsembleParser:
+        return cls.from_parts(*files.load(path, KIND, VERSION), path)
+
+    @classmethod
+    def from_parts(cls, header: dict, arrays: dict, path) -> EnsembleParser:
+        members = header.get("members")
+        if not isinstance(members, dict) or set(members) != set(MEMBERS):
+            raise files.ModelFileError(f"{path}: the ensemble's header names no first and "
+                                       "second parser")
+        found = [component("parser", members[name], files.inner(name, arrays), path,
+                           f"the ensemble's {name} parser") for name in MEMBERS]
+        try:
+            return cls(*found, header.get("weight"), header.get("decoder"))
+        except ArborparseError as e:
+            raise files.ModelFileError(f"{path}: the ensemble model file is invalid ({e})") \
+                from None

@@ -1,0 +1,203 @@
+"""The ensemble of two trained parsers: its tree is the best of the mixture of their head
+marginals (brute force), its labels and marginals the mixture's, each parser alone at
+weights 1 and 0; `combine` chooses the weight on dev as the parse then scores it; the model
+file round-trips, says what it is, and refuses what it cannot be."""
+
+import types
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from oracles import all_trees
+
+import arborparse
+from arborparse.cli import cli
+from arborparse.ensemble.combine import WEIGHTS
+from arborparse.ensemble.parser import EnsembleParser
+from arborparse.errors import ArborparseError
+from arborparse.io import model_files, read_conllu
+from arborparse.io.conllu import MISC
+from arborparse.io.model_files import ModelFileError
+from arborparse.neural.train import NeuralTrainer
+from arborparse.options import Capabilities, OptionError
+from arborparse.pipeline import Pipeline, offer
+
+TINY = dict(hidden=32, layers=1, word_dim=16, batch_size=8, dropout=0.0, learning_rate=1e-2,
+            progress=False)
+
+
+@pytest.fixture(scope="module")
+def parts(ud, english_pipeline):
+    """(the English pipeline, a small neural parser of the same 300 sentences, 40 dev
+    sentences tagged by the pipeline)."""
+    sentences = read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
+    pipeline = arborparse.load(english_pipeline)
+    neural = NeuralTrainer(epochs=3, **TINY).fit(sentences[:300]).parser_
+    gold = sentences[300:340]
+    return pipeline, neural, gold, pipeline.parse(gold, retag=True)
+
+
+def misc_values(sentence, key):
+    return np.array([float(sentence.rows[r][MISC].split(f"{key}=")[1].split("|")[0])
+                     for r in sentence.word_rows])
+
+
+def test_at_weights_1_and_0_each_parser_parses_as_its_own_mbr(parts):
+    pipeline, neural, _, tagged = parts
+    first = EnsembleParser(pipeline.parser, neural, 1.0).parse(tagged)
+    alone = pipeline.parser.parse(tagged, decode_as="mbr")
+    assert [s.heads.tolist() for s in first] == [s.heads.tolist() for s in alone]
+    assert [s.deprels for s in first] == [s.deprels for s in alone]
+    second = EnsembleParser(pipeline.parser, neural, 0.0).parse(tagged)
+    alone = neural.parse(tagged, decode_as="mbr", keep_tags=True)
+    assert [s.heads.tolist() for s in second] == [s.heads.tolist() for s in alone]
+    assert [s.deprels for s in second] == [s.deprels for s in alone]
+    assert [s.upos for s in second] == [s.upos for s in tagged]  # the input's tags
+
+
+@pytest.mark.parametrize("decoder", ["mst", "eisner"])
+def test_the_tree_is_the_best_of_the_mixture_and_the_marginals_are_its(parts, decoder):
+    """Brute force over every tree of the short sentences: no tree has a higher sum of the
+    mixture's head marginals; HeadProb, LabelProb and analysis["heads"] are the mixture's."""
+    pipeline, neural, _, tagged = parts
+    ensemble = EnsembleParser(pipeline.parser, neural, 0.3)
+    short = [s for s in tagged if len(s) <= 6]
+    assert short
+    for sentence in short:
+        parsed = ensemble.parse([sentence], decoder=decoder, marginals=True)[0]
+        mu1 = pipeline.parser.head_marginals(sentence)
+        mu2 = neural.head_marginals(sentence)
+        mu = 0.3 * mu1 + 0.7 * mu2
+        assert np.allclose(parsed.analysis["heads"], mu)
+        trees = all_trees(len(sentence), decoder == "eisner", True)
+        words = np.arange(1, len(sentence) + 1)
+        sums = mu[trees[:, 1:], words].sum(axis=1)
+        assert mu[parsed.heads[1:], words].sum() == pytest.approx(sums.max())
+        assert np.allclose(misc_values(parsed, "HeadProb"), mu[parsed.heads[1:], words],
+                           atol=1e-4)
+        mixed = np.zeros((len(sentence), len(ensemble.labels)))
+        for parser, share in ((pipeline.parser, 0.3), (neural, 0.7)):
+            found = parser.label_distribution(sentence, parsed.heads)
+            for k, label in enumerate(parser.labels):
+                mixed[:, ensemble.labels.index(label)] += share * found[:, k]
+        assert [ensemble.labels[k] for k in mixed.argmax(axis=1)] == parsed.deprels
+        assert np.allclose(misc_values(parsed, "LabelProb"), mixed.max(axis=1), atol=1e-4)
+
+
+def test_combine_chooses_the_weight_on_dev_as_the_parse_scores_it(parts, tmp_path):
+    pipeline, neural, gold, _ = parts
+    tried = {}
+    model = arborparse.combine(pipeline, neural, gold, report=lambda w, s: tried.update({w: s}))
+    assert list(tried) == list(WEIGHTS)
+    w = model.parser.weight
+    assert tried[w]["LAS"] == max(s["LAS"] for s in tried.values())
+    parsed = model.parse(gold, retag=True)
+    right = [(h == g, d == e) for p, s in zip(parsed, gold)
+             for h, g, d, e in zip(p.heads[1:], s.heads[1:], p.deprels, s.deprels)]
+    las = 100 * sum(a and b for a, b in right) / len(right)
+    assert model.info["scores"]["LAS"] == round(las, 2) == round(tried[w]["LAS"], 2)
+    assert model.info["chosen_on_dev"] == {"weight": w}
+    assert model.info["members"] == {"first": {"family": "linear", "weight": w},
+                                     "second": {"family": "neural",
+                                                "weight": round(1 - w, 10)}}
+    given = arborparse.combine(pipeline, neural, weight=0.7)
+    assert given.parser.weight == 0.7 and given.info["chosen_on_dev"] == {}
+
+
+def test_the_combined_model_file_round_trips_and_says_what_it_is(parts, tmp_path):
+    pipeline, neural, _, tagged = parts
+    path = tmp_path / "both.npz"
+    model = arborparse.combine(pipeline, neural, weight=0.4)
+    model.save(path)
+    back = arborparse.load(path)
+    assert isinstance(back, Pipeline) and back.parser.kind == "ensemble"
+    text = "The dog barks at the cat. It runs away."
+    a, b = model.parse_text(text, marginals=True), back.parse_text(text, marginals=True)
+    assert [s.rows for s in a] == [s.rows for s in b]
+    assert offer(path).capabilities == back.capabilities  # from the header alone
+    assert back.info["members"]["second"] == {"family": "neural", "weight": 0.6}
+    shown = CliRunner().invoke(cli, ["info", str(path)])
+    assert shown.exit_code == 0 and "second            family neural  weight 0.6" in \
+        shown.output and "arborparse_version" in shown.output
+    parser_alone = tmp_path / "ensemble.npz"
+    model.parser.save(parser_alone)
+    assert arborparse.load(parser_alone).weight == 0.4
+
+
+def test_a_damaged_ensemble_file_is_refused_naming_what(parts, tmp_path):
+    pipeline, neural, _, _ = parts
+    ensemble = EnsembleParser(pipeline.parser, neural, 0.5)
+    header, arrays = ensemble.parts()
+    cases = [({**header, "members": {"first": header["members"]["first"]}},
+              "names no first and second parser"),
+             ({**header, "weight": 2}, "weight=2"),
+             ({**header, "members": {**header["members"], "second": {
+                 **header["members"]["second"], "version": 99}}},
+              "the ensemble's second parser is version 99")]
+    for k, (damaged, said) in enumerate(cases):
+        path = tmp_path / f"{k}.npz"
+        model_files.save(path, "ensemble", 1, damaged, arrays)
+        with pytest.raises(ModelFileError, match=said):
+            arborparse.load(path)
+
+
+def test_what_an_ensemble_cannot_be_is_refused(parts, tmp_path):
+    pipeline, neural, gold, tagged = parts
+    beam = types.SimpleNamespace(kind="isbn", capabilities=Capabilities(beam=True))
+    with pytest.raises(ArborparseError, match="second parser \\(isbn\\) has no marginals"):
+        EnsembleParser(pipeline.parser, beam, 0.5)
+    with pytest.raises(ArborparseError, match="weight=1.5"):
+        EnsembleParser(pipeline.parser, neural, 1.5)
+    with pytest.raises(ArborparseError, match="give dev data"):
+        arborparse.combine(pipeline, neural)
+    with pytest.raises(OptionError, match="does not apply to this ensemble model"):
+        EnsembleParser(pipeline.parser, neural, 0.5).parse(tagged, decode_as="mbr")
+    with pytest.raises(ArborparseError, match="not trained: arborparse combine"):
+        arborparse.train(gold, family="ensemble")
+    result = CliRunner().invoke(cli, ["train", "--model-type", "ensemble", "--train", "x",
+                                      "--model", str(tmp_path / "m.npz")])
+    assert result.exit_code == 2
+
+
+def test_the_combine_command_writes_the_model_and_refuses_to_overwrite(parts, tmp_path,
+                                                                      english_pipeline):
+    _, neural, _, _ = parts
+    second = tmp_path / "neural.npz"
+    neural.save(second)
+    out = tmp_path / "both.npz"
+    result = CliRunner().invoke(cli, ["combine", str(english_pipeline), str(second),
+                                      "--weight", "0.25", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "linear 0.25 + neural 0.75" in result.output
+    assert arborparse.load(out).parser.weight == 0.25
+    mine = tmp_path / "notes.txt"
+    mine.write_text("mine")
+    for args, said in ((["--weight", "0.5", "-o", str(mine)], "is not an arborparse model"),
+                       (["-o", str(out)], "give --dev")):
+        result = CliRunner().invoke(cli, ["combine", str(english_pipeline), str(second),
+                                          *args])
+        assert result.exit_code in (1, 2) and said in result.output
+    assert mine.read_text() == "mine"
+
+
+def test_the_service_serves_an_ensemble_with_its_marginals(parts, tmp_path):
+    from starlette.testclient import TestClient
+
+    from arborparse.service.app import create_app
+
+    pipeline, neural, _, _ = parts
+    path = tmp_path / "both.npz"
+    arborparse.combine(pipeline, neural, weight=0.5).save(path)
+    with TestClient(create_app(path, workers=1)) as client:  # the worker loads the file
+        about = client.get("/model").json()
+        assert about["kind"] == "ensemble" and "marginals" in about["capabilities"]
+        r = client.post("/parse", json={"text": "The dog barks.", "marginals": True,
+                                        "svg": True})
+        assert r.status_code == 200, r.text
+        found = r.json()["sentences"][0]
+        mu = np.array([w["heads"] for w in found["words"]])
+        assert len(mu) == 4 and np.allclose(mu.sum(axis=1), 1, atol=1e-4)
+        assert found["svg"].count('class="arc') == 4
+        r = client.post("/parse", json={"text": "The dog barks.", "k": 2})
+        assert r.status_code == 422 and "does not apply to this ensemble model" in \
+            r.json()["error"]
