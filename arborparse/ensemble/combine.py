@@ -80,21 +80,22 @@ def combine(first, second, dev=None, weight: float | None = None, fmt: str = "au
             raise ArborparseError(f"{dev}: no sentences to choose the weight on")
         tagged = Pipeline(front.tagger, front.lemmatizer, None)  # tags as parsing predicts
         retag = front.tagger is not None or front.parser.capabilities.tags
-        parsed = list(ensemble.members_parse(
-            tagged.parse(gold, retag=True) if front.tagger is not None else gold, retag=retag))
+        parsed = [pair for chunk in ensemble.members_parse(
+            tagged.parse(gold, retag=True) if front.tagger is not None else gold,
+            retag=retag) for pair in chunk]
         spreads = {}  # (sentence, tree) -> the parsers' label distributions under it
 
         def trees_at(w: float) -> list:
             ensemble.weight = w
-            out = []
-            for i, (a, b) in enumerate(parsed):
-                heads, _ = ensemble.heads(a, b)
-                key = (i, heads.tobytes())  # most weights change few trees
-                if key not in spreads:
-                    spreads[key] = ensemble.member_distributions(a, heads)
-                best = ensemble.label_distribution(a, heads, spreads[key]).argmax(axis=1)
-                out.append((heads, [ensemble.labels[k] for k in best]))
-            return out
+            trees = [ensemble.heads(a, b)[0] for a, b in parsed]
+            keys = [(i, heads.tobytes()) for i, heads in enumerate(trees)]
+            # most weights change few trees: only the new ones' distributions are made
+            todo = [i for i, key in enumerate(keys) if key not in spreads]
+            spreads.update(zip([keys[i] for i in todo], ensemble.member_distributions(
+                [parsed[i][0] for i in todo], [trees[i] for i in todo])))
+            return [(heads, [ensemble.labels[k] for k in
+                             ensemble.mixed(spreads[key]).argmax(axis=1)])
+                    for heads, key in zip(trees, keys)]
 
         for w in (WEIGHTS if weight is None else (weight,)):
             tried[w] = _scores(gold, trees_at(w))

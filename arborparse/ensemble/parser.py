@@ -7,7 +7,7 @@ temperatures, fitted on dev: the two are probabilities on the same scale): the t
 most expected correct heads under the mixture (minimum Bayes risk, Smith & Smith 2007 §4),
 non-projective (``mst``) or projective (``eisner``). Each word's label is the most probable
 one under w P₁(l | tree) + (1 − w) P₂(l | tree), each parser's label distribution under that
-tree (`label_distribution`). ``HeadProb`` and ``LabelProb`` are the mixture's. The tags are
+tree (`label_distributions`). ``HeadProb`` and ``LabelProb`` are the mixture's. The tags are
 the first parser's where it tags (a neural one), else the input's.
 """
 
@@ -30,7 +30,7 @@ from arborparse.trees.decode import best_tree
 KIND = "ensemble"
 VERSION = 1
 MEMBERS = ("first", "second")
-CHUNK = 256  # sentences the second parser parses at once (a neural one batches them)
+CHUNK = 256  # sentences parsed together (a neural parser batches them)
 
 
 def _tag_options(parser, **options) -> dict:
@@ -80,15 +80,16 @@ class EnsembleParser:
     # ------------------------------------------------------------------ parsing
 
     def members_parse(self, sentences: Iterable[Sentence], retag: bool = False,
-                      keep_tags: bool = False) -> Iterator[tuple[Sentence, Sentence]]:
+                      keep_tags: bool = False) -> Iterator[list[tuple[Sentence, Sentence]]]:
         """(the first parser's parse, the second's) of each sentence, both with their
-        marginals (``analysis["heads"]``), lazily; the second reads the first's tags."""
+        marginals (``analysis["heads"]``), lazily, in chunks of `CHUNK`; the second reads
+        the first's tags."""
         firsts = self.first.iter_parse(sentences, marginals=True, **_tag_options(
             self.first, retag=retag, keep_tags=keep_tags))
         for chunk in chunks(firsts, CHUNK):
             seconds = self.second.parse(chunk, marginals=True,
                                         **_tag_options(self.second, keep_tags=True))
-            yield from zip(chunk, seconds)
+            yield list(zip(chunk, seconds))
 
     def heads(self, first: Sentence, second: Sentence, decoder: str | None = None
               ) -> tuple[np.ndarray, np.ndarray]:
@@ -100,29 +101,30 @@ class EnsembleParser:
                           (decoder or self.decoder) == "eisner", self.single_root)
         return heads, mu
 
-    def member_distributions(self, sentence: Sentence, heads) -> list[np.ndarray]:
-        """Each parser's label distribution under the tree `heads` (`label_distribution`
-        of each), (n, L) over `labels`."""
-        found = []
+    def member_distributions(self, sentences: list[Sentence], trees: list
+                             ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each parser's label distributions (`label_distributions`) of each sentence under
+        its tree, (n, L) over `labels`: a pair per sentence."""
+        spread = []
         for parser, columns in zip(self.members, self._columns):
-            spread = np.zeros((len(sentence), len(self.labels)))
-            spread[:, columns] = parser.label_distribution(sentence, heads)
-            found.append(spread)
-        return found
+            found = []
+            for s, own in zip(sentences, parser.label_distributions(sentences, trees)):
+                wide = np.zeros((len(s), len(self.labels)))
+                wide[:, columns] = own
+                found.append(wide)
+            spread.append(found)
+        return list(zip(*spread))
 
-    def label_distribution(self, sentence: Sentence, heads, members: list | None = None
-                           ) -> np.ndarray:
-        """The mixture of the two parsers' label distributions under the tree `heads`
-        (`members`: their `member_distributions`, where the caller has them): (n, L) over
-        `labels`, each row summing to 1."""
-        first, second = members or self.member_distributions(sentence, heads)
-        return self.weight * first + (1 - self.weight) * second
+    def mixed(self, members: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """The mixture at the weight of the two parsers' label distributions of a sentence
+        (`member_distributions`): (n, L), each row summing to 1."""
+        return self.weight * members[0] + (1 - self.weight) * members[1]
 
     def labeled(self, first: Sentence, heads: np.ndarray, mu: np.ndarray | None,
                 distribution: np.ndarray) -> Sentence:
         """The first parser's parse of a sentence with the tree `heads`, the best label of
-        each word in `distribution` (`label_distribution`), and, given the mixture's head
-        marginals `mu`, ``HeadProb`` and ``LabelProb`` and ``analysis["heads"]``."""
+        each word in `distribution` (`mixed`), and, given the mixture's head marginals
+        `mu`, ``HeadProb`` and ``LabelProb`` and ``analysis["heads"]``."""
         best = distribution.argmax(axis=1)
         parsed = first.with_tree(heads, [self.labels[i] for i in best])
         parsed.analysis = None  # the first parser's marginals, not the mixture's
@@ -137,10 +139,13 @@ class EnsembleParser:
         check_options(self, options)
         retag, keep_tags = tagging(options)
         decoder, marginals = options.get("decoder"), bool(options.get("marginals"))
-        for first, second in self.members_parse(sentences, retag, keep_tags):
-            heads, mu = self.heads(first, second, decoder)
-            yield self.labeled(first, heads, mu if marginals else None,
-                               self.label_distribution(first, heads))
+        for chunk in self.members_parse(sentences, retag, keep_tags):
+            trees = [self.heads(first, second, decoder) for first, second in chunk]
+            spreads = self.member_distributions([first for first, _ in chunk],
+                                                [heads for heads, _ in trees])
+            for (first, _), (heads, mu), spread in zip(chunk, trees, spreads):
+                yield self.labeled(first, heads, mu if marginals else None,
+                                   self.mixed(spread))
 
     def parse(self, sentences: Iterable[Sentence], **options) -> list[Sentence]:
         """Every sentence with HEAD and DEPREL of the mixture (see the module docstring).

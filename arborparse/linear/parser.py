@@ -473,6 +473,10 @@ class LinearParser:
         columns."""
         return self.model.labels
 
+    def label_distributions(self, sentences: list[Sentence], trees: list) -> list[np.ndarray]:
+        """`label_distribution` of each sentence under its tree (heads)."""
+        return [self.label_distribution(s, heads) for s, heads in zip(sentences, trees)]
+
     def label_distribution(self, sentence: Sentence, heads) -> np.ndarray:
         """P(l | the tree `heads`) of every label l (`labels`) for each word m >= 1 of
         `sentence`, (n, L), each row summing to 1: the second-stage labeler's, each word

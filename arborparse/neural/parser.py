@@ -278,24 +278,36 @@ class NeuralParser:
 
     @property
     def labels(self) -> list[str]:
-        """The labels (DEPREL) the model knows, in the order of `label_distribution`'s
+        """The labels (DEPREL) the model knows, in the order of `label_distributions`'
         columns."""
         return self.vocab.labels
 
-    def label_distribution(self, sentence: Sentence, heads) -> np.ndarray:
+    def label_distributions(self, sentences: list[Sentence], trees: list) -> list[np.ndarray]:
         """P(l | heads[m] -> m) at T_l of every label l (`labels`) for each word m >= 1 of
-        `sentence` under the tree `heads`, (n, L), each row summing to 1 (``root`` where
-        and only where the head is 0), as ``LabelProb`` gives them for the labels
-        chosen."""
-        heads = np.asarray(heads, dtype=np.int64)
-        _, _, states = self._sentence(sentence)
-        padded = torch.zeros(1, states.shape[1], dtype=torch.long)
-        padded[0, :len(heads)] = torch.from_numpy(heads)
-        words = word_mask(torch.tensor([len(sentence)]), states.shape[1]).to(states.device)
-        with torch.no_grad():
-            scores = self.network.label_scores(states, padded.to(states.device), words)
-        allowed = allowed_scores(scores.float().cpu().numpy(), heads[1:], self._root)
-        return labels_given_arcs(allowed / self.label_temperature)
+        each sentence under its tree (heads), (n, L), each row summing to 1 (``root``
+        where and only where the head is 0), as ``LabelProb`` gives them for the labels
+        chosen; the sentences encoded in batches of similar length."""
+        net, found = self.network, [None] * len(sentences)
+        net.eval()
+        device = next(net.parameters()).device
+        for group in batches(sentences, BATCH_WORDS):
+            chosen = [sentences[i] for i in group]
+            for s in chosen:
+                self.check_fits(s)
+            batch = Batch.of(self.vocab, chosen)
+            with torch.inference_mode():
+                states = net.encode(batch.to(device))
+                heads = torch.zeros(len(group), states.shape[1], dtype=torch.long)
+                for b, i in enumerate(group):
+                    heads[b, :len(trees[i])] = torch.as_tensor(np.asarray(trees[i]))
+                words = word_mask(batch.lengths, states.shape[1]).to(device)
+                scores = net.label_scores(states, heads.to(device), words).float().cpu().numpy()
+            offsets = np.cumsum([0] + [len(s) for s in chosen])
+            for b, i in enumerate(group):
+                allowed = allowed_scores(scores[offsets[b]:offsets[b + 1]],
+                                         np.asarray(trees[i])[1:], self._root)
+                found[i] = labels_given_arcs(allowed / self.label_temperature)
+        return found
 
     def kbest(self, sentence: Sentence, k: int) -> list[tuple[float, np.ndarray, list[str]]]:
         """The k most probable trees, best first, as (probability, heads, labels), each

@@ -77,7 +77,7 @@ def test_the_tree_is_the_best_of_the_mixture_and_the_marginals_are_its(parts, de
                            atol=1e-4)
         mixed = np.zeros((len(sentence), len(ensemble.labels)))
         for parser, share in ((pipeline.parser, 0.3), (neural, 0.7)):
-            found = parser.label_distribution(sentence, parsed.heads)
+            found = parser.label_distributions([sentence], [parsed.heads])[0]
             for k, label in enumerate(parser.labels):
                 mixed[:, ensemble.labels.index(label)] += share * found[:, k]
         assert [ensemble.labels[k] for k in mixed.argmax(axis=1)] == parsed.deprels

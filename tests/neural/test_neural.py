@@ -375,15 +375,15 @@ def test_training_with_dev_fits_the_temperatures_and_files_keep_them(tmp_path):
     assert NeuralTrainer(epochs=1, **TINY).fit(data).parser_.temperature == 1.0  # no dev
 
 
-def test_label_distribution_is_labelprob_of_every_label_on_any_tree(memorized):
-    """label_distribution under the parser's tree: rows summing to 1, the labels chosen
+def test_label_distributions_are_labelprob_of_every_label_on_any_tree(memorized):
+    """label_distributions under the parser's tree: rows summing to 1, the labels chosen
     their argmax with LabelProb their probabilities; under any other tree, root where and
     only where the head is 0."""
     data, fitted = memorized
     parser = fitted.parser_
     for sentence in data:
         parsed = parser.parse([sentence], marginals=True)[0]
-        found = parser.label_distribution(sentence, parsed.heads)
+        found = parser.label_distributions([sentence], [parsed.heads])[0]
         assert np.allclose(found.sum(axis=1), 1)
         chosen = [parser.labels.index(d) for d in parsed.deprels]
         assert found.argmax(axis=1).tolist() == chosen
@@ -392,7 +392,7 @@ def test_label_distribution_is_labelprob_of_every_label_on_any_tree(memorized):
         assert np.allclose(found[np.arange(len(sentence)), chosen], label_prob, atol=1e-4)
         chain = np.arange(-1, len(sentence))  # each word under the one before it
         root = parser.labels.index("root")
-        other = parser.label_distribution(sentence, chain)
+        other = parser.label_distributions([sentence], [chain])[0]
         assert other[0, root] == pytest.approx(1) and not other[1:, root].any()
 
 
