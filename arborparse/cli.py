@@ -470,7 +470,7 @@ def _chosen(value) -> str:
 @cli.command("combine")
 @click.argument("first", type=click.Path())
 @click.argument("second", type=click.Path())
-@click.option("--dev", "dev_path", type=click.Path(),
+@click.option("--dev", "dev_path", type=click.Path(exists=True, dir_okay=False),
               help="Development treebank the weight is chosen on (best LAS over 0, 0.1, ..., "
                    "1), its tags predicted as parsing predicts them.")
 @click.option("--weight", type=_FiniteRange(0, 1),

@@ -223,7 +223,7 @@ def _tag_reach_summary(entry) -> dict | str:
                                     if b or a)}
 
 
-def _have_tags(sentences) -> None:
+def check_tagged(sentences) -> None:
     """Refuse, for ``keep_tags``, a sentence none of whose words has a UPOS."""
     for s in sentences:
         if s.upos.count("_") == len(s):
@@ -302,7 +302,7 @@ class Pipeline:
         def tagged():  # where the input fails, what was read before it is given first
             for chunk in chunks(only_sentences(sentences), CHUNK):
                 if keep_tags and self.tagger is not None:
-                    _have_tags(chunk)
+                    check_tagged(chunk)
                 yield from (chunk if keep_tags else self._annotate(chunk, retag))
         if self.parser is None:
             return tagged()

@@ -3,9 +3,10 @@ the first's share of the mixture chosen on dev data (``arborparse combine``).
 
 The pipeline is the first model's (its tokenizer, tagger and lemmatizer) with the ensemble
 as its parser; the second model gives its parser alone. The weight is the one of the best
-LAS on the dev sentences (their words as given, their tags predicted as parsing predicts
-them) among 0, 0.1, ..., 1 (ties: the one nearest 0.5); each parser parses the dev data
-once, and each weight costs a decoding and the labels of the trees it changes.
+LAS on the dev sentences (`arborparse.eval.evaluate`'s, counted as the CoNLL 2018 script
+counts it; their words as given, their tags predicted as parsing predicts them) among 0,
+0.1, ..., 1 (ties: the one nearest 0.5); each parser parses the dev data once, and each
+weight costs a decoding and the labels of the trees it changes.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ import os
 import time
 from datetime import datetime, timezone
 
-import numpy as np
-
 from arborparse import __version__
 from arborparse.ensemble.parser import EnsembleParser
 from arborparse.errors import ArborparseError
+from arborparse.eval import evaluate
 from arborparse.io import read_conllu
 from arborparse.pipeline import Pipeline, load
 
@@ -35,18 +35,6 @@ def _model(given, name: str) -> Pipeline:
         raise ArborparseError(f"the {name} model has no parser to combine: give a model file "
                               "(or a loaded model) that parses")
     return model
-
-
-def _scores(gold: list, trees: list[tuple[np.ndarray, list[str]]]) -> dict:
-    """UAS and LAS (every word; labels whole) of `trees` ((heads, labels) of each sentence)
-    against the `gold` sentences."""
-    words = heads_right = both_right = 0
-    for s, (heads, labels) in zip(gold, trees):
-        right = np.asarray(heads[1:]) == s.heads[1:]
-        words += len(s)
-        heads_right += int(right.sum())
-        both_right += sum(r and a == b for r, a, b in zip(right, labels, s.deprels))
-    return {"UAS": 100 * heads_right / max(words, 1), "LAS": 100 * both_right / max(words, 1)}
 
 
 def combine(first, second, dev=None, weight: float | None = None, fmt: str = "auto",
@@ -71,18 +59,16 @@ def combine(first, second, dev=None, weight: float | None = None, fmt: str = "au
         raise ArborparseError("give dev data (--dev) to choose the weight on, or the weight "
                               "(--weight)")
     front, other = _model(first, "first"), _model(second, "second")
-    ensemble = EnsembleParser(front.parser, other.parser, 0.5 if weight is None else weight,
-                              front.parser.decoder)
+    ensemble = EnsembleParser(front.parser, other.parser, 0.5 if weight is None else weight)
     scores, tried = {}, {}
     if dev is not None:
         gold = read_conllu(dev, fmt) if isinstance(dev, (str, os.PathLike)) else list(dev)
         if not gold:
             raise ArborparseError(f"{dev}: no sentences to choose the weight on")
         tagged = Pipeline(front.tagger, front.lemmatizer, None)  # tags as parsing predicts
-        retag = front.tagger is not None or front.parser.capabilities.tags
         parsed = [pair for chunk in ensemble.members_parse(
             tagged.parse(gold, retag=True) if front.tagger is not None else gold,
-            retag=retag) for pair in chunk]
+            retag=True) for pair in chunk]  # the first parser retags where it tags
         spreads = {}  # (sentence, tree) -> the parsers' label distributions under it
 
         def trees_at(w: float) -> list:
@@ -93,12 +79,13 @@ def combine(first, second, dev=None, weight: float | None = None, fmt: str = "au
             todo = [i for i, key in enumerate(keys) if key not in spreads]
             spreads.update(zip([keys[i] for i in todo], ensemble.member_distributions(
                 [parsed[i][0] for i in todo], [trees[i] for i in todo])))
-            return [(heads, [ensemble.labels[k] for k in
-                             ensemble.mixed(spreads[key]).argmax(axis=1)])
-                    for heads, key in zip(trees, keys)]
+            return [a.with_tree(heads, [ensemble.labels[k] for k in
+                                        ensemble.mixed(spreads[key]).argmax(axis=1)])
+                    for (a, _), heads, key in zip(parsed, trees, keys)]
 
         for w in (WEIGHTS if weight is None else (weight,)):
-            tried[w] = _scores(gold, trees_at(w))
+            found = evaluate(gold, trees_at(w))
+            tried[w] = {"UAS": found["UAS"], "LAS": found["LAS"]}
             if report is not None:
                 report(w, tried[w])
         chosen = weight if weight is not None else max(

@@ -25,8 +25,8 @@ class EnsembleOptions(FamilyOptions):
     def offers(cls, header: dict) -> Capabilities:
         """Marginals and either decoder (of the mixture's tree); tags where its first parser
         tags (a neural one), as that parser's family says from its header entry."""
-        first = (header.get("members") or {}).get("first") if isinstance(header, dict) else None
         try:
+            first = header["members"]["first"]
             tags = registry.options_table(first["kind"]).offers(first.get("header") or {}).tags
         except (ArborparseError, KeyError, TypeError, AttributeError):
             tags = False  # a damaged header: loading the model says what is wrong

@@ -14,6 +14,7 @@ the first parser's where it tags (a neural one), else the input's.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -24,7 +25,7 @@ from arborparse.io.chunks import chunks
 from arborparse.io.conllu import Sentence
 from arborparse.ensemble.options import DECODERS, EnsembleOptions
 from arborparse.options import Capabilities, check_options, tagging
-from arborparse.pipeline import component, entry_of
+from arborparse.pipeline import check_tagged, component, entry_of
 from arborparse.trees.decode import best_tree
 
 KIND = "ensemble"
@@ -38,26 +39,36 @@ def _tag_options(parser, **options) -> dict:
     return options if parser.capabilities.tags else {}
 
 
+def _tagged(sentences: Iterable[Sentence]) -> Iterator[Sentence]:
+    """The sentences, refused where one has no tags (`check_tagged`)."""
+    for sentence in sentences:
+        check_tagged([sentence])
+        yield sentence
+
+
 class EnsembleParser:
     """Parameters
     ----------
     first, second : trained parsers with marginals (`capabilities.marginals`)
     weight : w, the first's share of the mixture, 0..1 (1: the first alone, decoded from
         its marginals; 0: the second alone)
-    decoder : ``"mst"`` or ``"eisner"``, the default of `parse` (the mixture's tree)
+    decoder : ``"mst"`` or ``"eisner"``, the default of `parse` (the mixture's tree;
+        None: the first parser's)
     """
 
     kind = KIND
 
-    def __init__(self, first, second, weight: float, decoder: str = "mst"):
+    def __init__(self, first, second, weight: float, decoder: str | None = None):
         for name, parser in zip(MEMBERS, (first, second)):
-            if not parser.capabilities.marginals:
-                raise ArborparseError(f"the {name} parser ({parser.kind}) has no marginals: "
-                                      "an ensemble mixes those of linear and neural parsers")
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or \
+            if not parser.capabilities.marginals or not hasattr(parser, "label_distributions"):
+                raise ArborparseError(f"the {name} parser ({parser.kind}) cannot be mixed: an "
+                                      "ensemble mixes the marginals of linear and neural "
+                                      "parsers")
+        if isinstance(weight, bool) or not isinstance(weight, numbers.Real) or \
                 not math.isfinite(weight) or not 0 <= weight <= 1:
             raise ArborparseError(f"weight={weight!r}: give a number from 0 to 1 (the first "
                                   "parser's share)")
+        decoder = first.decoder if decoder is None else decoder
         if decoder not in DECODERS:
             raise ArborparseError(f"unknown decoder {decoder!r}; choose one of {DECODERS}")
         self.first, self.second = first, second
@@ -139,6 +150,8 @@ class EnsembleParser:
         check_options(self, options)
         retag, keep_tags = tagging(options)
         decoder, marginals = options.get("decoder"), bool(options.get("marginals"))
+        if keep_tags and not self.second.capabilities.tags:  # the second reads the tags
+            sentences = _tagged(sentences)
         for chunk in self.members_parse(sentences, retag, keep_tags):
             trees = [self.heads(first, second, decoder) for first, second in chunk]
             spreads = self.member_distributions([first for first, _ in chunk],

@@ -13,10 +13,12 @@ from oracles import all_trees
 import arborparse
 from arborparse.cli import cli
 from arborparse.ensemble.combine import WEIGHTS
+from arborparse.ensemble.options import EnsembleOptions
 from arborparse.ensemble.parser import EnsembleParser
 from arborparse.errors import ArborparseError
+from arborparse.eval import evaluate
 from arborparse.io import model_files, read_conllu
-from arborparse.io.conllu import MISC
+from arborparse.io.conllu import MISC, UPOS
 from arborparse.io.model_files import ModelFileError
 from arborparse.neural.train import NeuralTrainer
 from arborparse.options import Capabilities, OptionError
@@ -35,6 +37,10 @@ def parts(ud, english_pipeline):
     neural = NeuralTrainer(epochs=3, **TINY).fit(sentences[:300]).parser_
     gold = sentences[300:340]
     return pipeline, neural, gold, pipeline.parse(gold, retag=True)
+
+
+def offer_of(header):
+    return EnsembleOptions.offers(header)
 
 
 def misc_values(sentence, key):
@@ -91,10 +97,7 @@ def test_combine_chooses_the_weight_on_dev_as_the_parse_scores_it(parts, tmp_pat
     assert list(tried) == list(WEIGHTS)
     w = model.parser.weight
     assert tried[w]["LAS"] == max(s["LAS"] for s in tried.values())
-    parsed = model.parse(gold, retag=True)
-    right = [(h == g, d == e) for p, s in zip(parsed, gold)
-             for h, g, d, e in zip(p.heads[1:], s.heads[1:], p.deprels, s.deprels)]
-    las = 100 * sum(a and b for a, b in right) / len(right)
+    las = evaluate(gold, model.parse(gold, retag=True))["LAS"]  # the official script's
     assert model.info["scores"]["LAS"] == round(las, 2) == round(tried[w]["LAS"], 2)
     assert model.info["chosen_on_dev"] == {"weight": w}
     assert model.info["members"] == {"first": {"family": "linear", "weight": w},
@@ -144,8 +147,17 @@ def test_a_damaged_ensemble_file_is_refused_naming_what(parts, tmp_path):
 def test_what_an_ensemble_cannot_be_is_refused(parts, tmp_path):
     pipeline, neural, gold, tagged = parts
     beam = types.SimpleNamespace(kind="isbn", capabilities=Capabilities(beam=True))
-    with pytest.raises(ArborparseError, match="second parser \\(isbn\\) has no marginals"):
+    with pytest.raises(ArborparseError, match="second parser \\(isbn\\) cannot be mixed"):
         EnsembleParser(pipeline.parser, beam, 0.5)
+    with pytest.raises(ArborparseError, match="first parser \\(isbn\\) cannot be mixed"):
+        arborparse.combine(beam, neural, weight=0.5)  # before anything asks it more
+    both = EnsembleParser(pipeline.parser, neural, np.float32(0.5))
+    with pytest.raises(ArborparseError, match="second parser \\(ensemble\\) cannot be"):
+        EnsembleParser(pipeline.parser, both, 0.5)
+    untagged = [s.with_columns({UPOS: ["_"] * len(s)}) for s in tagged[:2]]
+    with pytest.raises(ArborparseError, match="the words have no tags"):
+        EnsembleParser(neural, pipeline.parser, 0.5).parse(untagged, keep_tags=True)
+    assert offer_of({"members": ["first"]}) == offer_of({}) == EnsembleOptions.parses
     with pytest.raises(ArborparseError, match="weight=1.5"):
         EnsembleParser(pipeline.parser, neural, 1.5)
     with pytest.raises(ArborparseError, match="give dev data"):
