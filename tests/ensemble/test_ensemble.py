@@ -17,7 +17,7 @@ from arborparse.ensemble.options import EnsembleOptions
 from arborparse.ensemble.parser import EnsembleParser
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
-from arborparse.io import model_files, read_conllu
+from arborparse.io import model_files, read_conllu, write_conllu
 from arborparse.io.conllu import MISC, UPOS
 from arborparse.io.model_files import ModelFileError
 from arborparse.neural.train import NeuralTrainer
@@ -173,7 +173,7 @@ def test_what_an_ensemble_cannot_be_is_refused(parts, tmp_path):
 
 def test_the_combine_command_writes_the_model_and_refuses_to_overwrite(parts, tmp_path,
                                                                       english_pipeline):
-    _, neural, _, _ = parts
+    _, neural, gold, _ = parts
     second = tmp_path / "neural.npz"
     neural.save(second)
     out = tmp_path / "both.npz"
@@ -182,6 +182,16 @@ def test_the_combine_command_writes_the_model_and_refuses_to_overwrite(parts, tm
     assert result.exit_code == 0, result.output
     assert "linear 0.25 + neural 0.75" in result.output
     assert arborparse.load(out).parser.weight == 0.25
+    dev = tmp_path / "dev.conllu"
+    write_conllu(gold[:20], dev)
+    chosen = tmp_path / "chosen.npz"
+    result = CliRunner().invoke(cli, ["combine", str(english_pipeline), str(second),
+                                      "--dev", str(dev), "-o", str(chosen)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert [line.split(":")[0] for line in lines[:11]] == [f"weight {w:.1f}" for w in WEIGHTS]
+    model = arborparse.load(chosen)
+    assert f"(chosen on dev: UAS {model.info['scores']['UAS']:.2f}" in lines[11]
     mine = tmp_path / "notes.txt"
     mine.write_text("mine")
     for args, said in ((["--weight", "0.5", "-o", str(mine)], "is not an arborparse model"),
