@@ -493,7 +493,8 @@ def combine_cmd(first, second, dev_path, weight, model_path, fmt, force):
     def report(w, scores):
         click.echo(f"weight {w:.1f}: dev UAS {scores['UAS']:.2f}  LAS {scores['LAS']:.2f}",
                    err=True)
-    model = arborparse.combine(first, second, dev_path, weight=weight, fmt=fmt, report=report)
+    model = arborparse.combine(first, second, dev_path, weight=weight, fmt=fmt, report=report,
+                               progress=True)
     model.save(model_path, force=force)
     members = model.info["members"]
     click.echo(f"{model_path}: {members['first']['family']} {members['first']['weight']:g} + "

@@ -12,6 +12,7 @@ weight costs a decoding and the labels of the trees it changes.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from datetime import datetime, timezone
 
@@ -38,7 +39,7 @@ def _model(given, name: str) -> Pipeline:
 
 
 def combine(first, second, dev=None, weight: float | None = None, fmt: str = "auto",
-            report=None) -> Pipeline:
+            report=None, progress: bool = False) -> Pipeline:
     """The first model's pipeline with an `EnsembleParser` of both models' parsers.
 
     Parameters
@@ -50,6 +51,8 @@ def combine(first, second, dev=None, weight: float | None = None, fmt: str = "au
     weight : the first parser's share of the mixture, 0..1 (default: chosen on `dev`)
     fmt : the format of a `dev` path (``auto``, ``conllu``, ``conllx``)
     report : called with (weight, {"UAS": ..., "LAS": ...}) for each weight tried on dev
+    progress : a progress bar on stderr (where it is a terminal) while both parsers parse
+        dev
 
     Returns the pipeline (``info`` says what it is: ``members``, the dev scores of the
     weight kept, ``chosen_on_dev``); ``save(path)`` writes it.
@@ -66,9 +69,15 @@ def combine(first, second, dev=None, weight: float | None = None, fmt: str = "au
         if not gold:
             raise ArborparseError(f"{dev}: no sentences to choose the weight on")
         tagged = Pipeline(front.tagger, front.lemmatizer, None)  # tags as parsing predicts
-        parsed = [pair for chunk in ensemble.members_parse(
+        pairs = (pair for chunk in ensemble.members_parse(
             tagged.parse(gold, retag=True) if front.tagger is not None else gold,
-            retag=True) for pair in chunk]  # the first parser retags where it tags
+            retag=True) for pair in chunk)  # the first parser retags where it tags
+        if progress:
+            from tqdm import tqdm
+
+            pairs = tqdm(pairs, total=len(gold), desc="parsing dev", unit=" sentences",
+                         file=sys.stderr, disable=not sys.stderr.isatty())
+        parsed = list(pairs)
         spreads = {}  # (sentence, tree) -> the parsers' label distributions under it
 
         def trees_at(w: float) -> list:
