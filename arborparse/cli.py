@@ -474,7 +474,8 @@ def _chosen(value) -> str:
               help="Development treebank the weight is chosen on (best LAS over 0, 0.1, ..., "
                    "1), its tags predicted as parsing predicts them.")
 @click.option("--weight", type=_FiniteRange(0, 1),
-              help="The first parser's share of the mixture, instead of choosing it on --dev.")
+              help="The first parser's share of the mixture, instead of choosing it on --dev "
+                   "(with --dev too, dev is scored at this weight).")
 @click.option("-o", "--model", "--output", "model_path", required=True, type=click.Path(),
               help="Where to write the combined model file.")
 @FORMAT
@@ -483,19 +484,20 @@ def combine_cmd(first, second, dev_path, weight, model_path, fmt, force):
     """Make two trained models (FIRST and SECOND: linear or neural parsers, or pipelines
     holding one) one model whose parser mixes their head and label probabilities, the
     first's share chosen on --dev: the first model's tokenizer, tagger and lemmatizer in
-    front of an ensemble of both parsers (`arborparse.combine`)."""
+    front of an ensemble of both parsers (`arborparse.combine`). The ensemble decodes with
+    FIRST's decoder unless parse --decoder says otherwise."""
     import arborparse
 
     if weight is None and dev_path is None:
         raise click.UsageError("give --dev to choose the weight on, or --weight")
-    check_output(model_path, [first, second, dev_path], model=True, force=force)
+    if dev_path is not None:
+        click.echo(f"both parsers parse {dev_path}, then each weight is scored on it", err=True)
 
     def report(w, scores):
         click.echo(f"weight {w:.1f}: dev UAS {scores['UAS']:.2f}  LAS {scores['LAS']:.2f}",
                    err=True)
     model = arborparse.combine(first, second, dev_path, weight=weight, fmt=fmt, report=report,
-                               progress=True)
-    model.save(model_path, force=force)
+                               progress=True, path=model_path, force=force)
     members = model.info["members"]
     click.echo(f"{model_path}: {members['first']['family']} {members['first']['weight']:g} + "
                f"{members['second']['family']} {members['second']['weight']:g}" + (

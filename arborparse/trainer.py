@@ -142,8 +142,8 @@ def train(train, dev=None, *, family: str = "linear", components=None,
             if os.path.exists(stale):
                 os.remove(stale)
     data = {"train": None, "dev": None}
-    train, data["train"] = _sentences(train, fmt, "train")
-    dev, data["dev"] = _sentences(dev, fmt, "dev") if dev is not None else (None, None)
+    train, data["train"] = sentences_of(train, fmt, "train")
+    dev, data["dev"] = sentences_of(dev, fmt, "dev") if dev is not None else (None, None)
     sized = {}  # the defaults that follow the size are the parser's
     if "parser" in parts:
         sized = {name: value for name, value in type(table).by_size(len(train), options).items()
@@ -387,7 +387,7 @@ def component_names(components, default: tuple[str, ...]) -> list[str]:
     return [c for c in COMPONENTS if c in names]
 
 
-def _sentences(source, fmt: str, what: str) -> tuple[list[Sentence], dict]:
+def sentences_of(source, fmt: str, what: str) -> tuple[list[Sentence], dict]:
     """The sentences of a path or an iterable, and what the model records of them."""
     if isinstance(source, (str, os.PathLike)):
         sentences = read_conllu(source, fmt)

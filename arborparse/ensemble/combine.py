@@ -14,17 +14,19 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 from datetime import datetime, timezone
 
 from arborparse import __version__
 from arborparse.ensemble.parser import EnsembleParser
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
-from arborparse.io import read_conllu
+from arborparse.io.model_files import check_output, is_model
 from arborparse.pipeline import Pipeline, load
+from arborparse.trainer import sentences_of
 
 WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
-KEPT = ("defaults_by_size", "data", "language")  # of the first model's record
+KEPT = ("defaults_by_size", "language")  # of the first model's record
 
 
 def _model(given, name: str) -> Pipeline:
@@ -39,7 +41,8 @@ def _model(given, name: str) -> Pipeline:
 
 
 def combine(first, second, dev=None, weight: float | None = None, fmt: str = "auto",
-            report=None, progress: bool = False) -> Pipeline:
+            report=None, progress: bool = False, path=None, force: bool = False
+            ) -> Pipeline:
     """The first model's pipeline with an `EnsembleParser` of both models' parsers.
 
     Parameters
@@ -47,27 +50,36 @@ def combine(first, second, dev=None, weight: float | None = None, fmt: str = "au
     first, second : model files (paths) or loaded models (`arborparse.load`) whose parsers
         have marginals (linear, neural)
     dev : a treebank (a path, or a list of `Sentence` with their trees) the weight is chosen
-        on; needed unless `weight` is given
+        on; needed unless `weight` is given (with it, dev is scored at that weight)
     weight : the first parser's share of the mixture, 0..1 (default: chosen on `dev`)
     fmt : the format of a `dev` path (``auto``, ``conllu``, ``conllx``)
     report : called with (weight, {"UAS": ..., "LAS": ...}) for each weight tried on dev
     progress : a progress bar on stderr (where it is a terminal) while both parsers parse
         dev
+    path : where to save the combined model (checked before any work, as `train` checks
+        its own: never one of the inputs, never a file that is not a model unless `force`;
+        a model there is replaced with a warning unless `force`)
 
     Returns the pipeline (``info`` says what it is: ``members``, the dev scores of the
-    weight kept, ``chosen_on_dev``); ``save(path)`` writes it.
+    weight kept, ``chosen_on_dev``); ``save(path)`` writes it. Models of different
+    languages, or whose label sets barely meet, are combined with a warning.
     """
     began = time.perf_counter()
     if weight is None and dev is None:
         raise ArborparseError("give dev data (--dev) to choose the weight on, or the weight "
                               "(--weight)")
+    inputs = [x for x in (first, second, dev) if isinstance(x, (str, os.PathLike))]
+    check_output(path, inputs, model=True, force=force)
     front, other = _model(first, "first"), _model(second, "second")
     ensemble = EnsembleParser(front.parser, other.parser, 0.5 if weight is None else weight)
-    scores, tried = {}, {}
+    _warn_if_apart(front, other)
+    if not force and path is not None and os.path.isfile(path) and is_model(path):
+        warnings.warn(f"{path} holds a model, which the combined model replaces; to keep it, "
+                      "give another path; to replace it unwarned, force (--force)",
+                      stacklevel=2)
+    scores, tried, data = {}, {}, {}
     if dev is not None:
-        gold = read_conllu(dev, fmt) if isinstance(dev, (str, os.PathLike)) else list(dev)
-        if not gold:
-            raise ArborparseError(f"{dev}: no sentences to choose the weight on")
+        gold, data["dev"] = sentences_of(dev, fmt, "dev")
         tagged = Pipeline(front.tagger, front.lemmatizer, None)  # tags as parsing predicts
         pairs = (pair for chunk in ensemble.members_parse(
             tagged.parse(gold, retag=True) if front.tagger is not None else gold,
@@ -100,21 +112,46 @@ def combine(first, second, dev=None, weight: float | None = None, fmt: str = "au
         chosen = weight if weight is not None else max(
             WEIGHTS, key=lambda w: (tried[w]["LAS"], -abs(w - 0.5)))
         ensemble.weight, scores = chosen, tried[chosen]
-    return Pipeline(front.tagger, front.lemmatizer, ensemble, front.tokenizer,
-                    _info(front, other, ensemble, scores, weight is None,
-                          time.perf_counter() - began))
+    model = Pipeline(front.tagger, front.lemmatizer, ensemble, front.tokenizer,
+                     _info(front, other, ensemble, scores, data, weight is None,
+                           time.perf_counter() - began))
+    if path is not None:
+        model.save(path, force=True)  # checked above
+    return model
+
+
+def _warn_if_apart(front: Pipeline, other: Pipeline) -> None:
+    """Warn where the two models are of different languages (as their records name them:
+    ``en`` of ``en_ewt``), or where fewer than half of the second parser's labels are the
+    first's: parsers of different treebanks mix badly."""
+    languages = [str(m.info.get("language") or "").split("_")[0] for m in (front, other)]
+    if all(languages) and languages[0] != languages[1]:
+        warnings.warn(f"the two models are of different languages ({languages[0]} and "
+                      f"{languages[1]}, as their model files record them): an ensemble mixes "
+                      "parsers of one language", stacklevel=3)
+    labels = set(other.parser.labels)
+    if len(labels & set(front.parser.labels)) < len(labels) / 2:
+        warnings.warn("fewer than half of the second parser's labels are the first's: were "
+                      "the two trained on the same treebank?", stacklevel=3)
 
 
 def _info(front: Pipeline, other: Pipeline, ensemble: EnsembleParser, scores: dict,
-          chosen: bool, seconds: float) -> dict:
-    """What the combined model says of itself: the first model's record, with the members,
-    the dev scores at the weight kept, and the time of the two trainings and of this."""
+          data: dict, chosen: bool, seconds: float) -> dict:
+    """What the combined model says of itself: the first model's language and record of its
+    data size, each model's data (``first train``, ``second dev``, ...) and the dev data
+    the weight was chosen or scored on (``dev``), the dev scores at the weight kept, and
+    the time of the two trainings and of this (None where a model does not record its
+    own)."""
     own, theirs = front.info, other.info
     spent = [own.get("training_seconds"), theirs.get("training_seconds")]
+    for name, record in (("first", own), ("second", theirs)):
+        data.update({f"{name} {k}": v for k, v in (record.get("data") or {}).items()
+                     if v is not None})
     return {**{k: own[k] for k in KEPT if own.get(k) is not None},
             "arborparse_version": __version__, "warnings": own.get("warnings") or [],
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "options": {"weight": ensemble.weight, "decoder": ensemble.decoder},
+            "data": data,
             "scores": {k: round(v, 2) for k, v in scores.items()},
             "chosen_on_dev": {"weight": ensemble.weight} if chosen else {},
             "training_seconds": round(sum(s for s in spent if s is not None) + seconds, 1)

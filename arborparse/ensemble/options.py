@@ -19,7 +19,11 @@ class EnsembleOptions(FamilyOptions):
 
     family = "ensemble"
     components = ("tokenizer", "tagger", "lemmatizer", "parser")  # the first model's, as a rule
-    parses = Capabilities(marginals=True, decoders=DECODERS)
+    parses = Capabilities(marginals=True, decoders=DECODERS, why_not=(
+        ("decode_as", "an ensemble's tree is always the one of the most expected correct "
+                      "heads under its mixture of marginals (MBR)"),
+        ("kbest", "an ensemble gives one tree per sentence"),
+        ("threads", "an ensemble parses in one thread")))
 
     @classmethod
     def offers(cls, header: dict) -> Capabilities:

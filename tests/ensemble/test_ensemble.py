@@ -189,9 +189,10 @@ def test_the_combine_command_writes_the_model_and_refuses_to_overwrite(parts, tm
                                       "--dev", str(dev), "-o", str(chosen)])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert [line.split(":")[0] for line in lines[:11]] == [f"weight {w:.1f}" for w in WEIGHTS]
+    assert lines[0] == f"both parsers parse {dev}, then each weight is scored on it"
+    assert [line.split(":")[0] for line in lines[1:12]] == [f"weight {w:.1f}" for w in WEIGHTS]
     model = arborparse.load(chosen)
-    assert f"(chosen on dev: UAS {model.info['scores']['UAS']:.2f}" in lines[11]
+    assert f"(chosen on dev: UAS {model.info['scores']['UAS']:.2f}" in lines[12]
     mine = tmp_path / "notes.txt"
     mine.write_text("mine")
     for args, said in ((["--weight", "0.5", "-o", str(mine)], "is not an arborparse model"),
@@ -223,3 +224,35 @@ def test_the_service_serves_an_ensemble_with_its_marginals(parts, tmp_path):
         r = client.post("/parse", json={"text": "The dog barks.", "k": 2})
         assert r.status_code == 422 and "does not apply to this ensemble model" in \
             r.json()["error"]
+
+
+def test_combine_saves_where_told_never_over_its_inputs_and_warns_of_mismatch(parts,
+                                                                             tmp_path):
+    from treebanks import separable
+
+    from arborparse.linear.online import OnlineTrainer
+
+    pipeline, neural, gold, _ = parts
+    first, second = tmp_path / "first.npz", tmp_path / "second.npz"
+    pipeline.save(first)
+    neural.save(second)
+    before = first.read_bytes()
+    with pytest.raises(ArborparseError, match="also an input"):
+        arborparse.combine(first, second, weight=0.5, path=first)
+    assert first.read_bytes() == before
+    out = tmp_path / "both.npz"
+    dev = tmp_path / "dev.conllu"
+    write_conllu(gold[:10], dev)
+    model = arborparse.combine(first, second, dev, weight=0.5, path=out)
+    assert arborparse.load(out).parser.weight == 0.5
+    assert model.info["data"]["dev"]["sentences"] == 10  # what the weight was scored on
+    with pytest.warns(UserWarning, match="holds a model, which the combined model replaces"):
+        arborparse.combine(first, second, weight=0.5, path=out)
+    english = Pipeline(pipeline.tagger, None, pipeline.parser, info={"language": "en_ewt"})
+    french = Pipeline(parser=neural, info={"language": "fr_gsd"})
+    with pytest.warns(UserWarning, match="different languages \\(en and fr"):
+        arborparse.combine(english, french, weight=0.5)
+    toy = OnlineTrainer("perceptron", epochs=1, hash_bits=14, progress=False).fit(
+        separable(1)).parser_
+    with pytest.warns(UserWarning, match="fewer than half of the second parser's labels"):
+        arborparse.combine(toy, neural, weight=0.5)
