@@ -189,9 +189,8 @@ class NeuralParser:
                 m = np.arange(1, n + 1)
                 mu_b = mu[b].numpy()[:n + 1, :n + 1]
                 head_prob = mu_b[heads[b, 1:n + 1].numpy(), m]
-                allowed = allowed_scores(label_scores[rows].numpy(),
-                                         heads[b, 1:n + 1].numpy(), self._root)
-                label_prob = labels_given_arcs(allowed / self.label_temperature)[
+                label_prob = self._label_distribution(
+                    label_scores[rows].numpy(), heads[b, 1:n + 1].numpy())[
                     np.arange(n), labels[rows]]  # P(l given | arc)
                 parsed = parsed.with_misc([f"HeadProb={h:.4f}|LabelProb={lp:.4f}"
                                            for h, lp in zip(head_prob, label_prob)]) \
@@ -304,10 +303,15 @@ class NeuralParser:
                 scores = net.label_scores(states, heads.to(device), words).float().cpu().numpy()
             offsets = np.cumsum([0] + [len(s) for s in chosen])
             for b, i in enumerate(group):
-                allowed = allowed_scores(scores[offsets[b]:offsets[b + 1]],
-                                         np.asarray(trees[i])[1:], self._root)
-                found[i] = labels_given_arcs(allowed / self.label_temperature)
+                found[i] = self._label_distribution(scores[offsets[b]:offsets[b + 1]],
+                                                    np.asarray(trees[i])[1:])
         return found
+
+    def _label_distribution(self, scores: np.ndarray, heads: np.ndarray) -> np.ndarray:
+        """P(l | heads[m] -> m) at T_l of every label, (W, L), from the words' label scores
+        (W, L) under their `heads` (W,), over the labels each arc may take (`_root`)."""
+        return labels_given_arcs(allowed_scores(scores, heads, self._root) /
+                                 self.label_temperature)
 
     def kbest(self, sentence: Sentence, k: int) -> list[tuple[float, np.ndarray, list[str]]]:
         """The k most probable trees, best first, as (probability, heads, labels), each
