@@ -99,9 +99,9 @@ def combine(first, second, dev=None, weight: float | None = None, fmt: str = "au
             # most weights change few trees: only the new ones' distributions are made
             todo = [i for i, key in enumerate(keys) if key not in spreads]
             spreads.update(zip([keys[i] for i in todo], ensemble.member_distributions(
-                [parsed[i][0] for i in todo], [trees[i] for i in todo])))
-            return [a.with_tree(heads, [ensemble.labels[k] for k in
-                                        ensemble.mixed(spreads[key]).argmax(axis=1)])
+                [parsed[i] for i in todo], [trees[i] for i in todo])))
+            return [a[0].with_tree(heads, [ensemble.labels[k] for k in
+                                           ensemble.mixed(spreads[key]).argmax(axis=1)])
                     for (a, _), heads, key in zip(parsed, trees, keys)]
 
         for w in (WEIGHTS if weight is None else (weight,)):

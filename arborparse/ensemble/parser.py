@@ -60,7 +60,7 @@ class EnsembleParser:
 
     def __init__(self, first, second, weight: float, decoder: str | None = None):
         for name, parser in zip(MEMBERS, (first, second)):
-            if not parser.capabilities.marginals or not hasattr(parser, "label_distributions"):
+            if not parser.capabilities.marginals or not hasattr(parser, "iter_mixture"):
                 raise ArborparseError(f"the {name} parser ({parser.kind}) cannot be mixed: an "
                                       "ensemble mixes the marginals of linear and neural "
                                       "parsers")
@@ -91,35 +91,38 @@ class EnsembleParser:
     # ------------------------------------------------------------------ parsing
 
     def members_parse(self, sentences: Iterable[Sentence], retag: bool = False,
-                      keep_tags: bool = False) -> Iterator[list[tuple[Sentence, Sentence]]]:
-        """(the first parser's parse, the second's) of each sentence, both with their
-        marginals (``analysis["heads"]``), lazily, in chunks of `CHUNK`; the second reads
-        the first's tags."""
-        firsts = self.first.iter_parse(sentences, marginals=True, **_tag_options(
+                      keep_tags: bool = False) -> Iterator[list[tuple[tuple, tuple]]]:
+        """What each parser mixes of each sentence (its `iter_mixture`: the sentence, its
+        head marginals, what its label distributions read), the first's and the second's,
+        lazily, in chunks of `CHUNK`; the second reads the first's sentences (its tags)."""
+        firsts = self.first.iter_mixture(sentences, **_tag_options(
             self.first, retag=retag, keep_tags=keep_tags))
         for chunk in chunks(firsts, CHUNK):
-            seconds = self.second.parse(chunk, marginals=True,
-                                        **_tag_options(self.second, keep_tags=True))
+            seconds = self.second.iter_mixture([s for s, _, _ in chunk], **_tag_options(
+                self.second, keep_tags=True))
             yield list(zip(chunk, seconds))
 
-    def heads(self, first: Sentence, second: Sentence, decoder: str | None = None
+    def heads(self, first: tuple, second: tuple, decoder: str | None = None
               ) -> tuple[np.ndarray, np.ndarray]:
         """(the mixture's tree, its head marginals (n+1, n+1)) of a sentence as the two
-        parsers parsed it with their marginals (`members_parse`)."""
+        parsers give it (`members_parse`)."""
         w = self.weight
-        mu = w * first.analysis["heads"] + (1 - w) * second.analysis["heads"]
+        mu = w * first[1] + (1 - w) * second[1]
         heads = best_tree(np.ascontiguousarray(mu, dtype=np.float64),
                           (decoder or self.decoder) == "eisner", self.single_root)
         return heads, mu
 
-    def member_distributions(self, sentences: list[Sentence], trees: list
+    def member_distributions(self, pairs: list[tuple[tuple, tuple]], trees: list
                              ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Each parser's label distributions (`label_distributions`) of each sentence under
-        its tree, (n, L) over `labels`: a pair per sentence."""
+        """Each parser's label distributions (`label_distributions`) of each sentence
+        (`members_parse`'s pairs) under its tree, (n, L) over `labels`: a pair per
+        sentence."""
         spread = []
-        for parser, columns in zip(self.members, self._columns):
+        for k, (parser, columns) in enumerate(zip(self.members, self._columns)):
             found = []
-            for s, own in zip(sentences, parser.label_distributions(sentences, trees)):
+            sentences, prepared = [p[k][0] for p in pairs], [p[k][2] for p in pairs]
+            for s, own in zip(sentences, parser.label_distributions(sentences, trees,
+                                                                    prepared)):
                 wide = np.zeros((len(s), len(self.labels)))
                 wide[:, columns] = own
                 found.append(wide)
@@ -133,12 +136,11 @@ class EnsembleParser:
 
     def labeled(self, first: Sentence, heads: np.ndarray, mu: np.ndarray | None,
                 distribution: np.ndarray) -> Sentence:
-        """The first parser's parse of a sentence with the tree `heads`, the best label of
-        each word in `distribution` (`mixed`), and, given the mixture's head marginals
+        """The sentence as the first parser tagged it with the tree `heads`, the best label
+        of each word in `distribution` (`mixed`), and, given the mixture's head marginals
         `mu`, ``HeadProb`` and ``LabelProb`` and ``analysis["heads"]``."""
         best = distribution.argmax(axis=1)
         parsed = first.with_tree(heads, [self.labels[i] for i in best])
-        parsed.analysis = None  # the first parser's marginals, not the mixture's
         if mu is None:
             return parsed
         words = np.arange(1, len(heads))
@@ -154,10 +156,9 @@ class EnsembleParser:
             sentences = _tagged(sentences)
         for chunk in self.members_parse(sentences, retag, keep_tags):
             trees = [self.heads(first, second, decoder) for first, second in chunk]
-            spreads = self.member_distributions([first for first, _ in chunk],
-                                                [heads for heads, _ in trees])
+            spreads = self.member_distributions(chunk, [heads for heads, _ in trees])
             for (first, _), (heads, mu), spread in zip(chunk, trees, spreads):
-                yield self.labeled(first, heads, mu if marginals else None,
+                yield self.labeled(first[0], heads, mu if marginals else None,
                                    self.mixed(spread))
 
     def parse(self, sentences: Iterable[Sentence], **options) -> list[Sentence]:

@@ -473,16 +473,31 @@ class LinearParser:
         columns."""
         return self.model.labels
 
-    def label_distributions(self, sentences: list[Sentence], trees: list) -> list[np.ndarray]:
-        """`label_distribution` of each sentence under its tree (heads)."""
-        return [self.label_distribution(s, heads) for s, heads in zip(sentences, trees)]
+    def iter_mixture(self, sentences: Iterable[Sentence]) -> Iterator[tuple]:
+        """What an ensemble (`arborparse.ensemble`) mixes, lazily: each sentence, its head
+        marginals (n+1, n+1) as ``parse(..., marginals=True)`` gives them, and its encoding,
+        which `label_distributions` reads instead of encoding the sentence again. Refused
+        as `parse` refuses them: a sentence without tags, one too long for the memory."""
+        for s in require_tags(sentences):
+            self.model.check_fits(len(s), f"{s.where}: ", True, s.offsets is not None)
+            x = self.model.encoded(s)
+            yield s, self._head_marginals(self._distribution(x), self._projective()), x
 
-    def label_distribution(self, sentence: Sentence, heads) -> np.ndarray:
+    def label_distributions(self, sentences: list[Sentence], trees: list,
+                            prepared: list | None = None) -> list[np.ndarray]:
+        """`label_distribution` of each sentence under its tree (heads); `prepared`: their
+        encodings (`iter_mixture`), else each is encoded."""
+        return [self.label_distribution(s, heads, x) for s, heads, x in
+                zip(sentences, trees, prepared or [None] * len(sentences))]
+
+    def label_distribution(self, sentence: Sentence, heads, x: Encoded | None = None
+                           ) -> np.ndarray:
         """P(l | the tree `heads`) of every label l (`labels`) for each word m >= 1 of
         `sentence`, (n, L), each row summing to 1: the second-stage labeler's, each word
         given the labels it chose before it (`Labeler.distribution`), else the model's
-        P(l | heads[m] -> m) at T_l, as ``LabelProb`` gives them for the labels chosen."""
-        x = self.model.encoded(sentence)
+        P(l | heads[m] -> m) at T_l, as ``LabelProb`` gives them for the labels chosen.
+        `x`: the sentence's encoding, where made already."""
+        x = self.model.encoded(sentence) if x is None else x
         heads = np.asarray(heads, dtype=np.int64)
         joint = self._joint(x, heads)
         if self.labeler is None:

@@ -77,6 +77,11 @@ class Batch:
                      {name: move(t) for name, t in self.targets.items()})
 
 
+def _with_bias(x: torch.Tensor) -> torch.Tensor:
+    """x with a last unit of 1 (..., d) -> (..., d+1)."""
+    return torch.cat([x, x.new_ones(x.shape[:-1] + (1,))], -1)
+
+
 class MLP(nn.Module):
     def __init__(self, n_in: int, n_out: int, dropout: float):
         super().__init__()
@@ -166,22 +171,28 @@ class Network(nn.Module):
     def sibling_scores(self, states: torch.Tensor) -> torch.Tensor:
         """(B, N+1, N+1, N+1): sib[b, h, m, s], the score of m as h's child whose next
         sibling towards h is s (`arborparse.trees.batch_second_order`)."""
-        with_bias = lambda x: torch.cat([x, x.new_ones(x.shape[:-1] + (1,))], -1)  # noqa: E731
-        head, sib = with_bias(self.sib_head(states)), with_bias(self.sib_sib(states))
+        head, sib = _with_bias(self.sib_head(states)), _with_bias(self.sib_sib(states))
         dep = self.sib_dep(states)
         head_w = torch.einsum("bhi,ijk->bhjk", head, self.sib_weight)
         head_dep = torch.einsum("bhjk,bmj->bhmk", head_w, dep)
         return head_dep @ sib.transpose(1, 2)[:, None]
 
+    def label_features(self, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(head, dep), each (B, N+1, label_dim+1): the two label MLPs' outputs of every
+        position, with a bias unit (`label_products` reads them)."""
+        return _with_bias(self.label_head(states)), _with_bias(self.label_dep(states))
+
     def label_scores(self, states: torch.Tensor, heads: torch.Tensor,
                      words: torch.Tensor) -> torch.Tensor:
         """(W, L): the score of each label for the W words where `words` (B, N+1) is true
         (row-major order), each under its head in `heads` (B, N+1)."""
-        head, dep = self.label_head(states), self.label_dep(states)
+        head, dep = self.label_features(states)
         head = head.gather(1, heads.clamp(min=0)[:, :, None].expand_as(head))[words]
-        dep = dep[words]
-        ones = head.new_ones(head.shape[:-1] + (1,))
-        head, dep = torch.cat([head, ones], -1), torch.cat([dep, ones], -1)
+        return self.label_products(dep[words], head)
+
+    def label_products(self, dep: torch.Tensor, head: torch.Tensor) -> torch.Tensor:
+        """(W, L): dep W_l head of each label l, for W (dependent, head) rows of
+        `label_features`."""
         if not torch.is_grad_enabled():  # parsing: one kernel, the faster there
             return nn.functional.bilinear(dep, head, self.label_weight)  # dep W_l head, each l
         # training: the same by two matrix products, whose backward on the CPU takes a

@@ -149,9 +149,6 @@ class NeuralParser:
         device = next(net.parameters()).device
         batch = Batch.of(vocab, sentences)
         lengths = batch.lengths
-        tagged = [retag or (not keep_tags and "_" in s.upos) for s in sentences]
-        lemmatized = [bool(vocab.scripts) and not keep_tags and (retag or "_" in s.lemmas)
-                      for s in sentences]
         with torch.inference_mode():
             states = net.encode(batch.to(device))
             S, sib = self._scores(states)
@@ -164,19 +161,8 @@ class NeuralParser:
             words = word_mask(lengths, S.shape[1]).to(device)
             label_scores = net.label_scores(states, heads.to(device), words).float().cpu()
             labels = self._best_labels(label_scores, heads[words.cpu()])
-            best = {}
-            if any(tagged):
-                best = {name: s.argmax(-1).tolist() for name, s in
-                        net.tag_scores(states, words, ("upos", "xpos", "feats")).items()}
-            offsets = np.cumsum([0] + [len(s) for s in sentences]).tolist()
-            columns = [{column: [getattr(vocab, name)[k] for k in best[name][a:z]]
-                        for name, column in (("upos", UPOS), ("xpos", XPOS), ("feats", FEATS))}
-                       if tag else {} for tag, a, z in zip(tagged, offsets, offsets[1:])]
-            if any(lemmatized):
-                upos = [c.get(UPOS, s.upos) for c, s in zip(columns, sentences)]
-                for b, lemmas in self._lemmas(sentences, upos, states, retag,
-                                              lemmatized).items():
-                    columns[b][LEMMA] = lemmas
+            columns = self._tag_columns(sentences, states, words, retag, keep_tags)
+        offsets = np.cumsum([0] + [len(s) for s in sentences]).tolist()
         out = []
         for b, s in enumerate(sentences):
             n = len(s)
@@ -199,6 +185,60 @@ class NeuralParser:
                 parsed = parsed.with_analysis(kbest=kbest[b])
             out.append(parsed)
         return out
+
+    def _tag_columns(self, sentences: list[Sentence], states: torch.Tensor,
+                     words: torch.Tensor, retag: bool, keep_tags: bool) -> list[dict]:
+        """The columns the model writes into each sentence of a batch (UPOS, XPOS and FEATS,
+        LEMMA; none where it keeps the sentence's: the module docstring), from the
+        encoder's `states` at the positions `words` (B, N+1)."""
+        vocab = self.vocab
+        tagged = [retag or (not keep_tags and "_" in s.upos) for s in sentences]
+        lemmatized = [bool(vocab.scripts) and not keep_tags and (retag or "_" in s.lemmas)
+                      for s in sentences]
+        best = {}
+        if any(tagged):
+            best = {name: s.argmax(-1).tolist() for name, s in
+                    self.network.tag_scores(states, words, ("upos", "xpos", "feats")).items()}
+        offsets = np.cumsum([0] + [len(s) for s in sentences]).tolist()
+        columns = [{column: [getattr(vocab, name)[k] for k in best[name][a:z]]
+                    for name, column in (("upos", UPOS), ("xpos", XPOS), ("feats", FEATS))}
+                   if tag else {} for tag, a, z in zip(tagged, offsets, offsets[1:])]
+        if any(lemmatized):
+            upos = [c.get(UPOS, s.upos) for c, s in zip(columns, sentences)]
+            for b, lemmas in self._lemmas(sentences, upos, states, retag,
+                                          lemmatized).items():
+                columns[b][LEMMA] = lemmas
+        return columns
+
+    def iter_mixture(self, sentences: Iterable[Sentence], retag: bool = False,
+                     keep_tags: bool = False) -> Iterator[tuple]:
+        """What an ensemble (`arborparse.ensemble`) mixes, lazily: each sentence tagged as
+        `parse` tags it (without a tree), its head marginals (n+1, n+1) as ``parse(...,
+        marginals=True)`` gives them, and its label features (`Network.label_features`:
+        the heads' (n+1, d+1) and the words' (n, d+1)), which `label_distributions` reads
+        instead of encoding the sentence again."""
+        yield from self._batched(sentences, lambda batch: self._mixture_batch(
+            batch, retag, keep_tags))
+
+    def _mixture_batch(self, sentences: list[Sentence], retag: bool, keep_tags: bool
+                       ) -> list[tuple]:
+        """`iter_mixture` of a batch of sentences."""
+        for s in sentences:
+            self.check_fits(s, marginals=True)
+        net = self.network
+        device = next(net.parameters()).device
+        batch = Batch.of(self.vocab, sentences)
+        with torch.inference_mode():
+            states = net.encode(batch.to(device))
+            S, sib = self._scores(states)
+            mu = marginals(S.double(), batch.lengths, self.decoder == "eisner",
+                           self.single_root, sib)
+            words = word_mask(batch.lengths, S.shape[1]).to(device)
+            columns = self._tag_columns(sentences, states, words, retag, keep_tags)
+            head, dep = (f.float().cpu().numpy() for f in net.label_features(states))
+        return [(s.with_columns(c) if c else s, mu[b].numpy()[:len(s) + 1, :len(s) + 1],
+                 (head[b, :len(s) + 1], dep[b, 1:len(s) + 1]))
+                for b, (s, c) in enumerate(zip(sentences, columns))]
 
     def _scores(self, states: torch.Tensor, temperature: float | None = None):
         """(arc scores (B, N+1, N+1), sibling scores (B, N+1, N+1, N+1) or None) / T (the
@@ -281,11 +321,15 @@ class NeuralParser:
         columns."""
         return self.vocab.labels
 
-    def label_distributions(self, sentences: list[Sentence], trees: list) -> list[np.ndarray]:
+    def label_distributions(self, sentences: list[Sentence], trees: list,
+                            prepared: list | None = None) -> list[np.ndarray]:
         """P(l | heads[m] -> m) at T_l of every label l (`labels`) for each word m >= 1 of
         each sentence under its tree (heads), (n, L), each row summing to 1 (``root``
         where and only where the head is 0), as ``LabelProb`` gives them for the labels
-        chosen; the sentences encoded in batches of similar length."""
+        chosen; the sentences encoded in batches of similar length, or, given `prepared`
+        (each one's label features, from `iter_mixture`), not encoded again."""
+        if prepared is not None:
+            return self._prepared_distributions(prepared, trees)
         net, found = self.network, [None] * len(sentences)
         net.eval()
         device = next(net.parameters()).device
@@ -305,6 +349,24 @@ class NeuralParser:
             for b, i in enumerate(group):
                 found[i] = self._label_distribution(scores[offsets[b]:offsets[b + 1]],
                                                     np.asarray(trees[i])[1:])
+        return found
+
+    def _prepared_distributions(self, prepared: list, trees: list) -> list[np.ndarray]:
+        """`label_distributions` from the sentences' label features (`iter_mixture`), about
+        `BATCH_WORDS` words a call."""
+        net, found = self.network, [None] * len(trees)
+        device = next(net.parameters()).device
+        for group in batches(trees, BATCH_WORDS):
+            heads = [np.asarray(trees[i])[1:] for i in group]
+            head = np.concatenate([prepared[i][0][h] for i, h in zip(group, heads)])
+            dep = np.concatenate([prepared[i][1] for i in group])
+            with torch.inference_mode():
+                scores = net.label_products(torch.from_numpy(dep).to(device),
+                                            torch.from_numpy(head).to(device))
+            scores = scores.float().cpu().numpy()
+            offsets = np.cumsum([0] + [len(h) for h in heads])
+            for i, h, a, z in zip(group, heads, offsets, offsets[1:]):
+                found[i] = self._label_distribution(scores[a:z], h)
         return found
 
     def _label_distribution(self, scores: np.ndarray, heads: np.ndarray) -> np.ndarray:
@@ -362,15 +424,20 @@ class NeuralParser:
         decode_as = options.get("decode_as") or ("mbr" if self.second_order else "map")
         settings = (options.get("decoder") or self.decoder, decode_as == "mbr",
                     bool(options.get("marginals")), retag, keep_tags, options.get("kbest"))
+        yield from self._batched(sentences, lambda batch: self._parse_batch(batch, *settings))
+
+    def _batched(self, sentences: Iterable[Sentence], each_batch) -> Iterator:
+        """What `each_batch` gives for each sentence of a batch, for every sentence of a
+        stream, lazily and in order: `CHUNK` sentences read ahead, sorted by length into
+        batches (`batches`)."""
         self.network.eval()
         stream = only_sentences(sentences)
         while chunk := list(islice(stream, CHUNK)):
-            parsed = [None] * len(chunk)
+            found = [None] * len(chunk)
             for group in batches(chunk, BATCH_WORDS):
-                for i, s in zip(group, self._parse_batch([chunk[i] for i in group],
-                                                         *settings)):
-                    parsed[i] = s
-            yield from parsed
+                for i, item in zip(group, each_batch([chunk[i] for i in group])):
+                    found[i] = item
+            yield from found
 
     def parse(self, sentences: Iterable[Sentence], **options) -> list[Sentence]:
         """Every sentence with HEAD and DEPREL of the best tree, and tags and lemmas as the

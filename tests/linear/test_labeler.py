@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from treebanks import separable_text
 
+from arborparse.errors import TreebankFormatError
 from arborparse.io import read_conllu
-from arborparse.io.conllu import MISC, Sentence
+from arborparse.io.conllu import MISC, UPOS, Sentence
 from arborparse.io.model_files import ModelFileError
 from arborparse.linear.labeler import Labeler, labelling_order
 from arborparse.linear.online import OnlineTrainer
@@ -208,6 +209,26 @@ def test_label_distribution_is_what_each_label_was_chosen_by_on_any_tree(english
         expected = np.exp(scores - scores.max(axis=1, keepdims=True))
         assert np.allclose(plain.label_distribution(sentence, other),
                            expected / expected.sum(axis=1, keepdims=True))
+
+
+def test_iter_mixture_is_what_parse_gives(english):
+    """iter_mixture (what an ensemble mixes): each sentence, the head marginals of
+    parse(marginals=True), and its encoding, with which label_distributions gives what it
+    gives without; a sentence without tags is refused as parse refuses it."""
+    parser, labeler, dev = english
+    relabeled = LinearParser(parser.model, labeler=labeler.with_weight(0.5))
+    mixed = list(relabeled.iter_mixture(dev[:8]))
+    assert [s for s, _, _ in mixed] == dev[:8]
+    for (s, mu, _), parsed in zip(mixed, relabeled.parse(dev[:8], marginals=True)):
+        assert np.array_equal(mu, parsed.analysis["heads"])
+    rng = np.random.default_rng(0)
+    trees = [random_heads(rng, len(s)) for s in dev[:8]]
+    assert all(np.array_equal(a, b) for a, b in zip(
+        relabeled.label_distributions(dev[:8], trees),
+        relabeled.label_distributions(dev[:8], trees, [x for _, _, x in mixed])))
+    untagged = dev[0].with_columns({UPOS: ["_"] * len(dev[0])})
+    with pytest.raises(TreebankFormatError, match="UPOS"):
+        list(relabeled.iter_mixture([untagged]))
 
 
 def test_the_labelers_temperature_is_fitted_on_dev_and_recovers_a_known_one(english):

@@ -15,9 +15,11 @@ from arborparse.cli import cli
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
 from arborparse.io import model_files, read_conllu
+from arborparse.io.conllu import UPOS
 from arborparse.io.model_files import ModelFileError
 from arborparse.io.plain import words_sentence
 from arborparse.neural.network import Batch
+from arborparse.neural import parser as neural_parser
 from arborparse.neural.parser import VERSION, NeuralParser
 from arborparse.neural.train import NeuralTrainer
 from arborparse.neural.vocab import ROOT, UNKNOWN, Vocabulary
@@ -394,6 +396,33 @@ def test_label_distributions_are_labelprob_of_every_label_on_any_tree(memorized)
         root = parser.labels.index("root")
         other = parser.label_distributions([sentence], [chain])[0]
         assert other[0, root] == pytest.approx(1) and not other[1:, root].any()
+
+
+def test_iter_mixture_is_what_parse_gives_encoded_once(memorized, monkeypatch):
+    """iter_mixture (what an ensemble mixes): each sentence tagged as parse tags it, the
+    head marginals of parse(marginals=True), and label features from which
+    label_distributions gives, on any tree, what it gives by encoding the sentence."""
+    data, fitted = memorized
+    parser = fitted.parser_
+    untagged = [s.with_columns({UPOS: ["_"] * len(s)}) for s in data]
+    mixed = list(parser.iter_mixture(untagged))
+    parsed = parser.parse(untagged, marginals=True)
+    assert [s.upos for s, _, _ in mixed] == [p.upos for p in parsed]
+    assert [s.lemmas for s, _, _ in mixed] == [p.lemmas for p in parsed]
+    for (_, mu, _), p in zip(mixed, parsed):
+        assert np.allclose(mu, p.analysis["heads"], atol=1e-6)
+    kept = list(parser.iter_mixture(data, keep_tags=True))
+    assert [s.upos for s, _, _ in kept] == [s.upos for s in data]
+    rng = np.random.default_rng(0)
+    trees = [np.array([-1, 0] + [int(rng.integers(1, m)) for m in range(2, len(s) + 1)])
+             for s in data]  # word 1 the root word, each other under a word before it
+    encoded = parser.label_distributions(data, trees)
+    features = [f for _, _, f in kept]
+    prepared = parser.label_distributions(data, trees, features)
+    assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(encoded, prepared))
+    monkeypatch.setattr(neural_parser, "BATCH_WORDS", 1)  # a call per sentence, by length
+    assert all(np.allclose(a, b) for a, b in zip(
+        prepared, parser.label_distributions(data, trees, features)))
 
 
 @pytest.fixture(scope="module")
