@@ -20,6 +20,7 @@ import os
 import zipfile
 import zlib
 from pathlib import Path
+from tokenize import TokenError
 
 import numpy as np
 
@@ -96,7 +97,13 @@ def _write_npz(handle, arrays: dict[str, np.ndarray]) -> None:
 def _rebuilt(archive, sparse) -> dict[str, np.ndarray]:
     """The arrays of an open archive, the sparse ones (name -> shape) rebuilt; ValueError
     where the header and the arrays disagree."""
-    content = {name: archive[name] for name in archive.files if name != "header"}
+    content = {}
+    for name in archive.files:
+        if name != "header":
+            try:
+                content[name] = archive[name]
+            except TokenError:  # numpy reading the array's damaged header
+                raise ValueError(f"{name}.npy has an unreadable array header") from None
     if not isinstance(sparse, dict):
         raise ValueError("its 'sparse' header is not an object")
     for name, shape in sparse.items():
@@ -134,6 +141,9 @@ def _read(path: Path, arrays: bool) -> tuple[dict, dict[str, np.ndarray]]:
                 raise ModelFileError(f"{path}: not an arborparse model file")
             sparse = meta.pop("sparse", {})
             content = _rebuilt(archive, sparse) if arrays else {}
+    except TokenError:  # numpy reading a damaged array header (of the header itself)
+        raise ModelFileError(f"{path}: a damaged model file (the header's array header is "
+                             "unreadable)") from None
     except (OSError, ValueError, MemoryError, zipfile.BadZipFile, EOFError, zlib.error) as err:
         raise ModelFileError(f"{path}: a damaged model file ({err})") from None
     return meta, content

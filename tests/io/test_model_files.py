@@ -1,4 +1,5 @@
 import json
+import re
 import zipfile
 import zlib
 
@@ -217,4 +218,25 @@ def test_a_hand_edited_sparse_layout_is_a_damaged_file(tmp_path, sparse):
              **{"w.nonzero": np.array([1, 6], dtype=np.uint32),
                 "w.values": np.array([0.5, -1.0], dtype=np.float32)})
     with pytest.raises(ModelFileError, match="a damaged model file"):
+        files.load(path, "test-kind", 1)
+
+
+@pytest.mark.parametrize("member", ["w", "header"])
+def test_an_array_with_a_damaged_header_is_a_damaged_file(tmp_path, member):
+    """An array whose .npy header numpy cannot tokenize (bytes written inside its
+    dictionary, its CRC made to match) is refused as a damaged file naming the array,
+    never a traceback."""
+    meta = {"format": "arborparse", "kind": "test-kind", "version": 1}
+    path = tmp_path / "m.npz"
+    np.savez(path, header=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+             w=np.arange(4.0))
+    with zipfile.ZipFile(path) as z:
+        kept = {n: z.read(n) for n in z.namelist()}
+    kept[f"{member}.npy"] = kept[f"{member}.npy"].replace(b"False", b"(((((")
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in kept.items():
+            z.writestr(name, data)
+    named = "w.npy has an unreadable array header" if member == "w" else \
+        "the header's array header is unreadable"
+    with pytest.raises(ModelFileError, match=re.escape(f"a damaged model file ({named})")):
         files.load(path, "test-kind", 1)
