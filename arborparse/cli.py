@@ -513,12 +513,14 @@ def info_cmd(model, as_json):
     version of each one's format in the file, options, the data it was trained on,
     language, dev scores, training time, warnings, the decoder the parser parses with
     (linear and neural), and a linear parser's reach and tag reach (the longest arcs it
-    scores), and the temperatures of a linear or neural parser's marginals; a file damaged
-    anywhere is refused."""
-    from arborparse.pipeline import info
+    scores), and the temperatures of a linear or neural parser's marginals; a file that
+    `parse` would refuse (damaged anywhere, of a newer version, its arrays not what its
+    header says) is refused."""
+    from arborparse.pipeline import info, load
 
     found = info(model)
     check_whole(model)
+    load(model)  # what the header alone does not show: the arrays, the versions
     if as_json:
         click.echo(json.dumps(found, indent=1))
         return
@@ -529,8 +531,7 @@ def info_cmd(model, as_json):
                 click.echo(f"{key:<20}" + (
                     "none (no arc left out for its length)" if value is None else
                     f"{value[0]} words before its word, {value[1]} after (longer arcs not "
-                    "scored)" if isinstance(value, list) and len(value) == 2 else
-                    f"{value!r} (invalid: the model file will not load)"))
+                    "scored)"))
         elif key == "tag_reach":
             dropped = (found.get("chosen_on_dev") or {}).get("tag_reach") is False
             if linear:
@@ -538,8 +539,7 @@ def info_cmd(model, as_json):
                     "none (dropped in training: dev LAS was higher without it)"
                     if value is None and dropped else "none" if value is None else
                     f"{value['tags']} tags, {value['pairs']} pairs of them seen as head and "
-                    "word (arcs farther than their pair's longest not scored)"
-                    if isinstance(value, dict) else "invalid: the model file will not load"))
+                    "word (arcs farther than their pair's longest not scored)"))
         elif key == "temperatures":
             if isinstance(value, dict):
                 labeler = (f", the second-stage labeler's labels {value['labeler']:.4g}"

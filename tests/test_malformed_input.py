@@ -2,6 +2,7 @@
 on stderr naming the file (and line), exit status 1, nothing partially written, nothing
 overwritten by surprise."""
 
+import io
 import os
 import signal
 import stat
@@ -10,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from treebanks import separable_text
@@ -547,3 +549,32 @@ def test_info_refuses_a_model_file_damaged_past_its_header(tmp_path):
     status, _, err = arborparse_cli("parse", "--model", damaged, "-")
     one_line_error(status, err, f"{damaged}: a damaged model file (")
     assert arborparse_cli("info", MODEL)[0] == 0
+
+
+@pytest.mark.parametrize("change", ["an array left out", "a newer version"])
+def test_info_refuses_what_parse_refuses(tmp_path, change):
+    """A model file whose checksums hold but which parse refuses (rewritten without one of
+    its arrays, or naming a version this arborparse does not read) is refused by `info`
+    with parse's line, nothing shown."""
+    import json
+    import zipfile
+
+    changed = tmp_path / "changed.npz"
+    with zipfile.ZipFile(MODEL) as archive:
+        kept = {name: archive.read(name) for name in archive.namelist()}
+    if change == "an array left out":
+        del kept["keys.npy"]
+    else:
+        with np.load(MODEL) as archive:
+            meta = json.loads(archive["header"].tobytes())
+        saved = io.BytesIO()
+        np.save(saved, np.frombuffer(json.dumps({**meta, "version": 99}).encode(),
+                                     dtype=np.uint8))
+        kept["header.npy"] = saved.getvalue()
+    with zipfile.ZipFile(changed, "w") as archive:
+        for name, data in kept.items():
+            archive.writestr(name, data)
+    _, _, refused = arborparse_cli("parse", "--model", changed, "-")
+    status, out, err = arborparse_cli("info", changed)
+    assert out == "" and err == refused
+    one_line_error(status, err, f"{changed}: ")

@@ -558,7 +558,7 @@ def test_a_resumed_training_keeps_the_tag_reach_only_where_its_checkpoint_did(fi
         assert (parser.tag_reach is not None) == kept
 
 
-def test_info_tells_the_tag_reach_or_that_the_file_will_not_load(fitted, tmp_path):
+def test_info_tells_the_tag_reach_or_refuses_a_file_that_will_not_load(fitted, tmp_path):
     from click.testing import CliRunner
 
     from arborparse.cli import cli
@@ -575,5 +575,5 @@ def test_info_tells_the_tag_reach_or_that_the_file_will_not_load(fitted, tmp_pat
     for bad in ({**table.header(), "before": [[True]]}, {**table.header(), "tags": "ABC"}):
         model_files.save(path, "linear", 2, {**header, "tag_reach": bad}, arrays, force=True)
         r = CliRunner().invoke(cli, ["info", str(path)])
-        assert r.exit_code == 0 and "tag_reach           invalid: the model file will not " \
-            "load" in r.output
+        assert r.exit_code == 1 and "header is invalid ('tag_reach': " in r.output, r.output
+        assert "tag_reach           " not in r.output  # refused as parse refuses it
