@@ -490,14 +490,20 @@ def combine_cmd(first, second, dev_path, weight, model_path, fmt, force):
 
     if weight is None and dev_path is None:
         raise click.UsageError("give --dev to choose the weight on, or --weight")
-    if dev_path is not None:
-        click.echo(f"both parsers parse {dev_path}, then each weight is scored on it", err=True)
 
     def report(w, scores):
         click.echo(f"weight {w:.1f}: dev UAS {scores['UAS']:.2f}  LAS {scores['LAS']:.2f}",
                    err=True)
-    model = arborparse.combine(first, second, dev_path, weight=weight, fmt=fmt, report=report,
-                               progress=True, path=model_path, force=force)
+    existed = os.path.exists(model_path)
+    try:
+        model = arborparse.combine(first, second, dev_path, weight=weight, fmt=fmt,
+                                   report=report, progress=True, path=model_path, force=force)
+    except (KeyboardInterrupt, Exception) as err:  # Ctrl-C, maybe wrapped by compiled code
+        if interrupt_of(err) is None:
+            raise
+        kept = " (the file there is kept as it was)" if existed else ""
+        raise KeyboardInterrupt(f"combining stopped; {model_path} was not written{kept}") \
+            from None
     members = model.info["members"]
     click.echo(f"{model_path}: {members['first']['family']} {members['first']['weight']:g} + "
                f"{members['second']['family']} {members['second']['weight']:g}" + (

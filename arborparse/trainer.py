@@ -53,6 +53,7 @@ FOLDS, FOLDS_LARGE, LARGE = 10, 5, 3000
 SCORES = ("UAS", "LAS", "UPOS", "XPOS", "UFeats", "Lemmas")
 UD_NAME = re.compile(r"(?:^|[^a-z0-9])([a-z]{2,3}(?:_[a-z0-9]+)?)-ud-(?:train|dev|test)",
                      re.IGNORECASE)
+UNKNOWN_LANGUAGE = "unknown"  # the language of a model whose data files are not named as UD's
 
 
 def train(train, dev=None, *, family: str = "linear", components=None,
@@ -411,12 +412,13 @@ def sentences_of(source, fmt: str, what: str) -> tuple[list[Sentence], dict]:
 
 
 def _language(data: dict) -> str:
-    """The UD file name's prefix (``en_ewt`` of ``en_ewt-ud-train.conllu``), or unknown."""
+    """The UD file name's prefix (``en_ewt`` of ``en_ewt-ud-train.conllu``), or
+    `UNKNOWN_LANGUAGE`."""
     for part in ("train", "dev"):
         match = UD_NAME.search((data[part] or {}).get("file") or "")
         if match:
             return match.group(1).lower()
-    return "unknown"
+    return UNKNOWN_LANGUAGE
 
 
 def _listed(names: list[str]) -> str:

@@ -451,31 +451,65 @@ def test_every_option_has_help():
                 assert param.help, f"{name} {param.opts} has no help"
 
 
-def test_ctrl_c_stops_a_long_mbr_parse(tmp_path):
-    """Two 1,000-word sentences take tens of seconds to parse by MBR; Ctrl-C once parsing has
-    begun stops the command while compiled code runs, with nothing written."""
-    words = "".join(separable_text(200).split("\n\n"))  # one block of many words
-    rows = [line.split("\t") for line in words.splitlines() if "\t" in line][:1000]
-    sentence = "".join("\t".join([str(i), *cols[1:6], str(i - 1), "dep", "_", "_"]) + "\n"
-                       for i, cols in enumerate(rows, 1)) + "\n"
-    long = tmp_path / "long.conllu"
-    long.write_text(sentence * 2)
-    out = tmp_path / "out.conllu"
-    proc = subprocess.Popen([sys.executable, "-m", "arborparse", "parse", "--model", str(MODEL),
-                             str(long), "--decode", "mbr", "-o", str(out)],
+def _started(*args) -> subprocess.Popen:
+    """The command running in a process of its own, its stderr read through a pipe."""
+    return subprocess.Popen([sys.executable, "-m", "arborparse", *map(str, args)],
                             stderr=subprocess.PIPE, text=True,
                             # a shell's background job inherits SIGINT ignored: undo that
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def _interrupted(proc: subprocess.Popen) -> tuple[int, str]:
+    """Ctrl-C half a second from now: (exit status, the rest of stderr)."""
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    return proc.returncode, err
+
+
+def _long_sentence() -> str:
+    """A 1,000-word sentence in CoNLL-U, each word under the one before it."""
+    words = "".join(separable_text(200).split("\n\n"))  # one block of many words
+    rows = [line.split("\t") for line in words.splitlines() if "\t" in line][:1000]
+    return "".join("\t".join([str(i), *cols[1:6], str(i - 1), "dep", "_", "_"]) + "\n"
+                   for i, cols in enumerate(rows, 1)) + "\n"
+
+
+def test_ctrl_c_stops_a_long_mbr_parse(tmp_path):
+    """Two 1,000-word sentences take tens of seconds to parse by MBR; Ctrl-C once parsing has
+    begun stops the command while compiled code runs, with nothing written."""
+    sentence = _long_sentence()
+    long = tmp_path / "long.conllu"
+    long.write_text(sentence * 2)
+    out = tmp_path / "out.conllu"
+    proc = _started("parse", "--model", MODEL, long, "--decode", "mbr", "-o", out)
     deadline = time.time() + 120  # parsing has begun when the output's temporary file exists
     while not list(tmp_path.glob(".out.conllu.*.tmp")) and time.time() < deadline \
             and proc.poll() is None:
         time.sleep(0.05)
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, err
+    status, err = _interrupted(proc)
+    assert status == 130, err
     assert err == f"Interrupted: parsing stopped; {out} was not written\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.conllu"]
+
+
+def test_ctrl_c_stops_combine_and_says_nothing_was_written(tmp_path):
+    """`combine` says it parses dev only once its inputs and output are checked (a refusal
+    comes alone); Ctrl-C while it parses dev stops it with exit status 130, says the output
+    was not written, and leaves no file behind."""
+    sentence = _long_sentence()
+    dev = tmp_path / "dev.conllu"
+    dev.write_text(sentence * 8)
+    status, _, err = arborparse_cli("combine", MODEL, MODEL, "--dev", dev, "-o", dev)
+    one_line_error(status, err, f"{dev} is also an input")
+    out = tmp_path / "both.npz"
+    proc = _started("combine", MODEL, MODEL, "--dev", dev, "-o", out)
+    assert proc.stderr.readline() == f"both parsers parse {dev}, then each weight is scored " \
+        "on it\n"
+    status, err = _interrupted(proc)
+    assert status == 130, err
+    assert err == f"Interrupted: combining stopped; {out} was not written\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dev.conllu"]
 
 
 def test_an_interrupted_parse_to_stdout_says_what_it_wrote_out():

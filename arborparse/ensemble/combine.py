@@ -23,7 +23,7 @@ from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
 from arborparse.io.model_files import check_output, is_model
 from arborparse.pipeline import Pipeline, load
-from arborparse.trainer import sentences_of
+from arborparse.trainer import UNKNOWN_LANGUAGE, sentences_of
 
 WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
 KEPT = ("defaults_by_size", "language")  # of the first model's record
@@ -54,8 +54,8 @@ def combine(first, second, dev=None, weight: float | None = None, fmt: str = "au
     weight : the first parser's share of the mixture, 0..1 (default: chosen on `dev`)
     fmt : the format of a `dev` path (``auto``, ``conllu``, ``conllx``)
     report : called with (weight, {"UAS": ..., "LAS": ...}) for each weight tried on dev
-    progress : a progress bar on stderr (where it is a terminal) while both parsers parse
-        dev
+    progress : say on stderr that both parsers parse dev (once the inputs and `path` are
+        checked), with a progress bar where stderr is a terminal
     path : where to save the combined model (checked before any work, as `train` checks
         its own: never one of the inputs, never a file that is not a model unless `force`;
         a model there is replaced with a warning unless `force`)
@@ -80,6 +80,9 @@ def combine(first, second, dev=None, weight: float | None = None, fmt: str = "au
     scores, tried, data = {}, {}, {}
     if dev is not None:
         gold, data["dev"] = sentences_of(dev, fmt, "dev")
+        if progress:
+            print(f"both parsers parse {dev if isinstance(dev, (str, os.PathLike)) else 'dev'}"
+                  ", then each weight is scored on it", file=sys.stderr)
         tagged = Pipeline(front.tagger, front.lemmatizer, None)  # tags as parsing predicts
         pairs = (pair for chunk in ensemble.members_parse(
             tagged.parse(gold, retag=True) if front.tagger is not None else gold,
@@ -122,10 +125,11 @@ def combine(first, second, dev=None, weight: float | None = None, fmt: str = "au
 
 def _warn_if_apart(front: Pipeline, other: Pipeline) -> None:
     """Warn where the two models are of different languages (as their records name them:
-    ``en`` of ``en_ewt``), or where fewer than half of the second parser's labels are the
+    ``en`` of ``en_ewt``; not where one does not know its own), or where fewer than half of the second parser's labels are the
     first's: parsers of different treebanks mix badly."""
-    languages = [str(m.info.get("language") or "").split("_")[0] for m in (front, other)]
-    if all(languages) and languages[0] != languages[1]:
+    languages = [str(m.info.get("language") or UNKNOWN_LANGUAGE).split("_")[0]
+                 for m in (front, other)]
+    if UNKNOWN_LANGUAGE not in languages and languages[0] != languages[1]:
         warnings.warn(f"the two models are of different languages ({languages[0]} and "
                       f"{languages[1]}, as their model files record them): an ensemble mixes "
                       "parsers of one language", stacklevel=3)

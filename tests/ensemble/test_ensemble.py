@@ -4,6 +4,7 @@ weights 1 and 0; `combine` chooses the weight on dev as the parse then scores it
 file round-trips, says what it is, and refuses what it cannot be."""
 
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -252,6 +253,10 @@ def test_combine_saves_where_told_never_over_its_inputs_and_warns_of_mismatch(pa
     french = Pipeline(parser=neural, info={"language": "fr_gsd"})
     with pytest.warns(UserWarning, match="different languages \\(en and fr"):
         arborparse.combine(english, french, weight=0.5)
+    unnamed = Pipeline(parser=neural, info={"language": "unknown"})  # data not named as UD's
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        arborparse.combine(english, unnamed, weight=0.5)
     toy = OnlineTrainer("perceptron", epochs=1, hash_bits=14, progress=False).fit(
         separable(1)).parser_
     with pytest.warns(UserWarning, match="fewer than half of the second parser's labels"):
