@@ -357,7 +357,8 @@ def _resumable(path, info: dict, table) -> tuple[dict, float]:
                               f"{before['family']} family; resume it as that family (model "
                               f"type {before['family']}) with the same data, components and "
                               "options")
-    differ = [k for k in ("components", "data") if before.get(k) != info[k]]
+    differ = ["components"] if before.get("components") != info["components"] else []
+    differ += _other_data(before.get("data"), info["data"])
     # an option added after the interrupted run's version had its default there
     theirs = {**{s.name: s.default for s in table.specs()}, **(before.get("options") or {})}
     changeable = {s.name for s in table.specs() if s.may_change}
@@ -369,6 +370,27 @@ def _resumable(path, info: dict, table) -> tuple[dict, float]:
                               "and options")
     kept = {**(before.get("scores") or {}), **(before.get("chosen_on_dev") or {})}
     return kept, float(before.get("training_seconds") or 0.0)
+
+
+def _other_data(before: dict | None, now: dict) -> list[str]:
+    """What differs between the data of an interrupted training and of its resumption
+    (`sentences_of`'s records by part): a part whose bytes (or, in memory, sizes) differ, said
+    with both records; the files' names do not count."""
+    if not isinstance(before, dict):
+        return ["data (the interrupted training's is not recorded)"]
+
+    def said(record) -> str:
+        if not record:
+            return "none"
+        digest = f", sha256 {record['sha256'][:12]}…" if record.get("sha256") else ""
+        return f"{record.get('file') or 'sentences given in memory'}, " \
+            f"{record.get('sentences')} sentences{digest}"
+
+    def content(record) -> dict:
+        return {k: v for k, v in (record or {}).items() if k != "file"}
+    return [f"{part} data ({said(before.get(part))}; now {said(now.get(part))})"
+            for part in sorted(set(before) | set(now))
+            if content(before.get(part)) != content(now.get(part))]
 
 
 def component_names(components, default: tuple[str, ...]) -> list[str]:

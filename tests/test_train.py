@@ -546,6 +546,21 @@ def test_a_resumed_training_records_no_size_for_what_is_given_now(tmp_path, monk
     assert nlp.info["defaults_by_size"] == {"train_sentences": len(data)}
 
 
+def test_resume_compares_the_data_by_content_not_by_file_name():
+    """The same bytes under another file name are the same data; other bytes are named
+    with both files; a part given or left out is named."""
+    from arborparse.trainer import _other_data
+
+    record = {"file": "a.conllu", "sha256": "1" * 64, "sentences": 5, "words": 40}
+    before = {"train": record, "dev": None}
+    assert _other_data(before, {"train": {**record, "file": "copy.conllu"}, "dev": None}) == []
+    assert _other_data(before, {"train": {**record, "sha256": "2" * 64}, "dev": None}) == [
+        "train data (a.conllu, 5 sentences, sha256 111111111111…; now a.conllu, 5 sentences, "
+        "sha256 222222222222…)"]
+    assert _other_data(before, {"train": record, "dev": record}) == [
+        "dev data (none; now a.conllu, 5 sentences, sha256 111111111111…)"]
+
+
 def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
     data, dev = separable(3), separable(1)
     options = dict(family="linear", components="parser", progress=False,
@@ -572,7 +587,10 @@ def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
                                               "family; resume it as that family"):
         arborparse.train(data, dev, path=path, resume=True, family="neural",
                          components="parser", progress=False)
-    with pytest.raises(ArborparseError, match="the interrupted training had other data"):
+    with pytest.raises(ArborparseError, match=re.escape(
+            "the interrupted training had other train data (sentences given in memory, "
+            f"{len(data)} sentences; now sentences given in memory, {len(separable(4))} "
+            "sentences)")):
         arborparse.train(separable(4), dev, path=path, resume=True, **options)
     with pytest.raises(ArborparseError, match=r"m.npz.checkpoint: the interrupted training "
                                               r"finished 2 epochs, more than epochs 1 allows: "
