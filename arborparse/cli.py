@@ -689,6 +689,7 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
     families apply to those families' models only; the others, to every model. The options
     the model does not take are refused."""
     from arborparse.options import OptionError, check_options
+    from arborparse.pipeline import KIND as PIPELINE_KIND
     from arborparse.pipeline import iter_parse_source, load, offer
 
     if scheduler is None:
@@ -705,11 +706,16 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
     given = {name: options[name] for name in _given(ctx, options)}
     try:  # every parser checks its options before it reads a sentence
         if scheduler is not None:  # the workers load the model; here its header is read
-            check_options(offer(model_path), given)
+            offered = offer(model_path)
+            check_options(offered, given)
+            if offered.kind == PIPELINE_KIND:
+                _warn_without_parser(model_path)
             _parse_on_cluster(input, model_path, output, fmt, scheduler, workers,
                               partition_kb, resume, force, given)
             return
         nlp, kept = load(model_path), [0]
+        if getattr(nlp, "parser", True) is None:
+            _warn_without_parser(model_path)
         if fmt in CONLL_FORMATS and getattr(nlp, "tagger", None) is not None and not (
                 given.get("retag") or given.get("keep_tags")):  # say what kept its tags
             parsed = nlp.iter_parse(_kept_tags(iter_conllu(input, fmt, encoding), kept),
@@ -773,6 +779,13 @@ def _kept_tags(sentences, kept: list[int]):
     for sentence in sentences:
         kept[0] += "_" not in sentence.upos
         yield sentence
+
+
+def _warn_without_parser(model_path) -> None:
+    """Say that the model has no parser: the output's trees are the input's."""
+    click.echo(f"Warning: {model_path} has no parser (arborparse info names its components): "
+               "it tokenizes, tags or lemmatizes, and HEAD and DEPREL are left as the input "
+               "has them", err=True)
 
 
 def _warn_empty(input, read_as: str) -> None:

@@ -222,6 +222,28 @@ def test_pipeline_keeps_given_tags_unless_told(tmp_path):
         arborparse.load(MODELS / "perceptron-v2.npz").parse([made])
 
 
+def test_parse_with_a_model_without_a_parser_says_so(tmp_path):
+    """A model of a tagger alone tags, and parse says on stderr that the trees are the
+    input's, serially and on a cluster; the output is written."""
+    from arborparse.pipeline import Pipeline
+    from arborparse.text.tagger import Tagger
+
+    data = separable()
+    model, given = tmp_path / "tagger.npz", tmp_path / "in.conllu"
+    Pipeline(Tagger(epochs=3, bits=14, progress=False).fit(data)).save(model)
+    given.write_text(separable_text(1))
+    for extra in ([], ["--scheduler", "local", "--workers", "1"]):
+        out = tmp_path / f"out{len(extra)}.conllu"
+        r = CliRunner().invoke(cli, ["parse", "--model", str(model), str(given), "-o",
+                                     str(out), "--retag", *extra])
+        assert r.exit_code == 0, r.output
+        assert f"Warning: {model} has no parser (arborparse info names its components): it " \
+            "tokenizes, tags or lemmatizes, and HEAD and DEPREL are left as the input has " \
+            "them" in " ".join(r.stderr.split())
+        assert [s.heads.tolist() for s in read_conllu(out)] == \
+            [s.heads.tolist() for s in read_conllu(given)]
+
+
 def test_pipeline_refuses_a_component_of_another_version(tmp_path):
     from arborparse.pipeline import Pipeline
     from arborparse.text.tagger import Tagger
