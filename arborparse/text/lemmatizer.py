@@ -4,8 +4,9 @@ do).
 
 An edit script rewrites a form into its lemma: cut a prefix and a suffix (stored as the
 strings cut, so a script applies only to forms that have them), add others, and lowercase
-the result or keep the form's case: ``("", "", "ies", "y", lower)`` turns ``Puppies`` into
-``puppy``. Scripts are read off the training pairs (the longest common substring of the
+the result, capitalise it (its first letter upper case, the others lower) or keep the form's
+case: ``("", "", "ies", "y", lower)`` turns ``Puppies`` into ``puppy``, ``("", "", "", "",
+title)`` ``SMITH`` into ``Smith``. Scripts are read off the training pairs (the longest common substring of the
 lowercased form and lemma is kept); a pair no script of that kind describes keeps its lemma
 whole. The classifier (`arborparse.text.classifier`) chooses among the scripts seen with
 the word's UPOS that apply to the form, reading the word, its context and its UPOS and
@@ -38,9 +39,11 @@ from arborparse.text.classifier import Classifier, candidate_arrays, offsets
 from arborparse.text.features import word_features
 from arborparse.text.rules import whole_pattern
 
-VERSION = 5  # of the lemmatizer inside a model file (4: the classes of a feature side by side;
-# 5: the shapes of words without case, the writing systems of each script)
-KEEP, LOWER = "keep", "lower"
+VERSION = 6  # of the lemmatizer inside a model file (4: the classes of a feature side by side;
+# 5: the shapes of words without case, the writing systems of each script; 6: scripts that
+# capitalise, which a reader of 5 would apply as keeping the case)
+OLDEST = 5
+KEEP, LOWER, TITLE = "keep", "lower", "title"
 OWN = ("url", "email", "path")  # the kinds of `WHOLE` that may be their own lemma
 FOUND = 1 << 17  # (form, UPOS) pairs whose candidate scripts are kept between calls
 
@@ -66,9 +69,10 @@ def edit_script(form: str, lemma: str) -> tuple[str, str, str, str, str]:
     if match.size == 0:
         script = (f, lemma, "", "", KEEP)
     else:
-        case = LOWER if lemma == lemma.lower() else KEEP
-        script = (f[:match.a], l[:match.b], f[match.a + match.size:], l[match.b + match.size:],
-                  case)
+        rewrite = (f[:match.a], l[:match.b], f[match.a + match.size:], l[match.b + match.size:])
+        script = (*rewrite, LOWER if lemma == lemma.lower() else KEEP)
+        if apply_script(form, script) != lemma:  # ``SMITH`` or ``smith`` -> ``Smith``
+            script = (*rewrite, TITLE)
     if apply_script(form, script) != lemma:  # case the script cannot express
         script = (f, lemma, "", "", KEEP)
     return script
@@ -111,6 +115,8 @@ def apply_script(form: str, script) -> str:
     cut_prefix, add_prefix, cut_suffix, add_suffix, case = script
     core = form[len(cut_prefix):len(form) - len(cut_suffix)]
     lemma = add_prefix + core + add_suffix
+    if case == TITLE:
+        return lemma[:1].upper() + lemma[1:].lower()
     return lemma.lower() if case == LOWER else lemma
 
 

@@ -14,7 +14,10 @@ from arborparse.text.lemmatizer import (Lemmatizer, applies, apply_script, edit_
     ("ran", "run", ("", "", "an", "un", "lower")),
     ("London", "London", ("", "", "", "", "keep")),
     ("went", "go", ("went", "go", "", "", "keep")),
-    ("ungebunden", "binden", ("ungebu", "bi", "", "", "lower"))])
+    ("ungebunden", "binden", ("ungebu", "bi", "", "", "lower")),
+    ("SMITH", "Smith", ("", "", "", "", "title")),
+    ("ՀԱՅԱՍՏԱՆԻ", "Հայաստան", ("", "", "ի", "", "title")),
+    ("smith", "Smith", ("", "", "", "", "title"))])
 def test_edit_scripts(form, lemma, script):
     assert edit_script(form, lemma) == script
     assert apply_script(form, script) == lemma and applies(form, script)
@@ -41,6 +44,43 @@ def test_seen_words_and_new_words():
     assert lemmatizer.lemmas(train)[:2] == [s.lemmas for s in train[:2]]
     (out,) = lemmatizer.lemmatize(new)
     assert out.lemmas == ["cat", "run"] and out.forms == ["cats", "runs"]
+
+
+def test_an_unseen_capitalised_word_in_capitals_gets_a_capitalised_lemma():
+    """Proper nouns written in capitals whose lemmas are capitalised (a heading's names)
+    teach the capitalising script: a name in capitals never seen gets its lemma so, a word
+    in capitals whose lemmas are lower case stays lower case."""
+    rows = []
+    for k, name in enumerate(["SMITH", "JONES", "BROWN", "TAYLOR", "WILSON", "DAVIES"] * 3):
+        rows.append(f"1\tTHE\tthe\tDET\t_\t_\t2\tdet\t_\t_\n"
+                    f"2\t{name}\t{name.title()}\tPROPN\t_\t_\t0\troot\t_\t_\n\n")
+        rows.append(f"1\tthe\tthe\tDET\t_\t_\t2\tdet\t_\t_\n"
+                    f"2\t{name.title()}\t{name.title()}\tPROPN\t_\t_\t0\troot\t_\t_\n\n")
+    lemmatizer = Lemmatizer(epochs=5, bits=14).fit(read_conllu(io.StringIO("".join(rows))))
+    new = read_conllu(io.StringIO("1\tTHE\t_\tDET\t_\t_\t2\tdet\t_\t_\n"
+                                  "2\tROBERTS\t_\tPROPN\t_\t_\t0\troot\t_\t_\n\n"))
+    assert lemmatizer.lemmas(new) == [["the", "Roberts"]]
+
+
+def test_a_lemmatizer_of_the_version_before_capitalising_scripts_loads(tmp_path):
+    """A model file whose lemmatizer is version 5 (no capitalising scripts, each applied as
+    it was) loads and lemmatizes as before; 4 is refused."""
+    import arborparse
+    from arborparse.io import model_files
+    from arborparse.io.model_files import ModelFileError
+    from arborparse.pipeline import Pipeline
+
+    train = lemmatized(separable_text())
+    header, arrays = Pipeline(lemmatizer=Lemmatizer(epochs=2, bits=12).fit(train)).parts()
+    for version in (5, 4):
+        header["components"]["lemmatizer"]["version"] = version
+        model_files.save(tmp_path / "p.npz", "pipeline", 1, header, arrays, force=True)
+        if version == 5:
+            loaded = arborparse.load(tmp_path / "p.npz")
+            assert loaded.lemmatizer.lemmas(train[:2]) == [s.lemmas for s in train[:2]]
+        else:
+            with pytest.raises(ModelFileError, match="lemmatizer is version 4"):
+                arborparse.load(tmp_path / "p.npz")
 
 
 def test_treebank_without_lemmas():
