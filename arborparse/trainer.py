@@ -384,7 +384,7 @@ def _other_data(before: dict | None, now: dict) -> list[str]:
             return "none"
         digest = f", sha256 {record['sha256'][:12]}…" if record.get("sha256") else ""
         return f"{record.get('file') or 'sentences given in memory'}, " \
-            f"{record.get('sentences')} sentences{digest}"
+            f"{record.get('sentences')} sentences, {record.get('words')} words{digest}"
 
     def content(record) -> dict:
         return {k: v for k, v in (record or {}).items() if k != "file"}

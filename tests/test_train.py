@@ -555,10 +555,10 @@ def test_resume_compares_the_data_by_content_not_by_file_name():
     before = {"train": record, "dev": None}
     assert _other_data(before, {"train": {**record, "file": "copy.conllu"}, "dev": None}) == []
     assert _other_data(before, {"train": {**record, "sha256": "2" * 64}, "dev": None}) == [
-        "train data (a.conllu, 5 sentences, sha256 111111111111…; now a.conllu, 5 sentences, "
-        "sha256 222222222222…)"]
+        "train data (a.conllu, 5 sentences, 40 words, sha256 111111111111…; now a.conllu, 5 "
+        "sentences, 40 words, sha256 222222222222…)"]
     assert _other_data(before, {"train": record, "dev": record}) == [
-        "dev data (none; now a.conllu, 5 sentences, sha256 111111111111…)"]
+        "dev data (none; now a.conllu, 5 sentences, 40 words, sha256 111111111111…)"]
 
 
 def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
@@ -589,8 +589,8 @@ def test_resume_continues_a_linear_training_bit_for_bit(tmp_path, monkeypatch):
                          components="parser", progress=False)
     with pytest.raises(ArborparseError, match=re.escape(
             "the interrupted training had other train data (sentences given in memory, "
-            f"{len(data)} sentences; now sentences given in memory, {len(separable(4))} "
-            "sentences)")):
+            f"{len(data)} sentences, {sum(map(len, data))} words; now sentences given in "
+            f"memory, {len(separable(4))} sentences, {sum(map(len, separable(4)))} words)")):
         arborparse.train(separable(4), dev, path=path, resume=True, **options)
     with pytest.raises(ArborparseError, match=r"m.npz.checkpoint: the interrupted training "
                                               r"finished 2 epochs, more than epochs 1 allows: "

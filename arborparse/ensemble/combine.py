@@ -125,8 +125,8 @@ def combine(first, second, dev=None, weight: float | None = None, fmt: str = "au
 
 def _warn_if_apart(front: Pipeline, other: Pipeline) -> None:
     """Warn where the two models are of different languages (as their records name them:
-    ``en`` of ``en_ewt``; not where one does not know its own), or where fewer than half of the second parser's labels are the
-    first's: parsers of different treebanks mix badly."""
+    ``en`` of ``en_ewt``; not where one does not know its own), or where fewer than half of
+    the second parser's labels are the first's: parsers of different treebanks mix badly."""
     languages = [str(m.info.get("language") or UNKNOWN_LANGUAGE).split("_")[0]
                  for m in (front, other)]
     if UNKNOWN_LANGUAGE not in languages and languages[0] != languages[1]:

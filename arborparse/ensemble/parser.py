@@ -100,7 +100,7 @@ class EnsembleParser:
         for chunk in chunks(firsts, CHUNK):
             seconds = self.second.iter_mixture([s for s, _, _ in chunk], **_tag_options(
                 self.second, keep_tags=True))
-            yield list(zip(chunk, seconds))
+            yield list(zip(chunk, seconds, strict=True))  # to its end: its warnings too
 
     def heads(self, first: tuple, second: tuple, decoder: str | None = None
               ) -> tuple[np.ndarray, np.ndarray]:
@@ -141,6 +141,7 @@ class EnsembleParser:
         `mu`, ``HeadProb`` and ``LabelProb`` and ``analysis["heads"]``."""
         best = distribution.argmax(axis=1)
         parsed = first.with_tree(heads, [self.labels[i] for i in best])
+        parsed.analysis = None  # what an earlier parse left: the mixture's alone, if any
         if mu is None:
             return parsed
         words = np.arange(1, len(heads))

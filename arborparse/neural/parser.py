@@ -144,22 +144,15 @@ class NeuralParser:
                      want_mu: bool, retag: bool, keep_tags: bool,
                      k: int | None = None) -> list[Sentence]:
         net, vocab = self.network, self.vocab
-        for s in sentences:
-            self.check_fits(s, mbr or want_mu or bool(k))
-        device = next(net.parameters()).device
-        batch = Batch.of(vocab, sentences)
-        lengths = batch.lengths
         with torch.inference_mode():
-            states = net.encode(batch.to(device))
-            S, sib = self._scores(states)
+            lengths, states, S, sib, words = self._encoded(sentences, mbr or want_mu or bool(k))
             projective = decoder == "eisner"
             mu = marginals(S.double(), lengths, projective, self.single_root,
                            sib) if mbr or want_mu else None
             kbest = self._kbest(tb.TreeCRF(S.double(), lengths, projective, self.single_root),
                                 states, lengths, k) if k else None
             heads = decode(S, lengths, projective, self.single_root, mu if mbr else None, sib)
-            words = word_mask(lengths, S.shape[1]).to(device)
-            label_scores = net.label_scores(states, heads.to(device), words).float().cpu()
+            label_scores = net.label_scores(states, heads.to(states.device), words).float().cpu()
             labels = self._best_labels(label_scores, heads[words.cpu()])
             columns = self._tag_columns(sentences, states, words, retag, keep_tags)
         offsets = np.cumsum([0] + [len(s) for s in sentences]).tolist()
@@ -223,22 +216,32 @@ class NeuralParser:
     def _mixture_batch(self, sentences: list[Sentence], retag: bool, keep_tags: bool
                        ) -> list[tuple]:
         """`iter_mixture` of a batch of sentences."""
-        for s in sentences:
-            self.check_fits(s, marginals=True)
-        net = self.network
-        device = next(net.parameters()).device
-        batch = Batch.of(self.vocab, sentences)
         with torch.inference_mode():
-            states = net.encode(batch.to(device))
-            S, sib = self._scores(states)
-            mu = marginals(S.double(), batch.lengths, self.decoder == "eisner",
-                           self.single_root, sib)
-            words = word_mask(batch.lengths, S.shape[1]).to(device)
+            lengths, states, S, sib, words = self._encoded(sentences, marginals=True)
+            mu = marginals(S.double(), lengths, self.decoder == "eisner", self.single_root,
+                           sib)
             columns = self._tag_columns(sentences, states, words, retag, keep_tags)
-            head, dep = (f.float().cpu().numpy() for f in net.label_features(states))
+            features = self._label_features(sentences, states)
         return [(s.with_columns(c) if c else s, mu[b].numpy()[:len(s) + 1, :len(s) + 1],
-                 (head[b, :len(s) + 1], dep[b, 1:len(s) + 1]))
-                for b, (s, c) in enumerate(zip(sentences, columns))]
+                 features[b]) for b, (s, c) in enumerate(zip(sentences, columns))]
+
+    def _encoded(self, sentences: list[Sentence], marginals: bool) -> tuple:
+        """(lengths, the encoder's states, arc scores, sibling scores or None, the words'
+        positions (B, N+1)) of a batch of sentences, each checked to fit in memory with
+        room for its `marginals` or not (`check_fits`); in the caller's inference mode."""
+        for s in sentences:
+            self.check_fits(s, marginals)
+        device = next(self.network.parameters()).device
+        batch = Batch.of(self.vocab, sentences)
+        states = self.network.encode(batch.to(device))
+        S, sib = self._scores(states)
+        return batch.lengths, states, S, sib, word_mask(batch.lengths, S.shape[1]).to(device)
+
+    def _label_features(self, sentences: list[Sentence], states: torch.Tensor) -> list[tuple]:
+        """Each sentence's label features (`Network.label_features`, on the CPU): the heads'
+        (n+1, d+1) and the words' (n, d+1)."""
+        head, dep = (f.float().cpu().numpy() for f in self.network.label_features(states))
+        return [(head[b, :len(s) + 1], dep[b, 1:len(s) + 1]) for b, s in enumerate(sentences)]
 
     def _scores(self, states: torch.Tensor, temperature: float | None = None):
         """(arc scores (B, N+1, N+1), sibling scores (B, N+1, N+1, N+1) or None) / T (the
@@ -328,28 +331,20 @@ class NeuralParser:
         where and only where the head is 0), as ``LabelProb`` gives them for the labels
         chosen; the sentences encoded in batches of similar length, or, given `prepared`
         (each one's label features, from `iter_mixture`), not encoded again."""
-        if prepared is not None:
-            return self._prepared_distributions(prepared, trees)
-        net, found = self.network, [None] * len(sentences)
-        net.eval()
-        device = next(net.parameters()).device
-        for group in batches(sentences, BATCH_WORDS):
-            chosen = [sentences[i] for i in group]
-            for s in chosen:
-                self.check_fits(s)
-            batch = Batch.of(self.vocab, chosen)
-            with torch.inference_mode():
-                states = net.encode(batch.to(device))
-                heads = torch.zeros(len(group), states.shape[1], dtype=torch.long)
-                for b, i in enumerate(group):
-                    heads[b, :len(trees[i])] = torch.as_tensor(np.asarray(trees[i]))
-                words = word_mask(batch.lengths, states.shape[1]).to(device)
-                scores = net.label_scores(states, heads.to(device), words).float().cpu().numpy()
-            offsets = np.cumsum([0] + [len(s) for s in chosen])
-            for b, i in enumerate(group):
-                found[i] = self._label_distribution(scores[offsets[b]:offsets[b + 1]],
-                                                    np.asarray(trees[i])[1:])
-        return found
+        if prepared is None:
+            prepared = [None] * len(sentences)
+            net = self.network
+            net.eval()
+            device = next(net.parameters()).device
+            for group in batches(sentences, BATCH_WORDS):
+                chosen = [sentences[i] for i in group]
+                for s in chosen:
+                    self.check_fits(s)
+                with torch.inference_mode():
+                    states = net.encode(Batch.of(self.vocab, chosen).to(device))
+                    for i, features in zip(group, self._label_features(chosen, states)):
+                        prepared[i] = features
+        return self._prepared_distributions(prepared, trees)
 
     def _prepared_distributions(self, prepared: list, trees: list) -> list[np.ndarray]:
         """`label_distributions` from the sentences' label features (`iter_mixture`), about
@@ -358,7 +353,8 @@ class NeuralParser:
         device = next(net.parameters()).device
         for group in batches(trees, BATCH_WORDS):
             heads = [np.asarray(trees[i])[1:] for i in group]
-            head = np.concatenate([prepared[i][0][h] for i, h in zip(group, heads)])
+            head = np.concatenate([prepared[i][0][np.maximum(h, 0)]  # -1: as the root
+                                   for i, h in zip(group, heads)])
             dep = np.concatenate([prepared[i][1] for i in group])
             with torch.inference_mode():
                 scores = net.label_products(torch.from_numpy(dep).to(device),

@@ -6,9 +6,9 @@ An edit script rewrites a form into its lemma: cut a prefix and a suffix (stored
 strings cut, so a script applies only to forms that have them), add others, and lowercase
 the result, capitalise it (its first letter upper case, the others lower) or keep the form's
 case: ``("", "", "ies", "y", lower)`` turns ``Puppies`` into ``puppy``, ``("", "", "", "",
-title)`` ``SMITH`` into ``Smith``. Scripts are read off the training pairs (the longest common substring of the
-lowercased form and lemma is kept); a pair no script of that kind describes keeps its lemma
-whole. The classifier (`arborparse.text.classifier`) chooses among the scripts seen with
+title)`` ``SMITH`` into ``Smith``. Scripts are read off the training pairs (the longest
+common substring of the lowercased form and lemma is kept); a pair no script of that kind
+describes keeps its lemma whole. The classifier (`arborparse.text.classifier`) chooses among the scripts seen with
 the word's UPOS that apply to the form, reading the word, its context and its UPOS and
 FEATS. A script's score is its own weights' and those of its parts (`script_parts`: the
 prefix rewrite, the suffix rewrite, the case), which it shares with every script that has

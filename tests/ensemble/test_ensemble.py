@@ -62,6 +62,44 @@ def test_at_weights_1_and_0_each_parser_parses_as_its_own_mbr(parts):
     assert [s.upos for s in second] == [s.upos for s in tagged]  # the input's tags
 
 
+def test_each_member_reads_a_sentence_once_and_a_neural_first_tags_as_it_parses(
+        parts, monkeypatch):
+    """Parsing encodes each sentence once in each parser (the neural network's encoder one
+    call per batch, the linear model's encoding one per sentence); a neural first parser
+    gives the tags and lemmas its own parse gives; what an earlier parse left in the
+    sentences' analysis is gone; a linear second parser's warning of words without tags is
+    given."""
+    from arborparse.io.validate import MissingTagsWarning
+    from arborparse.linear.model import LinearModel
+    from arborparse.neural.network import Network
+
+    pipeline, neural, _, tagged = parts
+    calls = {"encode": 0, "encoded": 0}
+    encode, encoded = Network.encode, LinearModel.encoded
+
+    def counted(name, method):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return method(*args, **kwargs)
+        return wrapper
+    monkeypatch.setattr(Network, "encode", counted("encode", encode))
+    monkeypatch.setattr(LinearModel, "encoded", counted("encoded", encoded))
+    EnsembleParser(pipeline.parser, neural, 0.5).parse(tagged, marginals=True)
+    assert calls == {"encode": 1, "encoded": len(tagged)}  # 40 sentences: one batch
+    monkeypatch.setattr(Network, "encode", encode)
+    monkeypatch.setattr(LinearModel, "encoded", encoded)
+    analysed = neural.parse(tagged, marginals=True, kbest=2)  # analysis: heads, kbest
+    untagged = [s.with_columns({UPOS: ["_"] * len(s)}) for s in analysed]
+    mixed = EnsembleParser(neural, pipeline.parser, 0.5)
+    assert [s.upos for s in mixed.parse(untagged)] == \
+        [s.upos for s in neural.parse(untagged)]
+    assert all(s.analysis is None for s in mixed.parse(analysed))
+    assert all(set(s.analysis) == {"heads"} for s in mixed.parse(analysed, marginals=True))
+    partly = [tagged[0].with_columns({UPOS: ["_"] + tagged[0].upos[1:]}), *tagged[1:3]]
+    with pytest.warns(MissingTagsWarning, match="1 word"):
+        mixed.parse(partly, keep_tags=True)
+
+
 @pytest.mark.parametrize("decoder", ["mst", "eisner"])
 def test_the_tree_is_the_best_of_the_mixture_and_the_marginals_are_its(parts, decoder):
     """Brute force over every tree of the short sentences: no tree has a higher sum of the

@@ -398,7 +398,8 @@ def test_label_distributions_are_labelprob_of_every_label_on_any_tree(memorized)
         assert other[0, root] == pytest.approx(1) and not other[1:, root].any()
 
 
-def test_iter_mixture_is_what_parse_gives_encoded_once(memorized, monkeypatch):
+def test_iter_mixture_is_what_parse_gives_and_its_features_label_any_tree(memorized,
+                                                                          monkeypatch):
     """iter_mixture (what an ensemble mixes): each sentence tagged as parse tags it, the
     head marginals of parse(marginals=True), and label features from which
     label_distributions gives, on any tree, what it gives by encoding the sentence."""
