@@ -494,10 +494,13 @@ def combine_cmd(first, second, dev_path, weight, model_path, fmt, force):
     def report(w, scores):
         click.echo(f"weight {w:.1f}: dev UAS {scores['UAS']:.2f}  LAS {scores['LAS']:.2f}",
                    err=True)
+    def combined():  # in a thread of its own (`_interruptible`): Ctrl-C stops it at once,
+        # even while compiled code reads a long sentence for minutes
+        yield arborparse.combine(first, second, dev_path, weight=weight, fmt=fmt,
+                                 report=report, progress=True, path=model_path, force=force)
     existed = os.path.exists(model_path)
     try:
-        model = arborparse.combine(first, second, dev_path, weight=weight, fmt=fmt,
-                                   report=report, progress=True, path=model_path, force=force)
+        (model,) = _interruptible(combined())
     except (KeyboardInterrupt, Exception) as err:  # Ctrl-C, maybe wrapped by compiled code
         if interrupt_of(err) is None:
             raise
