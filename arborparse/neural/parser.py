@@ -225,17 +225,22 @@ class NeuralParser:
         return [(s.with_columns(c) if c else s, mu[b].numpy()[:len(s) + 1, :len(s) + 1],
                  features[b]) for b, (s, c) in enumerate(zip(sentences, columns))]
 
-    def _encoded(self, sentences: list[Sentence], marginals: bool) -> tuple:
-        """(lengths, the encoder's states, arc scores, sibling scores or None, the words'
-        positions (B, N+1)) of a batch of sentences, each checked to fit in memory with
-        room for its `marginals` or not (`check_fits`); in the caller's inference mode."""
+    def _states(self, sentences: list[Sentence], marginals: bool = False) -> tuple:
+        """(lengths, the encoder's states) of a batch of sentences, each checked to fit in
+        memory with room for its `marginals` or not (`check_fits`); in the caller's
+        inference mode."""
         for s in sentences:
             self.check_fits(s, marginals)
-        device = next(self.network.parameters()).device
         batch = Batch.of(self.vocab, sentences)
-        states = self.network.encode(batch.to(device))
+        return batch.lengths, self.network.encode(batch.to(next(
+            self.network.parameters()).device))
+
+    def _encoded(self, sentences: list[Sentence], marginals: bool) -> tuple:
+        """(lengths, the encoder's states, arc scores, sibling scores or None, the words'
+        positions (B, N+1)) of a batch of sentences (`_states`)."""
+        lengths, states = self._states(sentences, marginals)
         S, sib = self._scores(states)
-        return batch.lengths, states, S, sib, word_mask(batch.lengths, S.shape[1]).to(device)
+        return lengths, states, S, sib, word_mask(lengths, S.shape[1]).to(states.device)
 
     def _label_features(self, sentences: list[Sentence], states: torch.Tensor) -> list[tuple]:
         """Each sentence's label features (`Network.label_features`, on the CPU): the heads'
@@ -332,19 +337,13 @@ class NeuralParser:
         chosen; the sentences encoded in batches of similar length, or, given `prepared`
         (each one's label features, from `iter_mixture`), not encoded again."""
         if prepared is None:
-            prepared = [None] * len(sentences)
-            net = self.network
-            net.eval()
-            device = next(net.parameters()).device
-            for group in batches(sentences, BATCH_WORDS):
-                chosen = [sentences[i] for i in group]
-                for s in chosen:
-                    self.check_fits(s)
-                with torch.inference_mode():
-                    states = net.encode(Batch.of(self.vocab, chosen).to(device))
-                    for i, features in zip(group, self._label_features(chosen, states)):
-                        prepared[i] = features
+            prepared = list(self._batched(sentences, self._encoded_features))
         return self._prepared_distributions(prepared, trees)
+
+    def _encoded_features(self, sentences: list[Sentence]) -> list[tuple]:
+        """`_label_features` of a batch of sentences, encoded (`_states`)."""
+        with torch.inference_mode():
+            return self._label_features(sentences, self._states(sentences)[1])
 
     def _prepared_distributions(self, prepared: list, trees: list) -> list[np.ndarray]:
         """`label_distributions` from the sentences' label features (`iter_mixture`), about
