@@ -387,8 +387,10 @@ class _TrainCommand(click.Command):
               show_default=True,
               help="The parser's family: linear (the graph-based parser; first-order is its "
                    "older name), isbn (the generative Incremental Sigmoid Belief Network "
-                   "parser, Titov & Henderson 2007) or neural (a BiLSTM with biaffine scores "
-                   "trained with a tree objective, which also tags and lemmatizes).")
+                   "parser, Titov & Henderson 2007), neural (a BiLSTM with biaffine scores "
+                   "trained with a tree objective, which also tags and lemmatizes) or "
+                   "ensemble (a linear pipeline and a neural parser, each with its family's "
+                   "defaults, combined as arborparse combine does; needs --dev).")
 @click.option("--train", "train_path", required=True, type=click.Path(),
               help="Training treebank (CoNLL-U or CoNLL-X).")
 @click.option("--dev", "dev_path", type=click.Path(),

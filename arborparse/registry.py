@@ -18,11 +18,14 @@ class Family:
     """Where a family keeps its pieces, as ``"module:attribute"``: `options` (its
     `FamilyOptions` table), `parser` (the class that loads its model files), `trainer` (a
     callable ``(options, *, dev, progress, checkpoint, resume, client) -> trainer``; None
-    for a family made otherwise than by training, `MADE`)."""
+    for a family whose parser is made of other families' trained parsers) and `trains`
+    (for such a family, what `arborparse.train` hands its training to: a callable taking
+    `arborparse.train`'s arguments, the family's options among them)."""
 
     options: str
     parser: str
     trainer: str | None
+    trains: str | None = None
 
 
 FAMILIES = {
@@ -36,12 +39,10 @@ FAMILIES = {
                      "arborparse.neural.parser:NeuralParser",
                      "arborparse.neural.train:NeuralTrainer.from_options"),
     "ensemble": Family("arborparse.ensemble.options:EnsembleOptions",
-                       "arborparse.ensemble.parser:EnsembleParser", None),
+                       "arborparse.ensemble.parser:EnsembleParser", None,
+                       "arborparse.ensemble.train:train"),
 }
-# how the families without a trainer are made
-MADE = {"ensemble": "arborparse combine FIRST SECOND --dev DEV (arborparse.combine) mixes two "
-                    "trained models' parsers"}
-TRAINED = tuple(name for name, family in FAMILIES.items() if family.trainer is not None)
+TRAINED = tuple(FAMILIES)
 # older names, still read in scripts and model files
 ALIASES = {"first-order": "linear"}
 
@@ -74,16 +75,13 @@ def parser_class(name: str):
     return resolve(FAMILIES[canonical(name)].parser)
 
 
-def trained(name: str) -> str:
-    """The family's name (`canonical`), refused (ArborparseError) where it is not trained
-    but made otherwise (`MADE` says how)."""
-    name = canonical(name)
-    if name not in TRAINED:
-        raise ArborparseError(f"the {name} family is not trained: {MADE[name]}; the trained "
-                              f"families are {', '.join(TRAINED)}")
-    return name
-
-
 def trainer(name: str, options, **context):
     """The trainer of the family `name` for `options` (see `Family`)."""
-    return resolve(FAMILIES[trained(name)].trainer)(options, **context)
+    return resolve(FAMILIES[canonical(name)].trainer)(options, **context)
+
+
+def trains(name: str):
+    """What trains a model of the family `name` whose parser is made of other families'
+    (`Family.trains`), or None for a family with a trainer of its own."""
+    where = FAMILIES[canonical(name)].trains
+    return None if where is None else resolve(where)

@@ -66,7 +66,9 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     ----------
     train, dev : paths of treebanks (CoNLL-U or CoNLL-X, as `fmt` says), or iterables of
         `Sentence`; without dev the last epoch is kept (and C is not chosen)
-    family : ``"linear"`` (``"first-order"`` is its older name), ``"isbn"`` or ``"neural"``
+    family : ``"linear"`` (``"first-order"`` is its older name), ``"isbn"``, ``"neural"``
+        or ``"ensemble"`` (a linear pipeline and a neural parser, each with its family's
+        defaults, combined: `arborparse.ensemble.train`)
     components : names among tokenizer, tagger, lemmatizer, parser (a list, or a
         comma-separated string); default: the family's (`FamilyOptions.components`)
     progress : progress bars and a line per epoch on stderr
@@ -92,7 +94,11 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     began = time.perf_counter()
     if family == "first-order" and options.get("order") is None:
         options = {**options, "order": 1}  # the older name asks for the first order
-    family = registry.trained(family)
+    family = registry.canonical(family)
+    made = registry.trains(family)
+    if made is not None:  # a parser made of other families' trained parsers
+        return made(train, dev, components=components, progress=progress, path=path,
+                    resume=resume, force=force, lang=lang, folds=folds, fmt=fmt, **options)
     table = registry.options_table(family).of(options)
     parts = component_names(components, table.components)
     if dev is None and options.get("extend") not in (None, 0):  # 0 asks for nothing more

@@ -1,7 +1,7 @@
 """Many languages from raw text: our default pipeline against UDPipe 1, each trained here on
 the same files, scored with the official CoNLL 2018 script.
 
-    python bench/languages.py run FOLDER [FOLDER ...] [--model-type linear|neural]
+    python bench/languages.py run FOLDER [FOLDER ...] [--model-type linear|neural|ensemble]
                               [--train-options "--order 2"] [--systems arborparse udpipe]
                               [--workdir bench/runs/languages] [--results bench/languages.jsonl]
     python bench/languages.py table [--results bench/languages.jsonl]
@@ -12,7 +12,7 @@ larger files) trains on its dev set instead: the first five sixths of its senten
 the last sixth picks the epoch; the row says ``"trained_on": "dev"``. Both systems get the
 same two files, so the comparison stays fair and the figures stay below a full training's.
 
-Ours: ``arborparse train --train T --dev D --model M [--model-type neural]``, nothing else
+Ours: ``arborparse train --train T --dev D --model M [--model-type neural|ensemble]``, nothing else
 (the defaults, the same for every language; `--train-options` adds options, named in the
 row's system), then ``arborparse parse --input-format text``
 on the test set's text (rebuilt from its tokens and ``SpaceAfter=No``, paragraphs separated
@@ -178,7 +178,7 @@ def main():
     sub = ap.add_subparsers(dest="command", required=True)
     p = sub.add_parser("run")
     p.add_argument("folders", nargs="+", type=Path)
-    p.add_argument("--model-type", choices=("linear", "neural"), default="linear")
+    p.add_argument("--model-type", choices=("linear", "neural", "ensemble"), default="linear")
     p.add_argument("--train-options", default="", help="more arborparse train options")
     p.add_argument("--systems", nargs="+", choices=sorted(SYSTEMS),
                    default=["arborparse", "udpipe"])

@@ -1,5 +1,6 @@
-"""What an ensemble offers when it parses: `EnsembleOptions`, an option table without
-options (an ensemble is made by `arborparse.ensemble.combine`, not trained)."""
+"""The ensemble's option table, `EnsembleOptions`: what its training takes (`arborparse.
+ensemble.train`: a linear pipeline and a neural parser, each with its family's defaults,
+combined) and what its models offer when they parse."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 
 from arborparse import registry
 from arborparse.errors import ArborparseError
-from arborparse.options import Capabilities, FamilyOptions
+from arborparse.options import Capabilities, FamilyOptions, option
 
 DECODERS = ("mst", "eisner")
 
@@ -18,12 +19,16 @@ class EnsembleOptions(FamilyOptions):
     """Two trained parsers' marginals mixed (`arborparse.ensemble`)."""
 
     family = "ensemble"
-    components = ("tokenizer", "tagger", "lemmatizer", "parser")  # the first model's, as a rule
+    components = ("tokenizer", "tagger", "lemmatizer", "parser")  # the linear member's
     parses = Capabilities(marginals=True, decoders=DECODERS, why_not=(
         ("decode_as", "an ensemble's tree is always the one of the most expected correct "
                       "heads under its mixture of marginals (MBR)"),
         ("kbest", "an ensemble gives one tree per sentence"),
         ("threads", "an ensemble parses in one thread")))
+
+    seed: int = option(0, int, "Seed of both members' trainings (each member takes its "
+                       "family's defaults otherwise; train members of your own and join "
+                       "them with arborparse combine for other options).", low=0)
 
     @classmethod
     def offers(cls, header: dict) -> Capabilities:

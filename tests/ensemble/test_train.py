@@ -1,0 +1,87 @@
+"""`arborparse.train(..., family="ensemble")`: a linear pipeline and a neural parser trained
+and combined in one call, each member saved beside the model as it trains, so that an
+interrupted training resumes from what it finished; what it cannot do is refused."""
+
+import os
+
+import pytest
+from click.testing import CliRunner
+
+import arborparse
+from arborparse.cli import cli
+from arborparse.errors import ArborparseError
+from arborparse.io import read_conllu
+from arborparse.neural.options import NeuralOptions
+from arborparse.training import Loop, TrainingInterrupted
+
+
+@pytest.fixture(scope="module")
+def data(ud):
+    sentences = read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
+    return sentences[:60], sentences[60:80]
+
+
+def test_an_ensemble_trains_both_members_resumes_after_an_interrupt_and_combines_them(
+        data, tmp_path, monkeypatch):
+    train, dev = data
+    monkeypatch.setattr(NeuralOptions, "by_size", classmethod(
+        lambda cls, sentences, given: {"epochs": 3, "patience": 3}))
+    save = Loop._save_checkpoint
+
+    def interrupted(self, epoch, *args):  # Ctrl-C in the neural member's second epoch
+        save(self, epoch, *args)
+        if epoch == 2 and str(self.checkpoint).endswith(".neural.checkpoint"):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(Loop, "_save_checkpoint", interrupted)
+    path = tmp_path / "e.npz"
+    with pytest.raises(TrainingInterrupted) as caught:
+        arborparse.train(train, dev, family="ensemble", path=path, progress=False)
+    said = str(caught.value)
+    assert f"{path}.neural.checkpoint holds the last finished epoch" in said
+    assert said.endswith(f"(--resume): the ensemble's neural parser (stage 2 of 3), which "
+                         f"resuming the ensemble (--model {path} --resume) continues")
+    assert not path.exists() and os.path.exists(f"{path}.linear")
+    assert not os.path.exists(f"{path}.linear.checkpoint")
+    monkeypatch.setattr(Loop, "_save_checkpoint", save)
+    with pytest.raises(ArborparseError, match=f"{path}.linear holds a member of an "
+                                              "interrupted ensemble training"):
+        arborparse.train(train, dev, family="ensemble", path=path, progress=False)
+    with pytest.raises(ArborparseError, match="other train data"):
+        arborparse.train(train[:50], dev, family="ensemble", path=path, progress=False,
+                         resume=True)
+
+    def not_again(*args, **kwargs):
+        raise AssertionError("the finished linear member was trained again")
+    monkeypatch.setattr("arborparse.linear.train.trainer", not_again)
+    nlp = arborparse.train(train, dev, family="ensemble", path=path, progress=False,
+                           resume=True)
+    assert sorted(os.listdir(tmp_path)) == ["e.npz"]  # the members and their files gone
+    info = arborparse.load(path).info
+    assert info["family"] == "ensemble" and info["options"]["seed"] == 0
+    assert [m["family"] for m in info["members"].values()] == ["linear", "neural"]
+    assert info["chosen_on_dev"]["weight"] == info["options"]["weight"]
+    assert info["data"]["first train"]["sentences"] == 60 and info["data"]["dev"]
+    assert info["training_seconds"] > 0
+    doc = nlp("The cat sat on the mat. It was happy.")
+    assert len(doc.sentences) == 2
+    assert all(w.head is not None for s in doc.sentences for w in s.words)
+
+
+def test_what_an_ensemble_training_cannot_do_is_refused(data, tmp_path):
+    train, dev = data
+    with pytest.raises(ArborparseError, match="an ensemble needs dev data"):
+        arborparse.train(train, family="ensemble")
+    with pytest.raises(ArborparseError, match="components tagger: an ensemble is two "
+                                              "parsers combined; add parser"):
+        arborparse.train(train, dev, family="ensemble", components="tagger")
+    with pytest.raises(ArborparseError, match="epochs"):
+        arborparse.train(train, dev, family="ensemble", epochs=3)
+    with pytest.raises(ArborparseError, match="resume: nothing of an ensemble training"):
+        arborparse.train(train, dev, family="ensemble", path=tmp_path / "e.npz",
+                         resume=True)
+    result = CliRunner().invoke(cli, ["train", "--model-type", "ensemble", "--train", "x",
+                                      "--dev", "y", "--model", str(tmp_path / "m.npz"),
+                                      "--epochs", "3"])
+    assert result.exit_code == 2 and "--epochs does not apply to --model-type ensemble" \
+        in result.output
