@@ -108,8 +108,12 @@ def train(train, dev=None, *, components=None, progress: bool = True, path=None,
     # its training time: the members' (as they record it, a resumed run's included) and
     # the combination's
     model = combine(*members, dev, fmt=fmt, report=report, progress=progress)
+    said = _below_a_member(model.info["scores"], members)
+    for warning in said:
+        warnings.warn(warning, stacklevel=3)
     model = Pipeline(model.tagger, model.lemmatizer, model.parser, model.tokenizer,
-                     {**model.info, "options": {**model.info["options"], "seed": table.seed}})
+                     {**model.info, "options": {**model.info["options"], "seed": table.seed},
+                      "warnings": model.info["warnings"] + said})
     if path is not None:
         model.save(path, force=True)  # checked above
         for member in paths.values():
@@ -119,3 +123,18 @@ def train(train, dev=None, *, components=None, progress: bool = True, path=None,
     if progress:
         _say_trained(model, path)
     return model
+
+
+def _below_a_member(scores: dict, members: list[Pipeline]) -> list[str]:
+    """The model's warning where the ensemble's dev LAS at its weight is below a member's
+    own (as its training scored it: the linear one with its second-stage labeler, which the
+    mixture does without): there one member did not learn enough to help the other."""
+    own = {family: (m.info.get("scores") or {}).get("LAS")
+           for (family, *_), m in zip(MEMBERS, members)}
+    family, best = max(((f, las) for f, las in own.items() if las is not None),
+                       key=lambda pair: pair[1], default=(None, None))
+    if best is None or scores.get("LAS") is None or scores["LAS"] >= best:
+        return []
+    return [f"the ensemble's dev LAS ({scores['LAS']:.2f}) is below its {family} member's "
+            f"alone ({best:.2f}): the other member adds nothing here (too little data?); "
+            f"train the {family} model alone (--model-type {family})"]

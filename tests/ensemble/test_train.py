@@ -85,3 +85,16 @@ def test_what_an_ensemble_training_cannot_do_is_refused(data, tmp_path):
                                       "--epochs", "3"])
     assert result.exit_code == 2 and "--epochs does not apply to --model-type ensemble" \
         in result.output
+
+
+def test_an_ensemble_below_a_member_alone_on_dev_says_so():
+    from types import SimpleNamespace
+
+    from arborparse.ensemble.train import _below_a_member
+
+    members = [SimpleNamespace(info={"scores": {"LAS": las}}) for las in (54.24, 1.56)]
+    (said,) = _below_a_member({"LAS": 52.23}, members)
+    assert said.startswith("the ensemble's dev LAS (52.23) is below its linear member's alone "
+                           "(54.24)") and said.endswith("(--model-type linear)")
+    assert _below_a_member({"LAS": 54.24}, members) == []
+    assert _below_a_member({"LAS": 50.0}, [SimpleNamespace(info={}), members[1]]) == []
