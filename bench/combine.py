@@ -10,7 +10,10 @@ the combined pipeline then reads the raw text of TEST (rebuilt from its tokens a
 it at the weight chosen and at 1 and 0 (each parser alone on the first pipeline's words
 and tags, decoded from its own marginals as the mixture's decoder reads them), with the
 seconds each took, beside the first pipeline's own (parsing the same text, compiled first).
-Appends one JSON line to --results.
+The reference of the ensemble's pruning (a neural member's marginals prune a linear
+member's arcs, `arborparse.ensemble.parser.PRUNE`): the test text parsed at the weight
+chosen with every arc kept (PRUNE = 0), its scores and CPU seconds beside the pruned
+parse's (best of two each, alternating). Appends one JSON line to --results.
 """
 
 import argparse
@@ -23,6 +26,8 @@ from pathlib import Path
 from common import ROOT, append_result, machine, official
 
 import arborparse
+from arborparse.ensemble import parser as ensemble_parser
+from arborparse.ensemble.parser import PRUNE
 from arborparse.io import read_conllu, write_conllu
 from arborparse.text.tokenizer import paragraphs
 
@@ -63,6 +68,21 @@ def main():
             path = Path(scratch) / f"test-{w}.conllu"
             write_conllu(parsed, path)
             scores[w] = official(args.test, path)
+        model.parser.weight = chosen
+        cpu = {PRUNE: [], 0.0: []}
+        for _ in range(2):
+            for prune in cpu:
+                ensemble_parser.PRUNE = prune
+                began = time.process_time()
+                parsed = model.parse_text(text)
+                cpu[prune].append(time.process_time() - began)
+        ensemble_parser.PRUNE = PRUNE
+        path = Path(scratch) / "test-unpruned.conllu"
+        write_conllu(parsed, path)
+        unpruned = official(args.test, path)
+    print(f"pruned / unpruned CPU seconds: {min(cpu[PRUNE]):.2f} / {min(cpu[0.0]):.2f} = "
+          f"{min(cpu[PRUNE]) / min(cpu[0.0]):.2f}; LAS {scores[chosen]['LAS']:.2f} / "
+          f"{unpruned['LAS']:.2f}", file=sys.stderr)
     append_result(args.results, {
         "first": args.first.name, "second": args.second.name, "test": args.test.name,
         "weight": chosen, "dev_LAS": {str(w): round(v, 2) for w, v in on_dev.items()},
@@ -72,6 +92,9 @@ def main():
         "combine_seconds": round(combine_seconds, 1),
         "test_parse_seconds": round(seconds[chosen], 1),
         "first_pipeline_seconds": round(first_seconds, 1),
+        "test_parse_cpu": round(min(cpu[PRUNE]), 2),
+        "unpruned_test_parse_cpu": round(min(cpu[0.0]), 2),
+        **{f"unpruned_test_{m}": round(unpruned[m], 2) for m in REPORTED},
         "date": str(datetime.date.today()), "machine": machine(), "label": args.label})
 
 

@@ -9,20 +9,33 @@ non-projective (``mst``) or projective (``eisner``). Each word's label is the mo
 one under w P₁(l | tree) + (1 − w) P₂(l | tree), each parser's label distribution under that
 tree (`label_distributions`). ``HeadProb`` and ``LabelProb`` are the mixture's. The tags are
 the first parser's where it tags (a neural one), else the input's.
+
+Where one member is linear and the other neural and both have a share (0 < w < 1), the
+neural member parses first and its head marginals prune the linear member's arcs, as a
+first-order model prunes a second-order one (Koo & Collins 2010): an arc whose neural
+marginal is below `PRUNE` times that of the word's most probable head is left out of the
+linear member's trees (`left_out`), unless it is in the neural member's best projective
+tree, so that a tree is always left. The linear member's marginals are then over the trees
+without those arcs. On French-GSD dev (its linear member at order 2 with grandparents, the
+weight 0.3) the linear member kept 10.3 arcs a word, 99.69 % of the gold arcs, in 0.43 of
+its time, and the mixture's UAS moved from 87.40 to 87.47 (bench/RESULTS.md).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+from collections import deque
 from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from arborparse import registry
 from arborparse.errors import ArborparseError
 from arborparse.io import model_files as files
 from arborparse.io.chunks import chunks
 from arborparse.io.conllu import Sentence
+from arborparse.io.validate import only_sentences
 from arborparse.ensemble.options import DECODERS, EnsembleOptions
 from arborparse.options import Capabilities, check_options, tagging
 from arborparse.pipeline import check_tagged, component, entry_of
@@ -32,11 +45,24 @@ KIND = "ensemble"
 VERSION = 1
 MEMBERS = ("first", "second")
 CHUNK = 256  # sentences parsed together (a neural parser batches them)
+PRUNE = 1e-4  # of the best head's neural marginal: below it, a linear member's arc is left out
 
 
 def _tag_options(parser, **options) -> dict:
     """`options` (retag, keep_tags) where `parser` tags, else none."""
     return options if parser.capabilities.tags else {}
+
+
+def left_out(mu: np.ndarray, single_root: bool) -> np.ndarray:
+    """The arcs ((n+1, n+1) booleans) a linear member leaves out of its trees given the
+    neural member's head marginals `mu`: each below `PRUNE` times its word's highest, but
+    those of mu's best projective tree (with one root word where `single_root`), and every
+    arc into the root."""
+    keep = mu >= PRUNE * mu.max(axis=0, keepdims=True)
+    heads = best_tree(np.ascontiguousarray(mu, dtype=np.float64), True, single_root)
+    keep[heads[1:], np.arange(1, len(heads))] = True
+    keep[:, 0] = False
+    return ~keep
 
 
 def _tagged(sentences: Iterable[Sentence]) -> Iterator[Sentence]:
@@ -94,13 +120,48 @@ class EnsembleParser:
                       keep_tags: bool = False) -> Iterator[list[tuple[tuple, tuple]]]:
         """What each parser mixes of each sentence (its `iter_mixture`: the sentence, its
         head marginals, what its label distributions read), the first's and the second's,
-        lazily, in chunks of `CHUNK`; the second reads the first's sentences (its tags)."""
+        lazily, in chunks of `CHUNK`; the second reads the first's sentences (its tags).
+        Where a neural member prunes a linear one (`pruner`), it parses each chunk first."""
+        pruner = self.pruner
+        if pruner == 1:
+            yield from chunks(self._pruned_first(sentences), CHUNK)
+            return
         firsts = self.first.iter_mixture(sentences, **_tag_options(
             self.first, retag=retag, keep_tags=keep_tags))
         for chunk in chunks(firsts, CHUNK):
+            cuts = {} if pruner is None else {"left_out": [
+                left_out(mu, self.second.single_root) for _, mu, _ in chunk]}
             seconds = self.second.iter_mixture([s for s, _, _ in chunk], **_tag_options(
-                self.second, keep_tags=True))
+                self.second, keep_tags=True), **cuts)
             yield list(zip(chunk, seconds, strict=True))  # to its end: its warnings too
+
+    @property
+    def pruner(self) -> int | None:
+        """The member (0: the first, 1: the second) whose head marginals prune the other's
+        arcs: the neural one, where the other is linear and both have a share; else
+        None."""
+        kinds = [registry.canonical(parser.kind) for parser in self.members]
+        if sorted(kinds) != ["linear", "neural"] or self.weight in (0.0, 1.0):
+            return None
+        return kinds.index("neural")
+
+    def _pruned_first(self, sentences: Iterable[Sentence]) -> Iterator[tuple[tuple, tuple]]:
+        """`members_parse`'s pairs, one by one, of a linear first parser pruned by a neural
+        second: the second parses each chunk of the input (its tags as given) before the
+        first reads it, in one stream (its warnings given once, at the end)."""
+        parsed, pending = deque(), deque()  # the second's, before and after its cut is read
+
+        def read() -> Iterator[Sentence]:
+            for chunk in chunks(only_sentences(sentences), CHUNK):
+                parsed.extend(self.second.iter_mixture(chunk, keep_tags=True))
+                yield from chunk
+
+        def cuts() -> Iterator[np.ndarray]:
+            while parsed:  # the first reads a sentence, then its cut
+                pending.append(parsed.popleft())
+                yield left_out(pending[-1][1], self.first.single_root)
+        for first in self.first.iter_mixture(read(), left_out=cuts()):
+            yield first, pending.popleft()
 
     def heads(self, first: tuple, second: tuple, decoder: str | None = None
               ) -> tuple[np.ndarray, np.ndarray]:

@@ -8,6 +8,7 @@ k-best trees."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import repeat
 
 import numpy as np
 
@@ -473,15 +474,21 @@ class LinearParser:
         columns."""
         return self.model.labels
 
-    def iter_mixture(self, sentences: Iterable[Sentence]) -> Iterator[tuple]:
+    def iter_mixture(self, sentences: Iterable[Sentence],
+                     left_out: Iterable[np.ndarray | None] | None = None) -> Iterator[tuple]:
         """What an ensemble (`arborparse.ensemble`) mixes, lazily: each sentence, its head
         marginals (n+1, n+1) as ``parse(..., marginals=True)`` gives them, and its encoding,
         which `label_distributions` reads instead of encoding the sentence again. Refused
-        as `parse` refuses them: a sentence without tags, one too long for the memory."""
-        for s in require_tags(sentences):
+        as `parse` refuses them: a sentence without tags, one too long for the memory.
+        `left_out`: for each sentence in turn (read after it), the arcs ((n+1, n+1)
+        booleans) left out of every tree, neither scored nor in any part (the marginals
+        are then over the trees without them), or None."""
+        cuts = repeat(None) if left_out is None else left_out
+        for s, cut in zip(require_tags(sentences), cuts):
             self.model.check_fits(len(s), f"{s.where}: ", True, s.offsets is not None)
             x = self.model.encoded(s)
-            yield s, self._head_marginals(self._distribution(x), self._projective()), x
+            yield s, self._head_marginals(self._distribution(x, known=cut),
+                                          self._projective()), x
 
     def label_distributions(self, sentences: list[Sentence], trees: list,
                             prepared: list | None = None) -> list[np.ndarray]:

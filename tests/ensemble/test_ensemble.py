@@ -15,7 +15,7 @@ import arborparse
 from arborparse.cli import cli
 from arborparse.ensemble.combine import WEIGHTS
 from arborparse.ensemble.options import EnsembleOptions
-from arborparse.ensemble.parser import EnsembleParser
+from arborparse.ensemble.parser import PRUNE, EnsembleParser, left_out
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
 from arborparse.io import model_files, read_conllu, write_conllu
@@ -24,6 +24,7 @@ from arborparse.io.model_files import ModelFileError
 from arborparse.neural.train import NeuralTrainer
 from arborparse.options import Capabilities, OptionError
 from arborparse.pipeline import Pipeline, offer
+from arborparse.trees.decode import best_tree
 
 TINY = dict(hidden=32, layers=1, word_dim=16, batch_size=8, dropout=0.0, learning_rate=1e-2,
             progress=False)
@@ -110,8 +111,10 @@ def test_the_tree_is_the_best_of_the_mixture_and_the_marginals_are_its(parts, de
     assert short
     for sentence in short:
         parsed = ensemble.parse([sentence], decoder=decoder, marginals=True)[0]
-        mu1 = pipeline.parser.head_marginals(sentence)
         mu2 = neural.head_marginals(sentence)
+        cut = left_out(mu2, pipeline.parser.single_root)  # the neural member prunes
+        ((_, mu1, _),) = pipeline.parser.iter_mixture([sentence], left_out=[cut])
+        assert np.all(mu1[cut] == 0)
         mu = 0.3 * mu1 + 0.7 * mu2
         assert np.allclose(parsed.analysis["heads"], mu)
         trees = all_trees(len(sentence), decoder == "eisner", True)
@@ -127,6 +130,36 @@ def test_the_tree_is_the_best_of_the_mixture_and_the_marginals_are_its(parts, de
                 mixed[:, ensemble.labels.index(label)] += share * found[:, k]
         assert [ensemble.labels[k] for k in mixed.argmax(axis=1)] == parsed.deprels
         assert np.allclose(misc_values(parsed, "LabelProb"), mixed.max(axis=1), atol=1e-4)
+
+
+def test_the_neural_member_prunes_the_linear_ones_arcs_where_both_have_a_share(parts):
+    """`left_out` keeps each arc of at least PRUNE times its word's best neural marginal
+    and those of the neural marginals' best projective tree; the neural member prunes
+    whichever place it has, and neither does at weights 0 and 1."""
+    pipeline, neural, _, tagged = parts
+    for weight, pruner in ((0.5, 1), (0.0, None), (1.0, None)):
+        assert EnsembleParser(pipeline.parser, neural, weight).pruner == pruner
+    assert EnsembleParser(neural, pipeline.parser, 0.5).pruner == 0
+    assert EnsembleParser(neural, neural, 0.5).pruner is None
+    rng = np.random.default_rng(0)
+    for sentence in tagged[:10]:
+        n = len(sentence)
+        mu = neural.head_marginals(sentence)
+        mu[:, 1:] = rng.dirichlet(np.full(n + 1, 0.05), size=n).T  # some far below 1e-4
+        np.fill_diagonal(mu, 0.0)
+        mu[:, 1:] /= mu[:, 1:].sum(axis=0)
+        cut = left_out(mu, True)
+        best = best_tree(mu, True, True)
+        words = np.arange(1, n + 1)
+        assert not cut[best[1:], words].any()
+        strong = mu[:, 1:] >= PRUNE * mu[:, 1:].max(axis=0)
+        assert not cut[:, 1:][strong].any()
+        weak = ~strong
+        weak[best[1:], words - 1] = False
+        assert cut[:, 1:][weak].all() and cut[:, 0].all()
+    ensemble = EnsembleParser(neural, pipeline.parser, 0.5)
+    for (first, second), sentence in zip(next(ensemble.members_parse(tagged[:5])), tagged):
+        assert np.all(second[1][left_out(first[1], True)] == 0)
 
 
 def test_combine_chooses_the_weight_on_dev_as_the_parse_scores_it(parts, tmp_path):

@@ -192,6 +192,28 @@ def test_marginals_and_mbr_come_from_the_second_order_distribution():
         parser.parse([sentence], kbest=2)
 
 
+def test_arcs_left_out_leave_the_marginals_of_the_trees_without_them():
+    """`iter_mixture(..., left_out=...)` (an ensemble's pruning): the head marginals of the
+    second-order distribution over the projective trees that have none of those arcs, by
+    enumeration."""
+    _, parser, sentence, x, n, _ = _with_grandparents()
+    parser.temperature, parser.label_temperature = 5.0, 2.0
+    s = parser._distribution(x)  # every arc and part: the distribution's scores
+    trees = all_trees(n, True, True)
+    words = np.arange(1, n + 1)
+    scores = np.array([tree_score(s.folded, s.sib, s.grand, t) for t in trees])
+    cut = np.random.default_rng(0).random((n + 1, n + 1)) < 0.5
+    cut[trees[np.argmax(scores)][1:], words] = False  # a tree is left
+    kept = ~cut[trees[:, 1:], words].any(axis=1)
+    assert 1 < kept.sum() < len(trees)
+    p = np.exp(scores[kept] - scores[kept].max())
+    mu = np.zeros((n + 1, n + 1))
+    for tree, q in zip(trees[kept], p / p.sum()):
+        mu[tree[1:], words] += q
+    ((_, found, _),) = parser.iter_mixture([sentence], left_out=[cut])
+    assert np.allclose(found[:, 1:], mu[:, 1:], atol=1e-9)
+
+
 def _with_grandparents():
     """(data, a parser with siblings and grandparents trained on it, a sentence of it, the
     sentence encoded, its length, its scores with every part)."""
