@@ -9,7 +9,8 @@ the combined pipeline then reads the raw text of TEST (rebuilt from its tokens a
 ``SpaceAfter=No`` as `bench/languages.py` does), and the official CoNLL 2018 script scores
 it at the weight chosen and at 1 and 0 (each parser alone on the first pipeline's words
 and tags, decoded from its own marginals as the mixture's decoder reads them), with the
-seconds each took, beside the first pipeline's own (parsing the same text, compiled first).
+seconds each took, beside the first pipeline's own (parsing the same text, compiled first;
+best of two, wall and CPU).
 The reference of the ensemble's pruning (a neural member's marginals prune a linear
 member's arcs, `arborparse.ensemble.parser.PRUNE`): the test text parsed at the weight
 chosen with every arc kept (PRUNE = 0), its scores and CPU seconds beside the pruned
@@ -55,9 +56,12 @@ def main():
     alone = arborparse.load(args.first)
     text = "\n\n".join(p for p, _ in paragraphs(read_conllu(args.test))) + "\n"
     alone.parse_text(text[:2000])  # compiled before it is timed, as the ensemble is below
-    began = time.perf_counter()
-    alone.parse_text(text)
-    first_seconds = time.perf_counter() - began
+    first_seconds = first_cpu = float("inf")  # best of two, as the pruning's below
+    for _ in range(2):
+        began, cpu_began = time.perf_counter(), time.process_time()
+        alone.parse_text(text)
+        first_seconds = min(first_seconds, time.perf_counter() - began)
+        first_cpu = min(first_cpu, time.process_time() - cpu_began)
     scores, seconds = {}, {}
     with tempfile.TemporaryDirectory() as scratch:
         for w in (chosen, 1.0, 0.0):
@@ -82,7 +86,8 @@ def main():
         unpruned = official(args.test, path)
     print(f"pruned / unpruned CPU seconds: {min(cpu[PRUNE]):.2f} / {min(cpu[0.0]):.2f} = "
           f"{min(cpu[PRUNE]) / min(cpu[0.0]):.2f}; LAS {scores[chosen]['LAS']:.2f} / "
-          f"{unpruned['LAS']:.2f}", file=sys.stderr)
+          f"{unpruned['LAS']:.2f}; the first pipeline alone {first_cpu:.2f} CPU seconds "
+          f"(the ensemble {min(cpu[PRUNE]) / first_cpu:.2f} times)", file=sys.stderr)
     append_result(args.results, {
         "first": args.first.name, "second": args.second.name, "test": args.test.name,
         "weight": chosen, "dev_LAS": {str(w): round(v, 2) for w, v in on_dev.items()},
@@ -92,6 +97,7 @@ def main():
         "combine_seconds": round(combine_seconds, 1),
         "test_parse_seconds": round(seconds[chosen], 1),
         "first_pipeline_seconds": round(first_seconds, 1),
+        "first_pipeline_cpu": round(first_cpu, 2),
         "test_parse_cpu": round(min(cpu[PRUNE]), 2),
         "unpruned_test_parse_cpu": round(min(cpu[0.0]), 2),
         **{f"unpruned_test_{m}": round(unpruned[m], 2) for m in REPORTED},
