@@ -14,7 +14,9 @@ are not whitespace, and format characters (Cf: the zero-width space U+200B, the 
 U+200C and U+200D, the byte-order mark U+FEFF, the word joiner U+2060, the soft hyphen,
 directional marks, ...) but the prepended concatenation marks, which are drawn. They are
 dropped from the text before it is tokenized, unless the treebank's tokens hold them
-(Persian writes U+200C inside words): `kept_invisible` finds which. A zero-width space
+(Persian writes U+200C inside words): `kept_invisible` finds which; even then one is kept
+only inside a word, between two characters that are not whitespace (a stray U+200C between
+spaces, or alone, is no word of its own). A zero-width space
 dropped so parts the words on either side, as a space would (``The\u200bdog`` is two
 words; Thai and Khmer texts mark word ends with it); the others join them (the word joiner
 and the soft hyphen mean just that; a control character in a word is noise). A zero-width
@@ -80,15 +82,22 @@ def _in_emoji(text: str, i: int) -> bool:
     return _tag(c) and i > 0 and (_pictograph(text[i - 1]) or _tag(text[i - 1]))
 
 
+def _inside_word(text: str, i: int) -> bool:
+    """Whether `text[i]` has a character that is not whitespace on each side."""
+    return 0 < i < len(text) - 1 and not text[i - 1].isspace() and not text[i + 1].isspace()
+
+
 def visible(text: str, keep: str = "") -> tuple[str, Sequence[int]]:
-    """`text` without its invisible characters (but those in `keep`, and those that are
-    part of an emoji: 👨‍👩‍👧), a zero-width space made a space, and where each of its
-    characters is in `text` (see the module docstring)."""
-    drop = {c for c in set(text) if invisible(c) and c not in keep}
-    if not drop:
+    """`text` without its invisible characters (but those in `keep` inside a word, and
+    those that are part of an emoji: 👨‍👩‍👧), a zero-width space dropped so made a space,
+    and where each of its characters is in `text` (see the module docstring)."""
+    hidden = {c for c in set(text) if invisible(c)}
+    if not hidden:
         return text, range(len(text))
-    where = [i for i, c in enumerate(text) if c not in drop or c == ZWSP or _in_emoji(text, i)]
-    return "".join(" " if text[i] == ZWSP and ZWSP in drop else text[i] for i in where), where
+    kept = [c in keep and _inside_word(text, i) if c in hidden else True
+            for i, c in enumerate(text)]
+    where = [i for i, c in enumerate(text) if kept[i] or c == ZWSP or _in_emoji(text, i)]
+    return "".join(" " if text[i] == ZWSP and not kept[i] else text[i] for i in where), where
 
 
 @lru_cache(maxsize=None)

@@ -133,6 +133,10 @@ def test_invisible_characters_are_dropped_unless_the_treebank_keeps_them():
     (sentence,) = tokenizer.tokenize("Do\u200cgs\u200b bark.")
     assert sentence.forms == ["Do\u200cgs", "bark", "."]
     assert "# text = Do\u200cgs bark." in sentence.comments
+    # ... inside a word: alone, or between spaces, it is no word of its own
+    assert tokenizer.tokenize("\u200c") == tokenizer.tokenize(" \u200c\u200c ") == []
+    (sentence,) = tokenizer.tokenize("Do\u200cgs \u200c bark\u200c .")
+    assert sentence.forms == ["Do\u200cgs", "bark", "."]
     again = Tokenizer.from_parts(*tokenizer.parts(), "m.npz")
     assert again.keep == "\u200c"
 
