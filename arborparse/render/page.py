@@ -1,7 +1,8 @@
 """A whole file of trees as one HTML page: a list of the sentences to jump to, each sentence's
 tree (`svg`) in a box that scrolls sideways when the sentence is long, and links to the
 previous and next sentence. Self-contained (no script, no outside resource) and
-deterministic."""
+deterministic. A sentence's text, in the list and above its tree, takes the direction of its
+first strong character (``dir="auto"``), as its tree does (`svg`)."""
 
 from __future__ import annotations
 
@@ -37,13 +38,15 @@ def page(sentences: Iterable[Sentence], title: str = "arborparse",
     links, sections = [], []
     for k, s in enumerate(sentences, 1):
         name, text = s.comment("sent_id"), sentence_text(s)
-        links.append(f'<a href="#s{k}" title="{escape(text)}">{k}. {escape(text)}</a>')
+        links.append(f'<a href="#s{k}" title="{escape(text)}" dir="auto">{k}. '
+                     f'{escape(text)}</a>')
         steps = "".join(f'<a href="#s{j}">{word}</a>' for j, word in
                         ((k - 1, "&larr; previous"), (k + 1, "next &rarr;"))
                         if 1 <= j <= len(sentences))
-        heading = f"Sentence {k}" + (f" <small>{escape(name)}</small>" if name else "")
+        heading = f"Sentence {k}" + (f" <small>{escape(name)}</small>"
+                                     if name and name != str(k) else "")
         sections.append(f'<section id="s{k}"><h2>{heading}</h2>'
-                        f'<p>{escape(text)}</p><div class="tree">'
+                        f'<p dir="auto">{escape(text)}</p><div class="tree">'
                         f'{svg(s, threshold)}</div><p class="steps">{steps}</p></section>')
     legend = (f'<p class="legend">Arcs: <span class="sure">solid</span>; with marginals '
               f'(parse --marginals) an arc is as opaque as its probability and '

@@ -33,14 +33,16 @@ SURE, UNSURE = "#2c3e50", "#c0392b"
 
 
 def right_to_left(words: list[str]) -> bool:
-    """True when most of the strong characters of `words` are right-to-left."""
-    rtl = ltr = 0
+    """True when the first strong character of `words` is right-to-left: a paragraph's
+    direction as the Unicode bidirectional algorithm finds it (rules P2 and P3), so that a
+    Hebrew or Persian sentence quoting a URL or an English name still reads from the
+    right."""
     for word in words:
         for c in word:
             kind = unicodedata.bidirectional(c)
-            rtl += kind in ("R", "AL")
-            ltr += kind == "L"
-    return rtl > ltr
+            if kind in ("R", "AL", "L"):
+                return kind != "L"
+    return False
 
 
 def head_probabilities(sentence: Sentence) -> list[float | None]:

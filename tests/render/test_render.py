@@ -117,6 +117,9 @@ def test_short_words_with_long_labels_are_raised_apart():
 def test_right_to_left_sentences_start_at_the_right():
     s = sentence(HEBREW)
     assert right_to_left(s.forms) and not right_to_left(["dogs", "bark"])
+    # the first strong character decides, as in the Unicode bidirectional algorithm
+    assert right_to_left(["(2020)", "בשנת", "https://example.com/page", "!"])
+    assert not right_to_left(["12", "Tel", "Aviv", "בשנת"]) and not right_to_left(["12"])
     root = ET.fromstring(svg(s))
     assert root.get("direction") == "rtl"
     x = [float(g.find("s:text", NS).get("x")) for g in root.findall("s:g[@class='word']", NS)]
@@ -129,6 +132,10 @@ def test_the_page_has_every_sentence_and_navigation():
     assert re.findall(r"<h2>(.*?)</h2>", html) == \
         ["Sentence 1 <small>np1</small>", "Sentence 2 <small>np1</small>", "Sentence 3"]
     assert html.count("<svg") == 3 and html.count('<section id="s') == 3
+    # each sentence's text reads in its own direction (the Hebrew one from the right)
+    assert html.count('<p dir="auto">') == 3 and html.count('dir="auto">3. ') == 1
+    numbered = read_conllu(io.StringIO("# sent_id = 1\n" + HEBREW))
+    assert re.findall(r"<h2>(.*?)</h2>", page(numbered)) == ["Sentence 1"]
     assert re.findall(r'href="#s(\d)"', html)[:3] == ["1", "2", "3"]
     assert "next &rarr;" in html and "overflow-x: auto" in html
 
