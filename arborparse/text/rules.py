@@ -1,9 +1,10 @@
 """What the tokenizer (`arborparse.text.tokenizer`) settles before its classifier, the same
 in every language, each rule kept only where the training treebank agrees.
 
-Strings kept whole (`WHOLE`): URLs, e-mail addresses, file paths and numbers with separators
-(``https://example.com/a?b=c``, ``x.y@z.org``, ``/usr/local/bin``, ``3,000.50``, ``12:30``)
-are one token each, never cut inside nor glued to their neighbours, unless the treebank
+Strings kept whole (`WHOLE`): URLs, e-mail addresses, file paths, numbers with separators
+(``https://example.com/a?b=c``, ``x.y@z.org``, ``/usr/local/bin``, ``3,000.50``, ``12:30``,
+Arabic script's ``۱۲۳٫۴۵`` and ``۱۲۳٬۴۵۶``) and numbers joined by slashes (dates and
+fractions: ``12/05/2020``, ``۱۳۹۹/۰۵/۱۲``, ``1/2``) are one token each, never cut inside nor glued to their neighbours, unless the treebank
 does otherwise: `whole_kinds` keeps a kind where the treebank has no such string, or keeps
 at least half of them as tokens of their own (English-EWT keeps them; Turkish-IMST's one
 number with a separator carries its suffix, ``9.8'lik``, so numbers are left to the
@@ -41,7 +42,10 @@ WHOLE = {
     # after ~, . or .., or a drive (C:), one name or more; else two or more: /usr/local
     "path": r"(?<![\w/\\.~])(?:(?:~|\.\.?|[a-z]:)(?:[/\\][\w.+-]*\w)+|(?:[/\\][\w.+-]*\w){2,})"
             r"[/\\]?",
-    "number": r"(?<![\w.,:])\d+(?:[.,:]\d+)+(?![.,:]?\w)",  # 3,000.50 12:30 1.2.3
+    # 3,000.50 12:30 1.2.3, and with the Arabic decimal and thousands separators
+    "number": r"(?<![\w.,:\u066b\u066c])\d+(?:[.,:\u066b\u066c]\d+)+"
+              r"(?![.,:\u066b\u066c]?\w)",
+    "slashed": r"(?<![\w/.,:])\d+(?:/\d+)+(?!/?\w)",  # 12/05/2020 1/2
 }
 
 # Cf, but drawn: the prepended concatenation marks (Arabic number signs and their kin)
