@@ -37,7 +37,7 @@ from tqdm import tqdm
 from arborparse import registry
 from arborparse.baselines import left_neighbour
 from arborparse.errors import ArborparseError
-from arborparse.eval import evaluate
+from arborparse.eval import evaluate, tag_scores
 from arborparse.io import model_files, read_conllu
 from arborparse.io.conllu import COLUMNS, FEATS, FORMATS, LEMMA, UPOS, XPOS, Sentence
 from arborparse.io.validate import MULTI_ROOT, check_tree
@@ -250,7 +250,7 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         with interrupt_says(f"training interrupted while training the "
                             f"{_listed(front_parts)}{nothing_yet}"):
             front = front_end(parts, train, dev, table.seed, progress)
-        front_scores = _front_scores(front)
+        front_scores = _front_scores(front, dev)
     if "parser" not in parts:
         pipeline = described(front, None, {})
         if path is not None:
@@ -461,14 +461,17 @@ def _version() -> str:
     return __version__
 
 
-def _front_scores(front: Pipeline) -> dict:
-    """The front end's kept dev scores: tag and lemma accuracy, boundary F1."""
-    scores = dict(getattr(front.tagger, "scores_", None) or {})
-    lemmatizer = front.lemmatizer
-    if lemmatizer is not None and getattr(lemmatizer, "history_", None):
-        kept = [r["accuracy"] for r in lemmatizer.history_ if "accuracy" in r]
-        if kept:
-            scores["Lemmas"] = max(kept)
+def _front_scores(front: Pipeline, dev: list[Sentence] | None) -> dict:
+    """The front end's dev scores: its tags and lemmas of the dev words, as `evaluate` and
+    the CoNLL 2018 script count them (UFeats the universal features, a gold lemma ``_``
+    matched by any; XPOS where the tagger has some), and the tokenizer's boundary F1."""
+    scores = {}
+    if dev and (front.tagger is not None or front.lemmatizer is not None):
+        found = tag_scores(dev, Pipeline(front.tagger, front.lemmatizer, None)._annotate(
+            dev, retag=True))
+        names = [*(getattr(front.tagger, "scores_", None) or ())] + \
+            ["Lemmas"] * (front.lemmatizer is not None)
+        scores = {name: found[name] for name in names}
     tokenizer = front.tokenizer
     if tokenizer is not None and getattr(tokenizer, "history_", None):
         kept = [r["boundary F1"] for r in tokenizer.history_ if "boundary F1" in r]
@@ -544,14 +547,14 @@ def front_end(parts, train, dev, seed: int, progress: bool,
     tagger = Tagger(epochs[0], seed=seed, progress=progress, backward=backward).fit(
         train, dev) if "tagger" in parts else None
     if progress and tagger is not None:  # the scores the model records (`info`)
-        _took("tagger", began, tagger.scores_)
+        _took("tagger", began, _front_scores(Pipeline(tagger), dev))
     if progress and "lemmatizer" in parts:  # it shows no epochs of its own
         tqdm.write("training the lemmatizer", file=sys.stderr)
     began = time.perf_counter()
     lemmatizer = Lemmatizer(epochs[1], seed=seed).fit(train, dev) \
         if "lemmatizer" in parts else None
     if progress and lemmatizer is not None:
-        _took("lemmatizer", began, _front_scores(Pipeline(None, lemmatizer)))
+        _took("lemmatizer", began, _front_scores(Pipeline(None, lemmatizer), dev))
     return Pipeline(tagger, lemmatizer,
                     tokenizer=Tokenizer(seed=seed, progress=progress).fit(train, dev)
                     if "tokenizer" in parts else None)

@@ -20,6 +20,7 @@ from arborparse.cli import cli
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
 from arborparse.io import read_conllu
+from arborparse.io.conllu import FEATS, LEMMA
 from arborparse.linear.online import OnlineTrainer
 from arborparse.linear.reach import reach
 from arborparse.pipeline import INFO, info
@@ -1024,3 +1025,20 @@ def test_an_epochs_stopwatch_counts_numba_compiling_apart():
     assert again["compiling"] == 0.0 and compiling_said(again) == ""
     assert compiling_said({"seconds": 80.0, "compiling": 70.04}) == \
         " (70.0s of it compiling, once per install)"
+
+
+def test_the_front_ends_dev_scores_are_counted_as_evaluate_counts_them(ud):
+    """The model's dev UPOS, XPOS, UFeats and Lemmas are those `evaluate` (and the CoNLL
+    2018 script) gives the front end's tags and lemmas of the dev words: UFeats over the
+    universal features alone, and a gold lemma ``_`` matched by any."""
+    sentences = read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
+    train, dev = sentences[:80], sentences[80:110]
+    dev = [s.with_columns({LEMMA: ["_" if i % 3 == 0 else lemma for i, lemma in
+                                   enumerate(s.lemmas)],
+                           FEATS: [f"{f}|Layout=Wide" if f != "_" else "Layout=Wide"
+                                   for f in s.feats]}) for s in dev]
+    nlp = arborparse.train(train, dev, components="tagger,lemmatizer", progress=False)
+    tagged = nlp.parse(dev, retag=True)
+    found = evaluate(dev, [p.with_tree(g.heads, g.deprels) for g, p in zip(dev, tagged)])
+    assert nlp.info["scores"] == {k: round(found[k], 2)
+                                  for k in ("UPOS", "XPOS", "UFeats", "Lemmas")}

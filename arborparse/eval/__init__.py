@@ -141,6 +141,21 @@ def _tag_counts(g: Sentence, p: Sentence, total: Counter) -> None:
             total["BLEX_ok"] += arc_ok and lemma_ok
 
 
+def tag_scores(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> dict:
+    """``UPOS``, ``XPOS``, ``UFeats`` and ``Lemmas`` of the words of `pred` (tagged and
+    lemmatized, with or without trees) against those of `gold` (the same words), in
+    percent, as `evaluate` and the CoNLL 2018 script count them; ArborparseError where
+    the words differ."""
+    total = Counter()
+    for g, p in zip(gold, pred, strict=True):
+        if g.forms != p.forms:
+            raise ArborparseError(f"{g.where}: the tagged words differ from the gold words")
+        _tag_counts(g, p, total)
+    words = sum(len(g) for g in gold)
+    return {m: 100.0 * total[f"{m}_ok"] / words for m in ("UPOS", "XPOS", "UFeats", "Lemmas")
+            } if words else {}
+
+
 def _length_bin(heads: np.ndarray) -> np.ndarray:
     """Index into LENGTH_BINS of each word's arc."""
     m = np.arange(1, len(heads))
