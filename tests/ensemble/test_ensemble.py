@@ -51,11 +51,17 @@ def misc_values(sentence, key):
 
 
 def test_at_weights_1_and_0_each_parser_parses_as_its_own_mbr(parts):
+    """... the linear one over the trees its arcs pruned by the neural one leave."""
     pipeline, neural, _, tagged = parts
     first = EnsembleParser(pipeline.parser, neural, 1.0).parse(tagged)
-    alone = pipeline.parser.parse(tagged, decode_as="mbr")
-    assert [s.heads.tolist() for s in first] == [s.heads.tolist() for s in alone]
-    assert [s.deprels for s in first] == [s.deprels for s in alone]
+    linear = pipeline.parser
+    for s, parsed in zip(tagged, first):
+        cut = left_out(neural.head_marginals(s), linear.single_root)
+        ((_, mu, _),) = linear.iter_mixture([s], left_out=[cut])
+        assert parsed.heads.tolist() == best_tree(mu, linear.decoder == "eisner",
+                                                  linear.single_root).tolist()
+        assert parsed.deprels == [linear.labels[k] for k in linear.label_distribution(
+            s, parsed.heads).argmax(axis=1)]
     second = EnsembleParser(pipeline.parser, neural, 0.0).parse(tagged)
     alone = neural.parse(tagged, decode_as="mbr", keep_tags=True)
     assert [s.heads.tolist() for s in second] == [s.heads.tolist() for s in alone]
@@ -133,12 +139,12 @@ def test_the_tree_is_the_best_of_the_mixture_and_the_marginals_are_its(parts, de
 
 
 def test_the_neural_member_prunes_the_linear_ones_arcs_where_both_have_a_share(parts):
-    """`left_out` keeps each arc of at least PRUNE times its word's best neural marginal
-    and those of the neural marginals' best projective tree; the neural member prunes
-    whichever place it has, and neither does at weights 0 and 1."""
+    """`left_out` keeps each arc of at least PRUNE times its word's best neural marginal,
+    those of the neural marginals' best projective tree and those between neighbours; the
+    neural member prunes whichever place it has, at every weight."""
     pipeline, neural, _, tagged = parts
-    for weight, pruner in ((0.5, 1), (0.0, None), (1.0, None)):
-        assert EnsembleParser(pipeline.parser, neural, weight).pruner == pruner
+    for weight in (0.5, 0.0, 1.0):
+        assert EnsembleParser(pipeline.parser, neural, weight).pruner == 1
     assert EnsembleParser(neural, pipeline.parser, 0.5).pruner == 0
     assert EnsembleParser(neural, neural, 0.5).pruner is None
     rng = np.random.default_rng(0)
@@ -156,10 +162,38 @@ def test_the_neural_member_prunes_the_linear_ones_arcs_where_both_have_a_share(p
         assert not cut[:, 1:][strong].any()
         weak = ~strong
         weak[best[1:], words - 1] = False
+        weak[words[:-1], words[1:] - 1] = weak[words[1:], words[:-1] - 1] = False
+        assert not cut[words[:-1], words[1:]].any() and not cut[words[1:], words[:-1]].any()
         assert cut[:, 1:][weak].all() and cut[:, 0].all()
     ensemble = EnsembleParser(neural, pipeline.parser, 0.5)
     for (first, second), sentence in zip(next(ensemble.members_parse(tagged[:5])), tagged):
         assert np.all(second[1][left_out(first[1], True)] == 0)
+
+
+def test_a_tree_is_left_when_the_neural_member_is_sure_of_an_arc_out_of_the_linear_reach(
+        parts, monkeypatch):
+    """The pruned arcs and the linear member's reach together still leave a tree (the
+    neighbours' arcs, which no reach leaves out), and the pruned stream reads the input
+    once, in chunks, as parsing whole does."""
+    from arborparse.ensemble import parser as ensemble_parser
+
+    pipeline, neural, _, tagged = parts
+    linear = pipeline.parser
+    for s in sorted(tagged, key=len, reverse=True)[:5]:
+        x = linear.model.encoded(s)
+        reach = linear._out_of_reach(x)
+        assert reach is not None and reach.any()
+        h, m = map(int, np.argwhere(reach)[0])
+        mu = neural.head_marginals(s)
+        mu[:, m] = 0.0
+        mu[h, m] = 1.0  # sure of an arc the linear member never scores
+        ((_, found, _),) = linear.iter_mixture([s], left_out=[left_out(mu, True)])
+        assert np.allclose(found[:, 1:].sum(axis=0), 1.0)
+    ensemble = EnsembleParser(pipeline.parser, neural, 0.3)
+    whole = ensemble.parse(tagged, marginals=True)
+    monkeypatch.setattr(ensemble_parser, "CHUNK", 3)
+    assert [s.rows for s in ensemble.parse(iter(tagged), marginals=True)] == \
+        [s.rows for s in whole]
 
 
 def test_combine_chooses_the_weight_on_dev_as_the_parse_scores_it(parts, tmp_path):
