@@ -291,11 +291,9 @@ def _given(ctx, names) -> list[str]:
             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
 
 
-def _tables(trained: bool = False) -> dict:
-    """Every family's option table, by family name (`trained`: those of the families
-    ``train`` trains)."""
-    return {name: registry.options_table(name)
-            for name in (registry.TRAINED if trained else registry.FAMILIES)}
+def _tables() -> dict:
+    """Every family's option table, by family name."""
+    return {name: registry.options_table(name) for name in registry.FAMILIES}
 
 
 def _click_type(spec):
@@ -325,7 +323,7 @@ def _family_options(command):
     """The options of every family's table as click options, each once (their defaults
     are the tables': an option counts only when given on the command line)."""
     specs = {}
-    for table in _tables(trained=True).values():
+    for table in _tables().values():
         for spec in table.specs():
             specs.setdefault(spec.name, spec)
     for spec in reversed(list(specs.values())):
@@ -359,12 +357,12 @@ class _TrainCommand(click.Command):
     their own, each with the family's default."""
 
     def format_options(self, ctx, formatter):
-        names = {spec.name for table in _tables(trained=True).values() for spec in table.specs()}
+        names = {spec.name for table in _tables().values() for spec in table.specs()}
         general = [p.get_help_record(ctx) for p in self.get_params(ctx)
                    if p.name not in names]
         with formatter.section("Options"):
             formatter.write_dl([r for r in general if r])
-        for family, table in _tables(trained=True).items():
+        for family, table in _tables().items():
             rows = []
             sized = {name for n in (10, 1000, 100_000) for name in table.by_size(n, {})}
             for spec in table.specs():
@@ -383,14 +381,16 @@ class _TrainCommand(click.Command):
 
 @cli.command("train", cls=_TrainCommand)
 @click.option("--model-type", "model_type",
-              type=click.Choice([*registry.TRAINED, *registry.ALIASES]), default="linear",
+              type=click.Choice([*registry.FAMILIES, *registry.ALIASES]), default="linear",
               show_default=True,
               help="The parser's family: linear (the graph-based parser; first-order is its "
                    "older name), isbn (the generative Incremental Sigmoid Belief Network "
                    "parser, Titov & Henderson 2007), neural (a BiLSTM with biaffine scores "
                    "trained with a tree objective, which also tags and lemmatizes) or "
                    "ensemble (a linear pipeline and a neural parser, each with its family's "
-                   "defaults, combined as arborparse combine does; needs --dev).")
+                   "defaults, combined as arborparse combine does; needs --dev; its members "
+                   "are saved as MODEL.linear and MODEL.neural as they train, and --resume "
+                   "goes on from them).")
 @click.option("--train", "train_path", required=True, type=click.Path(),
               help="Training treebank (CoNLL-U or CoNLL-X).")
 @click.option("--dev", "dev_path", type=click.Path(),
@@ -403,7 +403,8 @@ class _TrainCommand(click.Command):
               help="What the model file holds, comma-separated: tokenizer (sentences and "
                    "tokens of raw text), tagger (UPOS, XPOS, FEATS), lemmatizer, parser. With "
                    "a tagger the parser trains on jackknifed tags. Default: all four; neural: "
-                   "tokenizer,parser (its parser tags and lemmatizes). The family's options "
+                   "tokenizer,parser (its parser tags and lemmatizes); ensemble: its linear "
+                   "pipeline's (its neural parser is a parser alone). The family's options "
                    "below (--epochs too) are the parser's; the tokenizer, the tagger and "
                    "the lemmatizer train 10 epochs each, keeping their best on --dev.")
 @click.option("--folds", type=click.IntRange(2),
@@ -437,6 +438,9 @@ def train_cmd(ctx, model_type, train_path, dev_path, model_path, components, fol
         table.of(given)
     except ArborparseError as err:
         raise click.UsageError(_flagged(ctx, str(err))) from None
+    if dev_path is None and model_type == "ensemble":
+        raise click.UsageError("--model-type ensemble needs --dev: its members' probabilities "
+                               "are fitted on it, and the share of each member is chosen on it")
     if dev_path is None and given.get("extend") not in (None, 0):
         raise click.UsageError(f"{_flag(ctx, 'extend', given['extend'])} goes on past the "
                                "epochs only with dev data, whose LAS says when to stop: give "

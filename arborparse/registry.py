@@ -42,7 +42,6 @@ FAMILIES = {
                        "arborparse.ensemble.parser:EnsembleParser", None,
                        "arborparse.ensemble.train:train"),
 }
-TRAINED = tuple(FAMILIES)
 # older names, still read in scripts and model files
 ALIASES = {"first-order": "linear"}
 
@@ -76,8 +75,13 @@ def parser_class(name: str):
 
 
 def trainer(name: str, options, **context):
-    """The trainer of the family `name` for `options` (see `Family`)."""
-    return resolve(FAMILIES[canonical(name)].trainer)(options, **context)
+    """The trainer of the family `name` for `options` (see `Family`); ArborparseError for
+    a family without one of its own (`trains` trains it)."""
+    where = FAMILIES[canonical(name)].trainer
+    if where is None:
+        raise ArborparseError(f"the {canonical(name)} family has no trainer of its own: "
+                              f"arborparse.train(..., family={canonical(name)!r}) trains it")
+    return resolve(where)(options, **context)
 
 
 def trains(name: str):

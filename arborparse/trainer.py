@@ -470,7 +470,7 @@ def _front_scores(front: Pipeline, dev: list[Sentence] | None) -> dict:
         found = tag_scores(dev, Pipeline(front.tagger, front.lemmatizer, None)._annotate(
             dev, retag=True))
         names = [*(getattr(front.tagger, "scores_", None) or ())] + \
-            ["Lemmas"] * (front.lemmatizer is not None)
+            ["Lemmas"] * (front.lemmatizer is not None and front.lemmatizer.enabled)
         scores = {name: found[name] for name in names}
     tokenizer = front.tokenizer
     if tokenizer is not None and getattr(tokenizer, "history_", None):
@@ -554,7 +554,8 @@ def front_end(parts, train, dev, seed: int, progress: bool,
     lemmatizer = Lemmatizer(epochs[1], seed=seed).fit(train, dev) \
         if "lemmatizer" in parts else None
     if progress and lemmatizer is not None:
-        _took("lemmatizer", began, _front_scores(Pipeline(None, lemmatizer), dev))
+        _took("lemmatizer", began, {k: v for k, v in _front_scores(
+            Pipeline(tagger, lemmatizer), dev).items() if k == "Lemmas"})
     return Pipeline(tagger, lemmatizer,
                     tokenizer=Tokenizer(seed=seed, progress=progress).fit(train, dev)
                     if "tokenizer" in parts else None)

@@ -29,6 +29,8 @@ class EnsembleOptions(FamilyOptions):
     seed: int = option(0, int, "Seed of both members' trainings (each member takes its "
                        "family's defaults otherwise; train members of your own and join "
                        "them with arborparse combine for other options).", low=0)
+    multi_root: bool = option(False, bool, "Allow several words attached to the root, in "
+                              "both members (default: exactly one).")
 
     @classmethod
     def offers(cls, header: dict) -> Capabilities:

@@ -22,7 +22,7 @@ from arborparse.ensemble.options import EnsembleOptions
 from arborparse.errors import ArborparseError
 from arborparse.io import model_files
 from arborparse.pipeline import Pipeline, load
-from arborparse.training import TrainingInterrupted
+from arborparse.training import TrainingInterrupted, interrupt_says
 
 # the members: (family, what it is called, its components: None for the ensemble's)
 MEMBERS = (("linear", "linear pipeline", None), ("neural", "neural parser", ["parser"]))
@@ -70,33 +70,31 @@ def train(train, dev=None, *, components=None, progress: bool = True, path=None,
             "dev": sentences_of(dev, fmt, "dev")[1]} if resume else None
     members = []
     for n, (family, what, their_parts) in enumerate(MEMBERS, 1):
-        member = paths[family]
+        member, their_parts = paths[family], their_parts or parts
         if progress:
             print(f"ensemble, {n} of {STAGES}: the {what}" + (f" ({member})" if member else ""),
                   file=sys.stderr)
-        finished = resume and os.path.exists(member) and \
-            not os.path.exists(f"{member}.checkpoint")
-        if finished:
-            members.append(load(member))
-            differ = _other_data(members[-1].info.get("data"), data)
+        if resume and os.path.exists(member) and not os.path.exists(f"{member}.checkpoint"):
+            members.append(load(member))  # finished: what it was trained as is checked
+            differ = _other_data(members[-1].info.get("data"), data) + _other_member(
+                members[-1].info, family, their_parts, table)
             if differ:
                 raise ArborparseError(f"{member}: the interrupted training had other "
-                                      f"{', '.join(differ)}; resume with the same data")
+                                      f"{', '.join(differ)}; resume with the same data and "
+                                      "options, or start again with force (--force)")
             continue
         from arborparse.trainer import train as trained
 
         try:
             members.append(trained(
-                train, dev, family=family, components=their_parts or parts,
-                progress=progress, path=member,
-                resume=resume and os.path.exists(f"{member}.checkpoint"), force=force,
-                lang=lang, fmt=fmt, seed=table.seed,
-                **({"folds": folds} if their_parts is None else {})))
+                train, dev, family=family, components=their_parts, progress=progress,
+                path=member, resume=resume and os.path.exists(f"{member}.checkpoint"),
+                force=force, lang=lang, fmt=fmt, seed=table.seed, multi_root=table.multi_root,
+                **({"folds": folds} if family == "linear" else {})))
         except TrainingInterrupted as err:
             raise TrainingInterrupted(err.epoch, err.path, message=(
-                f"{err}: the ensemble's {what} (stage {n} of {STAGES})" + (
-                    f", which resuming the ensemble (--model {path} --resume) continues"
-                    if path is not None else ""))) from None
+                f"{err} (in the ensemble's {what}, stage {n} of {STAGES})"
+                f"{_to_go_on(path, paths)}")) from None
     if progress:
         print(f"ensemble, {STAGES} of {STAGES}: the linear parser's share, chosen on dev",
               file=sys.stderr)
@@ -107,34 +105,72 @@ def train(train, dev=None, *, components=None, progress: bool = True, path=None,
                   file=sys.stderr)
     # its training time: the members' (as they record it, a resumed run's included) and
     # the combination's
-    model = combine(*members, dev, fmt=fmt, report=report, progress=progress)
-    said = _below_a_member(model.info["scores"], members)
+    kept = "" if path is None else f": both members are kept ({', '.join(paths.values())})"
+    with interrupt_says(f"training interrupted while choosing the members' shares on dev "
+                        f"(stage {STAGES} of {STAGES}){kept}{_to_go_on(path, paths)}"):
+        model = combine(*members, dev, fmt=fmt, report=report, progress=progress)
+    better = _better_member(model.info["scores"], members)
+    said = [] if better is None else [_below(model.info["scores"], *better, paths)]
     for warning in said:
         warnings.warn(warning, stacklevel=3)
-    model = Pipeline(model.tagger, model.lemmatizer, model.parser, model.tokenizer,
-                     {**model.info, "options": {**model.info["options"], "seed": table.seed},
-                      "warnings": model.info["warnings"] + said})
+    own = {k: v for k, v in (members[0].info.get("scores") or {}).items()
+           if k not in ("UAS", "LAS")}  # the front end's: tags, lemmas, sentence ends
+    model = Pipeline(model.tagger, model.lemmatizer, model.parser, model.tokenizer, {
+        **model.info, "scores": {**own, **model.info["scores"]},
+        "options": {**model.info["options"], "seed": table.seed,
+                    "multi_root": table.multi_root},
+        "warnings": model.info["warnings"] + said})
     if path is not None:
         model.save(path, force=True)  # checked above
-        for member in paths.values():
+        for family, member in paths.items():
             for end in ("", ".checkpoint", ".tags"):
-                if os.path.exists(member + end):
+                if os.path.exists(member + end) and (better is None or family != better[0]
+                                                     or end):
                     os.remove(member + end)
     if progress:
         _say_trained(model, path)
     return model
 
 
-def _below_a_member(scores: dict, members: list[Pipeline]) -> list[str]:
-    """The model's warning where the ensemble's dev LAS at its weight is below a member's
-    own (as its training scored it: the linear one with its second-stage labeler, which the
-    mixture does without): there one member did not learn enough to help the other."""
-    own = {family: (m.info.get("scores") or {}).get("LAS")
-           for (family, *_), m in zip(MEMBERS, members)}
-    family, best = max(((f, las) for f, las in own.items() if las is not None),
-                       key=lambda pair: pair[1], default=(None, None))
-    if best is None or scores.get("LAS") is None or scores["LAS"] >= best:
-        return []
-    return [f"the ensemble's dev LAS ({scores['LAS']:.2f}) is below its {family} member's "
-            f"alone ({best:.2f}): the other member adds nothing here (too little data?); "
-            f"train the {family} model alone (--model-type {family})"]
+def _to_go_on(path, paths: dict) -> str:
+    """How to go on after an interrupt, where a member (or its checkpoint) is there to go
+    on from."""
+    if path is None or not any(os.path.exists(p + end) for p in paths.values()
+                               for end in ("", ".checkpoint")):
+        return ""
+    return f"; to go on, resume the ensemble (--model {path} --resume)"
+
+
+def _other_member(info: dict, family: str, parts: list[str], table) -> list[str]:
+    """What differs between a finished member's model record and the member this training
+    makes (its family, components, seed and whether it allows several roots)."""
+    options = info.get("options") or {}
+    differ = [f"family {info.get('family')!r} (now {family!r})"] \
+        if info.get("family") != family else []
+    differ += [f"components {info.get('components')!r} (now {parts!r})"] \
+        if info.get("components") != parts else []
+    return differ + [f"{name} {options.get(name)!r} (now {getattr(table, name)!r})"
+                     for name in ("seed", "multi_root")
+                     if options.get(name, False) != getattr(table, name)]
+
+
+def _better_member(scores: dict, members: list[Pipeline]) -> tuple[str, float] | None:
+    """(family, dev LAS) of the member whose own dev LAS (as its training scored it: its
+    tree decoded as it parses alone, not the mixture's most expected correct heads) is
+    above the ensemble's at its weight, the higher where both are; else None."""
+    own = [(family, (m.info.get("scores") or {}).get("LAS"))
+           for (family, *_), m in zip(MEMBERS, members)]
+    own = [(family, las) for family, las in own if las is not None]
+    best = max(own, key=lambda pair: pair[1], default=None)
+    if best is None or scores.get("LAS") is None or scores["LAS"] >= best[1]:
+        return None
+    return best
+
+
+def _below(scores: dict, family: str, las: float, paths: dict) -> str:
+    """The model's warning where a member alone is better on dev (`_better_member`)."""
+    kept = f"; it is kept at {paths[family]}" if paths[family] is not None else \
+        f"; train it alone (--model-type {family})"
+    return (f"the ensemble's dev LAS ({scores['LAS']:.2f}) is below that of its {family} "
+            f"member parsing alone ({las:.2f}): that model alone serves this data better"
+            f"{kept}")

@@ -7,8 +7,8 @@ so nested and crossing (non-projective) arcs never share a height with a longer 
 higher still while its label (at the top of the arc, as wide as its characters at the
 widest a character of the labels' font takes) would meet the label of an arc at that
 level, so that no two labels overlap. A
-right-to-left sentence (most strong characters Hebrew, Arabic, ...) is laid out from the
-right. Long sentences keep their size: the SVG is as wide as its words (the page scrolls).
+right-to-left sentence (its first strong character Hebrew, Arabic, Persian, ...) is laid
+out from the right. Long sentences keep their size: the SVG is as wide as its words (the page scrolls).
 With marginals (``HeadProb`` in MISC, from ``parse --marginals``), each arc's opacity is its
 probability, and arcs below `threshold` are drawn dashed in another colour and marked
 ``unsure``. Every word and arc carries its numbers as ``data-`` attributes.

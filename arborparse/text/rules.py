@@ -4,9 +4,10 @@ in every language, each rule kept only where the training treebank agrees.
 Strings kept whole (`WHOLE`): URLs, e-mail addresses, file paths, numbers with separators
 (``https://example.com/a?b=c``, ``x.y@z.org``, ``/usr/local/bin``, ``3,000.50``, ``12:30``,
 Arabic script's ``۱۲۳٫۴۵`` and ``۱۲۳٬۴۵۶``) and numbers joined by slashes (dates and
-fractions: ``12/05/2020``, ``۱۳۹۹/۰۵/۱۲``, ``1/2``) are one token each, never cut inside nor glued to their neighbours, unless the treebank
-does otherwise: `whole_kinds` keeps a kind where the treebank has no such string, or keeps
-at least half of them as tokens of their own (English-EWT keeps them; Turkish-IMST's one
+fractions: ``12/05/2020``, ``۱۳۹۹/۰۵/۱۲``, ``1/2``) are one token each, never cut inside
+nor glued to their neighbours, unless the treebank does otherwise: `whole_kinds` keeps a
+kind where the treebank has no such string, or keeps at least half of them as tokens of
+their own (English-EWT keeps them; Turkish-IMST's one
 number with a separator carries its suffix, ``9.8'lik``, so numbers are left to the
 classifier there).
 
@@ -16,8 +17,8 @@ U+200C and U+200D, the byte-order mark U+FEFF, the word joiner U+2060, the soft 
 directional marks, ...) but the prepended concatenation marks, which are drawn. They are
 dropped from the text before it is tokenized, unless the treebank's tokens hold them
 (Persian writes U+200C inside words): `kept_invisible` finds which; even then one is kept
-only inside a word, between two characters that are not whitespace (a stray U+200C between
-spaces, or alone, is no word of its own). A zero-width space
+only inside a word, its nearest visible neighbours letters, marks or digits (a stray U+200C
+between spaces, before a full stop, or alone, is no word of its own). A zero-width space
 dropped so parts the words on either side, as a space would (``The\u200bdog`` is two
 words; Thai and Khmer texts mark word ends with it); the others join them (the word joiner
 and the soft hyphen mean just that; a control character in a word is noise). A zero-width
@@ -87,14 +88,22 @@ def _in_emoji(text: str, i: int) -> bool:
 
 
 def _inside_word(text: str, i: int) -> bool:
-    """Whether `text[i]` has a character that is not whitespace on each side."""
-    return 0 < i < len(text) - 1 and not text[i - 1].isspace() and not text[i + 1].isspace()
+    """Whether the nearest visible characters on each side of `text[i]` (past any other
+    invisible one but a zero-width space, which parts words) are letters, marks or
+    digits: `text[i]` is inside a word."""
+    def wordy(step: int) -> bool:
+        j = i + step
+        while 0 <= j < len(text) and invisible(text[j]) and text[j] != ZWSP:
+            j += step
+        return 0 <= j < len(text) and (text[j].isalnum() or
+                                       unicodedata.category(text[j])[0] == "M")
+    return wordy(-1) and wordy(1)
 
 
 def visible(text: str, keep: str = "") -> tuple[str, Sequence[int]]:
     """`text` without its invisible characters (but those in `keep` inside a word, and
-    those that are part of an emoji: 👨‍👩‍👧), a zero-width space dropped so made a space,
-    and where each of its characters is in `text` (see the module docstring)."""
+    those that are part of an emoji: 👨‍👩‍👧), each zero-width space it drops made a
+    space, and where each of its characters is in `text` (see the module docstring)."""
     hidden = {c for c in set(text) if invisible(c)}
     if not hidden:
         return text, range(len(text))

@@ -28,10 +28,10 @@ apart: ``Hà Nội``): then a character before a single space may also be inside
 and the classifier decides.
 
 Before the classifier, `arborparse.text.rules` drops the invisible characters (zero-width
-spaces and joiners, control characters, ...) that the treebank's tokens never hold: a token
-made only of them disappears, and the others keep their offsets in the text as given (a
-zero-width space is read as a space: see that module). Its
-strings kept whole (URLs, e-mail addresses, file paths, numbers with separators), of the
+spaces and joiners, control characters, ...) but those the treebank's tokens hold, inside a
+word: a token made only of them disappears, and the others keep their offsets in the text
+as given (a zero-width space is read as a space: see that module). Its strings kept whole
+(URLs, e-mail addresses, file paths, numbers with separators or joined by slashes), of the
 kinds the treebank keeps whole, are one token each: the classifier may choose no other
 label inside them or at their ends, and the multiword splitter leaves them alone.
 """

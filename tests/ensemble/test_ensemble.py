@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from oracles import all_trees
 
 import arborparse
+from arborparse import registry
 from arborparse.cli import cli
 from arborparse.ensemble.combine import WEIGHTS
 from arborparse.ensemble.options import EnsembleOptions
@@ -274,7 +275,9 @@ def test_what_an_ensemble_cannot_be_is_refused(parts, tmp_path):
         arborparse.train(gold, family="ensemble")
     result = CliRunner().invoke(cli, ["train", "--model-type", "ensemble", "--train", "x",
                                       "--model", str(tmp_path / "m.npz")])
-    assert result.exit_code == 1 and "an ensemble needs dev data (--dev)" in result.output
+    assert result.exit_code == 2 and "--model-type ensemble needs --dev" in result.output
+    with pytest.raises(ArborparseError, match="the ensemble family has no trainer of its own"):
+        registry.trainer("ensemble", EnsembleOptions())
 
 
 def test_the_combine_command_writes_the_model_and_refuses_to_overwrite(parts, tmp_path,

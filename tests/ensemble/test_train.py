@@ -39,8 +39,8 @@ def test_an_ensemble_trains_both_members_resumes_after_an_interrupt_and_combines
         arborparse.train(train, dev, family="ensemble", path=path, progress=False)
     said = str(caught.value)
     assert f"{path}.neural.checkpoint holds the last finished epoch" in said
-    assert said.endswith(f"(--resume): the ensemble's neural parser (stage 2 of 3), which "
-                         f"resuming the ensemble (--model {path} --resume) continues")
+    assert said.endswith(f"(in the ensemble's neural parser, stage 2 of 3); to go on, resume "
+                         f"the ensemble (--model {path} --resume)")
     assert not path.exists() and os.path.exists(f"{path}.linear")
     assert not os.path.exists(f"{path}.linear.checkpoint")
     monkeypatch.setattr(Loop, "_save_checkpoint", save)
@@ -50,22 +50,64 @@ def test_an_ensemble_trains_both_members_resumes_after_an_interrupt_and_combines
     with pytest.raises(ArborparseError, match="other train data"):
         arborparse.train(train[:50], dev, family="ensemble", path=path, progress=False,
                          resume=True)
+    with pytest.raises(ArborparseError, match=r"other seed 0 \(now 1\), multi_root False "
+                                              r"\(now True\); resume with the same data"):
+        arborparse.train(train, dev, family="ensemble", path=path, progress=False,
+                         resume=True, seed=1, multi_root=True)
 
     def not_again(*args, **kwargs):
         raise AssertionError("the finished linear member was trained again")
     monkeypatch.setattr("arborparse.linear.train.trainer", not_again)
     nlp = arborparse.train(train, dev, family="ensemble", path=path, progress=False,
                            resume=True)
-    assert sorted(os.listdir(tmp_path)) == ["e.npz"]  # the members and their files gone
     info = arborparse.load(path).info
+    # the members and their files gone, but a member better alone (as here, from 60
+    # sentences), which the model's warnings name
+    better = [w for w in info["warnings"] if f"it is kept at {path}.linear" in w]
+    assert sorted(os.listdir(tmp_path)) == ["e.npz"] + ["e.npz.linear"] * len(better)
     assert info["family"] == "ensemble" and info["options"]["seed"] == 0
     assert [m["family"] for m in info["members"].values()] == ["linear", "neural"]
     assert info["chosen_on_dev"]["weight"] == info["options"]["weight"]
     assert info["data"]["first train"]["sentences"] == 60 and info["data"]["dev"]
     assert info["training_seconds"] > 0
+    assert {"UPOS", "Lemmas", "UAS", "LAS"} <= set(info["scores"])  # the front end's too
     doc = nlp("The cat sat on the mat. It was happy.")
     assert len(doc.sentences) == 2
     assert all(w.head is not None for s in doc.sentences for w in s.words)
+
+
+def test_an_interrupt_before_any_member_or_while_combining_says_what_is_kept(
+        data, tmp_path, monkeypatch):
+    train, dev = data
+    monkeypatch.setattr(NeuralOptions, "by_size", classmethod(
+        lambda cls, sentences, given: {"epochs": 1, "patience": 1}))
+    path = tmp_path / "e.npz"
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr("arborparse.trainer.front_end", stop)
+    with pytest.raises(TrainingInterrupted) as caught:
+        arborparse.train(train, dev, family="ensemble", path=path, progress=False)
+    assert str(caught.value).endswith("(in the ensemble's linear pipeline, stage 1 of 3)")
+    assert os.listdir(tmp_path) == []  # nothing to go on from, and no advice to
+    monkeypatch.undo()
+    monkeypatch.setattr(NeuralOptions, "by_size", classmethod(
+        lambda cls, sentences, given: {"epochs": 1, "patience": 1}))
+    monkeypatch.setattr("arborparse.ensemble.train.combine", stop)
+    with pytest.raises(TrainingInterrupted) as caught:
+        arborparse.train(train, dev, family="ensemble", path=path, progress=False,
+                         components="tagger,parser")
+    assert str(caught.value) == (
+        f"training interrupted while choosing the members' shares on dev (stage 3 of 3): "
+        f"both members are kept ({path}.linear, {path}.neural); to go on, resume the "
+        f"ensemble (--model {path} --resume)")
+    monkeypatch.undo()
+    monkeypatch.setattr(NeuralOptions, "by_size", classmethod(
+        lambda cls, sentences, given: {"epochs": 1, "patience": 1}))
+    monkeypatch.setattr("arborparse.trainer.front_end", stop)  # nothing trained again
+    nlp = arborparse.train(train, dev, family="ensemble", path=path, progress=False,
+                           components="tagger,parser", resume=True)
+    assert nlp.info["components"] == ["tagger", "parser"] and path.exists()
 
 
 def test_what_an_ensemble_training_cannot_do_is_refused(data, tmp_path):
@@ -90,11 +132,14 @@ def test_what_an_ensemble_training_cannot_do_is_refused(data, tmp_path):
 def test_an_ensemble_below_a_member_alone_on_dev_says_so():
     from types import SimpleNamespace
 
-    from arborparse.ensemble.train import _below_a_member
+    from arborparse.ensemble.train import _below, _better_member
 
     members = [SimpleNamespace(info={"scores": {"LAS": las}}) for las in (54.24, 1.56)]
-    (said,) = _below_a_member({"LAS": 52.23}, members)
-    assert said.startswith("the ensemble's dev LAS (52.23) is below its linear member's alone "
-                           "(54.24)") and said.endswith("(--model-type linear)")
-    assert _below_a_member({"LAS": 54.24}, members) == []
-    assert _below_a_member({"LAS": 50.0}, [SimpleNamespace(info={}), members[1]]) == []
+    assert _better_member({"LAS": 52.23}, members) == ("linear", 54.24)
+    assert _below({"LAS": 52.23}, "linear", 54.24, {"linear": "e.npz.linear"}) == (
+        "the ensemble's dev LAS (52.23) is below that of its linear member parsing alone "
+        "(54.24): that model alone serves this data better; it is kept at e.npz.linear")
+    assert _below({"LAS": 52.23}, "linear", 54.24, {"linear": None}).endswith(
+        "; train it alone (--model-type linear)")
+    assert _better_member({"LAS": 54.24}, members) is None
+    assert _better_member({"LAS": 50.0}, [SimpleNamespace(info={}), members[1]]) is None

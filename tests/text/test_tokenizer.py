@@ -114,6 +114,8 @@ def test_any_text_comes_back_whitespace_and_invisible_characters_aside(text):
 
 
 def test_invisible_characters_are_dropped_unless_the_treebank_keeps_them():
+    from arborparse.text.rules import visible
+
     tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(treebank(5))
     assert tokenizer.keep == ""
     text = "Dogs\u200b bark\u00ad\u200d, \u2060 \ufeffthey\u0007\u200c?"
@@ -137,6 +139,9 @@ def test_invisible_characters_are_dropped_unless_the_treebank_keeps_them():
     assert tokenizer.tokenize("\u200c") == tokenizer.tokenize(" \u200c\u200c ") == []
     (sentence,) = tokenizer.tokenize("Do\u200cgs \u200c bark\u200c .")
     assert sentence.forms == ["Do\u200cgs", "bark", "."]
+    assert visible("\u200c\u200cDo\u200c\u200cgs\u200c\u200c bark\u200c.", "\u200c")[0] == \
+        "Do\u200c\u200cgs bark."  # runs of them too, and before punctuation
+    assert visible("ab\u200b\u200ccd", "\u200c")[0] == "ab cd"  # a space is no letter
     again = Tokenizer.from_parts(*tokenizer.parts(), "m.npz")
     assert again.keep == "\u200c"
 
