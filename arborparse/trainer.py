@@ -250,7 +250,8 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         with interrupt_says(f"training interrupted while training the "
                             f"{_listed(front_parts)}{nothing_yet}"):
             front = front_end(parts, train, dev, table.seed, progress)
-        front_scores = _front_scores(front, dev)
+            annotated = _annotated(front, dev)  # scored here, read by the parser below
+        front_scores = _front_scores(front, dev, annotated)
     if "parser" not in parts:
         pipeline = described(front, None, {})
         if path is not None:
@@ -267,7 +268,7 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         with interrupt_says("training interrupted while tagging the training sentences for "
                             f"the parser (jackknifing){nothing_yet}"):
             train = _jackknife(parts, front, train, folds, table.seed, progress)
-            dev = front.parse(dev, retag=True) if dev else None
+            dev = annotated
             if tags is not None and lead and scheduler is None:  # a cluster's run does not
                 _save_tags(tags, tagged_by, train, dev)  # resume
 
@@ -461,14 +462,24 @@ def _version() -> str:
     return __version__
 
 
-def _front_scores(front: Pipeline, dev: list[Sentence] | None) -> dict:
-    """The front end's dev scores: its tags and lemmas of the dev words, as `evaluate` and
-    the CoNLL 2018 script count them (UFeats the universal features, a gold lemma ``_``
-    matched by any; XPOS where the tagger has some), and the tokenizer's boundary F1."""
+def _annotated(front: Pipeline, dev: list[Sentence] | None) -> list[Sentence] | None:
+    """The dev words as the front end tags and lemmatizes them (None without dev data, or
+    without a tagger or lemmatizer)."""
+    if not dev or (front.tagger is None and front.lemmatizer is None):
+        return None
+    return Pipeline(front.tagger, front.lemmatizer, None)._annotate(dev, retag=True)
+
+
+def _front_scores(front: Pipeline, dev: list[Sentence] | None,
+                  annotated: list[Sentence] | None = None) -> dict:
+    """The front end's dev scores: its tags and lemmas of the dev words (`annotated`, where
+    made already: `_annotated`), as `evaluate` and the CoNLL 2018 script count them (UFeats
+    the universal features, a gold lemma ``_`` matched by any; XPOS where the tagger has
+    some), and the tokenizer's boundary F1."""
     scores = {}
-    if dev and (front.tagger is not None or front.lemmatizer is not None):
-        found = tag_scores(dev, Pipeline(front.tagger, front.lemmatizer, None)._annotate(
-            dev, retag=True))
+    annotated = _annotated(front, dev) if annotated is None else annotated
+    if annotated is not None:
+        found = tag_scores(dev, annotated)
         names = [*(getattr(front.tagger, "scores_", None) or ())] + \
             ["Lemmas"] * (front.lemmatizer is not None and front.lemmatizer.enabled)
         scores = {name: found[name] for name in names}

@@ -8,7 +8,8 @@ its parsers alone.
 the combined pipeline then reads the raw text of TEST (rebuilt from its tokens and
 ``SpaceAfter=No`` as `bench/languages.py` does), and the official CoNLL 2018 script scores
 it at the weight chosen and at 1 and 0 (each parser alone on the first pipeline's words
-and tags, decoded from its own marginals as the mixture's decoder reads them), with the
+and tags, decoded from its own marginals as the mixture's decoder reads them, a linear
+one's arcs pruned by a neural other as in the mixture), with the
 seconds each took, beside the first pipeline's own (parsing the same text, compiled first;
 best of two, wall and CPU).
 The reference of the ensemble's pruning (a neural member's marginals prune a linear

@@ -123,6 +123,13 @@ def combine(first, second, dev=None, weight: float | None = None, fmt: str = "au
     return model
 
 
+def report_on_stderr(weight: float, scores: dict) -> None:
+    """A `combine` report that says each weight's dev scores on stderr, a line each (the
+    command's, and an ensemble training's)."""
+    print(f"weight {weight:.1f}: dev UAS {scores['UAS']:.2f}  LAS {scores['LAS']:.2f}",
+          file=sys.stderr)
+
+
 def _warn_if_apart(front: Pipeline, other: Pipeline) -> None:
     """Warn where the two models are of different languages (as their records name them:
     ``en`` of ``en_ewt``; not where one does not know its own), or where fewer than half of

@@ -17,7 +17,7 @@ import os
 import sys
 import warnings
 
-from arborparse.ensemble.combine import combine
+from arborparse.ensemble.combine import combine, report_on_stderr
 from arborparse.ensemble.options import EnsembleOptions
 from arborparse.errors import ArborparseError
 from arborparse.io import model_files
@@ -27,6 +27,7 @@ from arborparse.training import TrainingInterrupted, interrupt_says
 # the members: (family, what it is called, its components: None for the ensemble's)
 MEMBERS = (("linear", "linear pipeline", None), ("neural", "neural parser", ["parser"]))
 STAGES = len(MEMBERS) + 1  # the members' trainings, then the weight chosen on dev
+FILES = ("", ".checkpoint", ".tags")  # a member's: its model, checkpoint, jackknifed tags
 
 
 def train(train, dev=None, *, components=None, progress: bool = True, path=None,
@@ -53,7 +54,7 @@ def train(train, dev=None, *, components=None, progress: bool = True, path=None,
     model_files.check_output(path, inputs, model=True, force=force)
     paths = {family: None if path is None else f"{path}.{family}" for family, *_ in MEMBERS}
     begun = [p for p in paths.values() if p is not None and any(
-        os.path.exists(p + end) for end in ("", ".checkpoint", ".tags"))]
+        os.path.exists(p + end) for end in FILES)]
     if begun and not resume and not force:
         raise ArborparseError(f"{begun[0]} holds a member of an interrupted ensemble training "
                               f"of {path}: continue it with resume (--resume), or start again "
@@ -99,16 +100,13 @@ def train(train, dev=None, *, components=None, progress: bool = True, path=None,
         print(f"ensemble, {STAGES} of {STAGES}: the linear parser's share, chosen on dev",
               file=sys.stderr)
 
-    def report(weight, scores):
-        if progress:
-            print(f"weight {weight:.1f}: dev UAS {scores['UAS']:.2f}  LAS {scores['LAS']:.2f}",
-                  file=sys.stderr)
     # its training time: the members' (as they record it, a resumed run's included) and
     # the combination's
     kept = "" if path is None else f": both members are kept ({', '.join(paths.values())})"
     with interrupt_says(f"training interrupted while choosing the members' shares on dev "
                         f"(stage {STAGES} of {STAGES}){kept}{_to_go_on(path, paths)}"):
-        model = combine(*members, dev, fmt=fmt, report=report, progress=progress)
+        model = combine(*members, dev, fmt=fmt, progress=progress,
+                        report=report_on_stderr if progress else None)
     better = _better_member(model.info["scores"], members)
     said = [] if better is None else [_below(model.info["scores"], *better, paths)]
     for warning in said:
@@ -122,11 +120,10 @@ def train(train, dev=None, *, components=None, progress: bool = True, path=None,
         "warnings": model.info["warnings"] + said})
     if path is not None:
         model.save(path, force=True)  # checked above
-        for family, member in paths.items():
-            for end in ("", ".checkpoint", ".tags"):
-                if os.path.exists(member + end) and (better is None or family != better[0]
-                                                     or end):
-                    os.remove(member + end)
+        better_alone = None if better is None else paths[better[0]]
+        for left in (member + end for member in paths.values() for end in FILES):
+            if left != better_alone and os.path.exists(left):
+                os.remove(left)
     if progress:
         _say_trained(model, path)
     return model
@@ -136,7 +133,7 @@ def _to_go_on(path, paths: dict) -> str:
     """How to go on after an interrupt, where a member (or its checkpoint) is there to go
     on from."""
     if path is None or not any(os.path.exists(p + end) for p in paths.values()
-                               for end in ("", ".checkpoint")):
+                               for end in FILES[:2]):
         return ""
     return f"; to go on, resume the ensemble (--model {path} --resume)"
 
