@@ -494,16 +494,16 @@ def combine_cmd(first, second, dev_path, weight, model_path, fmt, force):
     FIRST's decoder unless parse --decoder says otherwise."""
     import arborparse
 
-    from arborparse.ensemble.combine import report_on_stderr
-
     if weight is None and dev_path is None:
         raise click.UsageError("give --dev to choose the weight on, or --weight")
 
+    def report(w, scores):
+        click.echo(f"weight {w:.1f}: dev UAS {scores['UAS']:.2f}  LAS {scores['LAS']:.2f}",
+                   err=True)
     def combined():  # in a thread of its own (`_interruptible`): Ctrl-C stops it at once,
         # even while compiled code reads a long sentence for minutes
         yield arborparse.combine(first, second, dev_path, weight=weight, fmt=fmt,
-                                 report=report_on_stderr, progress=True, path=model_path,
-                                 force=force)
+                                 report=report, progress=True, path=model_path, force=force)
     existed = os.path.exists(model_path)
     try:
         (model,) = _interruptible(combined())

@@ -124,8 +124,9 @@ def combine(first, second, dev=None, weight: float | None = None, fmt: str = "au
 
 
 def report_on_stderr(weight: float, scores: dict) -> None:
-    """A `combine` report that says each weight's dev scores on stderr, a line each (the
-    command's, and an ensemble training's)."""
+    """A `combine` report that says each weight's dev scores on stderr, a line each (an
+    ensemble training's; ``arborparse combine`` says the same lines, the command layer
+    importing no family)."""
     print(f"weight {weight:.1f}: dev UAS {scores['UAS']:.2f}  LAS {scores['LAS']:.2f}",
           file=sys.stderr)
 
