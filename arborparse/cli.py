@@ -648,11 +648,12 @@ def _encoding(ctx, param, name: str) -> str:
                    "MISC (an order-2 linear model's are over projective trees: an arc of the "
                    "mst decoder's that crosses another may get HeadProb 0).")
 @click.option("--retag", is_flag=True,
-              help=f"{_takers('retag', 'models with a tagger')} tag (and lemmatize) every "
-                   "sentence (default: only those with words without UPOS).")
+              help=f"{_takers('retag', 'models with a tagger or lemmatizer')} tag (and "
+                   "lemmatize) every sentence (default: only those with words without UPOS, "
+                   "or without lemma).")
 @click.option("--keep-tags", is_flag=True,
-              help=f"{_takers('keep_tags', 'models with a tagger')} trust the input's tags, "
-                   "tag nothing.")
+              help=f"{_takers('keep_tags', 'models with a tagger or lemmatizer')} trust the "
+                   "input's tags and lemmas, tag nothing.")
 @click.option("--beam", type=click.IntRange(1),
               help=f"{_takers('beam')} beam width (default: the model's).")
 @click.option("--branching", type=click.IntRange(1),

@@ -172,7 +172,7 @@ def offer(path) -> Offer:
     weights read: `parse --scheduler` checks its options with it, the workers load the
     model)."""
     _, components, family = _header_parts(path)
-    tags = Capabilities(tags="tagger" in components)
+    tags = Capabilities(tags="tagger" in components or "lemmatizer" in components)
     if "parser" not in components:
         return Offer(KIND, tags)
     parser = components["parser"]
@@ -249,9 +249,9 @@ class Pipeline:
 
     @property
     def capabilities(self) -> Capabilities:
-        """The parser's, and tags where there is a tagger."""
+        """The parser's, and tags where there is a tagger or a lemmatizer."""
         own = self.parser.capabilities if self.parser is not None else Capabilities()
-        return own | Capabilities(tags=self.tagger is not None)
+        return own | Capabilities(tags=self.tagger is not None or self.lemmatizer is not None)
 
     @property
     def components(self) -> list[str]:

@@ -1046,3 +1046,17 @@ def test_the_front_ends_dev_scores_are_counted_as_evaluate_counts_them(ud):
     blank = [[s.with_columns({LEMMA: ["_"] * len(s)}) for s in part] for part in (train, dev)]
     nlp = arborparse.train(*blank, components="tagger,lemmatizer", progress=False)
     assert not nlp.lemmatizer.enabled and "Lemmas" not in nlp.info["scores"]
+
+
+def test_a_lemmatizer_without_a_tagger_in_front_of_a_parser_trains_and_relemmatizes(tmp_path):
+    """A lemmatizer alone in front of the parser jackknifes the training lemmas (it used to
+    fail: retag applied only to a pipeline with a tagger); its model takes ``retag``, and
+    the offer read from the file's header says so too."""
+    from arborparse.pipeline import offer
+
+    nlp = arborparse.train(separable(2), separable(1), components="lemmatizer,parser",
+                           progress=False, epochs=1, folds=2, hash_bits=12)
+    assert nlp.components == ["lemmatizer", "parser"] and nlp.capabilities.tags
+    assert len(nlp.parse(separable(1), retag=True)) == len(separable(1))
+    nlp.save(tmp_path / "m.npz")
+    assert offer(tmp_path / "m.npz").capabilities.tags
