@@ -520,6 +520,28 @@ def combine_cmd(first, second, dev_path, weight, model_path, fmt, force):
                    f"{model.info['scores']['LAS']:.2f})" if weight is None else ""), err=True)
 
 
+def _options_shown(family, options: dict) -> dict:
+    """A model's options as `info` shows them: those its trainer does not take left out (a
+    linear model's C of eg, say, when MIRA trained it), None told as the family's default
+    (as the option's help says it, where it says it in a few words) or, for a file or
+    folder, as none (``--json`` gives every option as stored)."""
+    try:
+        specs = {spec.name: spec for spec in registry.options_table(family).specs()}
+    except (ArborparseError, KeyError, TypeError):  # a family this version does not know
+        specs = {}
+    trainer = options.get("trainer")
+
+    def unset(spec) -> str:  # a path not given is none; else the help's "(default: X)"
+        if spec is not None and spec.type in (FILE, DIRECTORY):
+            return "none"
+        said = re.search(r"\(default: ([^;()]+)\)", spec.help) if spec is not None else None
+        return f"default ({said.group(1)})" if said else "default"
+    return {name: unset(specs.get(name)) if value is None else value
+            for name, value in options.items()
+            if name not in specs or not specs[name].trainers or trainer is None or
+            trainer in specs[name].trainers}
+
+
 @cli.command("info")
 @click.argument("model", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
@@ -531,7 +553,7 @@ def info_cmd(model, as_json):
     scores), and the temperatures of a linear or neural parser's marginals; a file that
     `parse` would refuse (damaged anywhere, of a newer version, its arrays not what its
     header says) is refused."""
-    from arborparse.pipeline import info, load
+    from arborparse.pipeline import MEMBER_SCORES, info, load
 
     found = info(model)
     check_whole(model)
@@ -576,12 +598,23 @@ def info_cmd(model, as_json):
                               for k, v in value.items()) or \
                 ("none (no dev data)" if key == "scores" else "none")
             click.echo(f"{key:<20}{shown}")
+        elif key == "options" and isinstance(value, dict):
+            click.echo(f"{key}:")
+            for name, item in _options_shown(found["family"], value).items():
+                click.echo(f"  {name:<18}{item}")
         elif isinstance(value, dict):
             click.echo(f"{key}:")
+            files = {}  # sha256 -> the first entry naming that file (data)
             for name, item in value.items():
-                if isinstance(item, dict):
-                    item = "  ".join(f"{k} {v}" for k, v in item.items())
-                click.echo(f"  {name:<18}{item}")
+                sha = item.get("sha256") if isinstance(item, dict) else None
+                if sha is not None and sha in files:
+                    item = f"the same file as {files[sha]}"
+                elif isinstance(item, dict):  # data given as sentences has no file
+                    files.setdefault(sha, name)
+                    item = "  ".join(["given in memory"] * ("file" in item and not item["file"])
+                                     + [f"{k} {v:.2f}" if k in MEMBER_SCORES else f"{k} {v}"
+                                        for k, v in item.items() if v is not None])
+                click.echo(f"  {name:<18}{'none' if item is None else item}")
         elif key == "warnings" and value:
             click.echo(f"{key}:")
             for warning in value:

@@ -73,6 +73,7 @@ INFO = ("arborparse_version", "created", "family", "members", "components", "ver
         "defaults_by_size", "data", "language", "scores", "chosen_on_dev",
         "training_seconds", "warnings", "decoder", "reach", "tag_reach", "temperatures")
 TEMPERED = ("linear", "neural")  # the families whose marginals have temperatures
+MEMBER_SCORES = ("dev UAS", "dev LAS")  # what an ensemble's members' entries add of their own
 
 
 def _home(name: str, family: str) -> tuple[str, str] | None:
@@ -146,17 +147,23 @@ def info(path) -> dict:
     return describe(stored, family, {c: (components[c] or {}).get("version")
                                      for c in COMPONENTS if c in components},
                     parser.get("reach"), parser.get("tag_reach"), parser.get("decoder"),
-                    temperatures, _members(members, parser.get("weight")))
+                    temperatures, _members(members, parser.get("weight"), stored.get("members")))
 
 
-def _members(kinds, weight) -> dict | None:
+def _members(kinds, weight, record=None) -> dict | None:
     """`INFO`'s members of an ensemble whose parsers are of the `kinds` (name -> kind) and
-    the first's share `weight`: {"first": {"family": ..., "weight": w}, "second": {...}};
-    None for another parser (or a damaged header)."""
+    the first's share `weight`: {"first": {"family": ..., "weight": w, "dev UAS": ...,
+    "dev LAS": ...}, "second": {...}}, each member's own dev scores as its model recorded
+    them (`record`: the stored ``members``; none in files written before them); None for
+    another parser (or a damaged header)."""
     if not isinstance(kinds, dict) or not isinstance(weight, (int, float)):
         return None
     shares = {"first": weight, "second": round(1 - weight, 10)}
-    return {name: {"family": kind, "weight": shares.get(name)} for name, kind in kinds.items()}
+    record = record if isinstance(record, dict) else {}
+    return {name: {"family": kind, "weight": shares.get(name),
+                   **{k: v for k, v in (record.get(name) or {}).items()
+                      if k in MEMBER_SCORES and isinstance(v, (int, float))}}
+            for name, kind in kinds.items()}
 
 
 class Offer(NamedTuple):
@@ -274,7 +281,7 @@ class Pipeline:
                         getattr(self.parser, "decoder", None), temperatures,
                         None if members is None else _members(
                             {"first": members[0].kind, "second": members[1].kind},
-                            self.parser.weight))
+                            self.parser.weight, self._info.get("members")))
 
     def _annotate(self, sentences, retag: bool):
         """The sentences with tags and lemmas predicted where they are needed."""

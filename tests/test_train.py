@@ -142,6 +142,12 @@ def test_info_says_what_a_model_is(treebank, tmp_path):
     assert blind.info["options"]["decoder"] is None and info(path)["decoder"] == "mst"
     r = CliRunner().invoke(cli, ["info", str(path)])
     assert "decoder             mst\n" in r.output and "lacks" not in r.output
+    # the options the perceptron takes, those not given told as their defaults
+    assert "  trainer           perceptron\n  decoder           default\n" in r.output
+    assert "  train_decoder     default (--decoder, or mst)\n" in r.output
+    assert "  workers           default (one per core)\n" in r.output
+    assert not re.search(r"^  (C|k|learning_rate|clusters) ", r.output, re.M)
+    assert "None" not in r.output and "  dev               none\n" in r.output
     assert "temperatures        heads 1, labels 1 (of HeadProb and LabelProb, parse " \
         "--marginals; not fitted on dev: the scores as trained" in r.output  # no dev data
 

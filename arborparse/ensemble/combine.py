@@ -151,7 +151,8 @@ def _info(front: Pipeline, other: Pipeline, ensemble: EnsembleParser, scores: di
           data: dict, chosen: bool, seconds: float) -> dict:
     """What the combined model says of itself: the first model's language and record of its
     data size, each model's data (``first train``, ``second dev``, ...) and the dev data
-    the weight was chosen or scored on (``dev``), the dev scores at the weight kept, and
+    the weight was chosen or scored on (``dev``), each model's own dev scores as it
+    recorded them (``members``), the dev scores at the weight kept, and
     the time of the two trainings and of this (None where a model does not record its
     own)."""
     own, theirs = front.info, other.info
@@ -164,6 +165,9 @@ def _info(front: Pipeline, other: Pipeline, ensemble: EnsembleParser, scores: di
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "options": {"weight": ensemble.weight, "decoder": ensemble.decoder},
             "data": data,
+            "members": {name: {f"dev {k}": v for k, v in (record.get("scores") or {}).items()
+                               if k in ("UAS", "LAS")}
+                        for name, record in (("first", own), ("second", theirs))},
             "scores": {k: round(v, 2) for k, v in scores.items()},
             "chosen_on_dev": {"weight": ensemble.weight} if chosen else {},
             "training_seconds": round(sum(s for s in spent if s is not None) + seconds, 1)

@@ -165,7 +165,8 @@ class LinearOptions(FamilyOptions):
     scheduler: str | None = option(
         None, str, "Train on a Dask cluster ('local' or tcp://HOST:PORT), the training data "
         "cut into --shards: the perceptron and MIRA by iterative parameter mixing, loglinear "
-        "(L-BFGS) with its gradient summed over the shards.", trainers=DISTRIBUTED,
+        "(L-BFGS) with its gradient summed over the shards (default: none, this process "
+        "alone).", trainers=DISTRIBUTED,
         may_change=True)
     shards: int | None = option(None, int, "With --scheduler: parts of the training data "
                                 "(default: one per worker).", low=1, trainers=DISTRIBUTED)

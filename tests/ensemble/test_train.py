@@ -10,7 +10,7 @@ from click.testing import CliRunner
 import arborparse
 from arborparse.cli import cli
 from arborparse.errors import ArborparseError
-from arborparse.io import read_conllu
+from arborparse.io import read_conllu, write_conllu
 from arborparse.neural.options import NeuralOptions
 from arborparse.training import Loop, TrainingInterrupted
 
@@ -24,6 +24,9 @@ def data(ud):
 def test_an_ensemble_trains_both_members_resumes_after_an_interrupt_and_combines_them(
         data, tmp_path, monkeypatch):
     train, dev = data
+    files = tmp_path / "train.conllu", tmp_path / "dev.conllu"  # recorded by their sha256
+    for part, file in zip(data, files):
+        write_conllu(part, file)
     monkeypatch.setattr(NeuralOptions, "by_size", classmethod(
         lambda cls, sentences, given: {"epochs": 3, "patience": 3}))
     save = Loop._save_checkpoint
@@ -36,7 +39,7 @@ def test_an_ensemble_trains_both_members_resumes_after_an_interrupt_and_combines
     monkeypatch.setattr(Loop, "_save_checkpoint", interrupted)
     path = tmp_path / "e.npz"
     with pytest.raises(TrainingInterrupted) as caught:
-        arborparse.train(train, dev, family="ensemble", path=path, progress=False)
+        arborparse.train(*map(str, files), family="ensemble", path=path, progress=False)
     said = str(caught.value)
     assert f"{path}.neural.checkpoint holds the last finished epoch" in said
     assert said.endswith(f"(in the ensemble's neural parser, stage 2 of 3); to go on, resume "
@@ -46,27 +49,34 @@ def test_an_ensemble_trains_both_members_resumes_after_an_interrupt_and_combines
     monkeypatch.setattr(Loop, "_save_checkpoint", save)
     with pytest.raises(ArborparseError, match=f"{path}.linear holds a member of an "
                                               "interrupted ensemble training"):
-        arborparse.train(train, dev, family="ensemble", path=path, progress=False)
+        arborparse.train(*map(str, files), family="ensemble", path=path, progress=False)
     with pytest.raises(ArborparseError, match="other train data"):
-        arborparse.train(train[:50], dev, family="ensemble", path=path, progress=False,
+        arborparse.train(train[:50], str(files[1]), family="ensemble", path=path, progress=False,
                          resume=True)
     with pytest.raises(ArborparseError, match=r"other seed 0 \(now 1\), multi_root False "
                                               r"\(now True\); resume with the same data"):
-        arborparse.train(train, dev, family="ensemble", path=path, progress=False,
+        arborparse.train(*map(str, files), family="ensemble", path=path, progress=False,
                          resume=True, seed=1, multi_root=True)
 
     def not_again(*args, **kwargs):
         raise AssertionError("the finished linear member was trained again")
     monkeypatch.setattr("arborparse.linear.train.trainer", not_again)
-    nlp = arborparse.train(train, dev, family="ensemble", path=path, progress=False,
+    nlp = arborparse.train(*map(str, files), family="ensemble", path=path, progress=False,
                            resume=True)
     info = arborparse.load(path).info
     # the members and their files gone, but a member better alone (as here, from 60
     # sentences), which the model's warnings name
     better = [w for w in info["warnings"] if f"it is kept at {path}.linear" in w]
-    assert sorted(os.listdir(tmp_path)) == ["e.npz"] + ["e.npz.linear"] * len(better)
+    assert sorted(os.listdir(tmp_path)) == sorted(["dev.conllu", "e.npz", "train.conllu"]
+                                                  + ["e.npz.linear"] * len(better))
     assert info["family"] == "ensemble" and info["options"]["seed"] == 0
     assert [m["family"] for m in info["members"].values()] == ["linear", "neural"]
+    assert all(0 <= m["dev LAS"] <= m["dev UAS"] <= 100 for m in info["members"].values())
+    shown = CliRunner().invoke(cli, ["info", str(path)]).output  # each member's own, and
+    # each file once
+    assert f"first             family linear  weight {info['members']['first']['weight']}" \
+        f"  dev UAS {info['members']['first']['dev UAS']:.2f}" in shown
+    assert "  first dev         the same file as dev\n" in shown
     assert info["chosen_on_dev"]["weight"] == info["options"]["weight"]
     assert info["data"]["first train"]["sentences"] == 60 and info["data"]["dev"]
     assert info["training_seconds"] > 0
