@@ -5,7 +5,8 @@ Conventions: ``S[h, m]`` is the score of the arc h -> m, index 0 is the root, wo
 array ``heads`` of length n+1 with ``heads[0] = -1``. ``single_root=True`` means exactly one
 word attaches to the root; ``projective=True`` restricts to projective trees.
 
-Decoding: `mst` (Chu-Liu-Edmonds/Tarjan, O(n²)), `eisner` (O(n³)), `kbest`, `mbr`.
+Decoding: `mst` (Chu-Liu-Edmonds/Tarjan, O(n²)), `eisner` (O(n³); O(n² R) with arcs cut to
+a reach R), `kbest`, `mbr`.
 The distribution P(y | x) ∝ exp(Σ S[h, m]): `log_partition`, `marginals` (both at once:
 `log_partition_and_marginals`), `entropy`, `sample`. Second-order models (adjacent
 siblings, grandparents) are `arborparse.trees.second_order`. The batched, differentiable

@@ -80,7 +80,8 @@ def mst(S, single_root: bool = True):
 
 
 def eisner(S, single_root: bool = True):
-    """The best projective tree by Eisner's algorithm. O(n³). Arguments as in `mst`."""
+    """The best projective tree by Eisner's algorithm. O(n³); O(n² R) where no arc longer than
+    R words is allowed (-inf). Arguments as in `mst`."""
     return _decode(S, True, single_root)
 
 

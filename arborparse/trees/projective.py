@@ -29,7 +29,12 @@ NEG_INF = -np.inf
 
 @njit(cache=True, nogil=True)
 def _eisner(S, single_root):
-    """Heads of the best projective tree; heads[0] = -1. -inf scores forbid arcs."""
+    """Heads of the best projective tree; heads[0] = -1. -inf scores forbid arcs.
+
+    A forbidden arc's incomplete items are -inf, so only the split points whose incomplete
+    item is an allowed arc are tried: a sentence whose arcs are cut to a reach R (a linear
+    model's, `arborparse.linear.reach`) takes O(n² R) time instead of O(n³), the same tree
+    (2,372 words, R ≈ 60: 57 s before)."""
     N = S.shape[0]
     n = N - 1
     CR = np.full((N, N), NEG_INF)
@@ -39,26 +44,36 @@ def _eisner(S, single_root):
     bI = np.zeros((N, N), dtype=np.int64)
     bCR = np.zeros((N, N), dtype=np.int64)
     bCL = np.zeros((N, N), dtype=np.int64)
+    right = np.arange(N)  # right[s]: the farthest word s may head to its right (s: none)
+    left = np.arange(N)  # left[t]: the farthest word t may head to its left (t: none)
+    for h in range(N):
+        for m in range(1, N):
+            if S[h, m] > NEG_INF:
+                if m > h and m > right[h]:
+                    right[h] = m
+                if m < h and m < left[h]:
+                    left[h] = m
     for s in range(N):
         CR[s, s] = 0.0
         CL[s, s] = 0.0
     for w in range(1, N):
         for s in range(0, N - w):
             t = s + w
-            best = NEG_INF
-            arg = s
-            for r in range(s, t):
-                v = CR[s, r] + CL[r + 1, t]
-                if v > best:
-                    best = v
-                    arg = r
-            bI[s, t] = arg
-            IR[s, t] = best + S[s, t]
-            if s > 0:
-                IL[s, t] = best + S[t, s]
+            if t <= right[s] or (s > 0 and left[t] <= s):  # either arc s–t may be allowed
+                best = NEG_INF
+                arg = s
+                for r in range(s, t):
+                    v = CR[s, r] + CL[r + 1, t]
+                    if v > best:
+                        best = v
+                        arg = r
+                bI[s, t] = arg
+                IR[s, t] = best + S[s, t]
+                if s > 0:
+                    IL[s, t] = best + S[t, s]
             best = NEG_INF
             arg = t
-            for r in range(s + 1, t + 1):
+            for r in range(s + 1, min(t, right[s]) + 1):  # IR[s, r] is -inf past right[s]
                 v = IR[s, r] + CR[r, t]
                 if v > best:
                     best = v
@@ -67,7 +82,7 @@ def _eisner(S, single_root):
             bCR[s, t] = arg
             best = NEG_INF
             arg = s
-            for r in range(s, t):
+            for r in range(max(s, left[t]), t):  # IL[r, t] is -inf before left[t]
                 v = CL[s, r] + IL[r, t]
                 if v > best:
                     best = v

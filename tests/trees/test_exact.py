@@ -176,6 +176,28 @@ def test_forbidden_arcs(projective):
         decoder(projective)(S)
 
 
+@pytest.mark.parametrize("single_root", [True, False])
+def test_eisner_with_forbidden_arcs_anywhere_finds_the_best_allowed_tree(single_root):
+    """Eisner tries only the split points of allowed arcs (a reach makes it O(n² R)): with
+    arcs forbidden at random, in bands and in gaps, its tree is still the best allowed
+    one, and where none is allowed it says so."""
+    rng = np.random.default_rng(7)
+    for trial in range(300):
+        n = 1 + trial % 6
+        S = random_scores(n, rng)
+        S[rng.random(S.shape) < [0.2, 0.5, 0.7][trial % 3]] = -np.inf
+        if trial % 4 == 0:  # a reach: arcs longer than 1 or 2 words to one side forbidden
+            h, m = np.indices(S.shape)
+            S[(m - h > 1 + trial % 2) | (h - m > 2 - trial % 2)] = -np.inf
+        _, scores, _, _ = brute(S, True, single_root)
+        if not np.isfinite(scores.max()):
+            with pytest.raises(ValueError, match="no tree"):
+                trees.eisner(S, single_root=single_root)
+            continue
+        heads = trees.eisner(S, single_root=single_root)
+        assert scores_of(S, heads[None])[0] == pytest.approx(scores.max(), abs=1e-9)
+
+
 @pytest.mark.parametrize("projective,single_root", CLASSES)
 def test_long_sentences(projective, single_root):
     rng = np.random.default_rng(1)
