@@ -16,7 +16,12 @@ all, since every word has exactly one head. An item's value is then at most the 
 its derivations, and one whose value underflows adds at most a rounding error's worth to
 Z. When Z itself is too small for that bound (scores that differ by hundreds), too large
 (hundreds of words), or not finite, the sentence is recomputed in log space, where every
-split point costs an exponential but nothing can underflow.
+split point costs an exponential but nothing can underflow; a sentence of 700 positions or
+more, whose Z no double could hold within the bound, goes to log space at once.
+
+An item built on a forbidden arc (-inf, a weight of 0) adds nothing, so every pass tries
+only the split points of allowed arcs (`_bounds`): a sentence whose arcs are cut to a reach
+R (a linear model's, `arborparse.linear.reach`) takes O(n² R) time instead of O(n³).
 """
 
 from __future__ import annotations
@@ -25,16 +30,31 @@ import numpy as np
 from numba import njit
 
 NEG_INF = -np.inf
+LARGEST = np.finfo(np.float64).max
+
+
+@njit(cache=True, nogil=True)
+def _bounds(S):
+    """(right, left): right[h] the farthest word h may head to its right, left[h] to its
+    left (h itself where none), an arc allowed where its score is above -inf: the bounds of
+    the split loops (see the module's docstring)."""
+    N = S.shape[0]
+    right = np.arange(N)
+    left = np.arange(N)
+    for h in range(N):
+        for m in range(1, N):
+            if S[h, m] > NEG_INF:
+                if m > h and m > right[h]:
+                    right[h] = m
+                if m < h and m < left[h]:
+                    left[h] = m
+    return right, left
 
 
 @njit(cache=True, nogil=True)
 def _eisner(S, single_root):
-    """Heads of the best projective tree; heads[0] = -1. -inf scores forbid arcs.
-
-    A forbidden arc's incomplete items are -inf, so only the split points whose incomplete
-    item is an allowed arc are tried: a sentence whose arcs are cut to a reach R (a linear
-    model's, `arborparse.linear.reach`) takes O(n² R) time instead of O(n³), the same tree
-    (2,372 words, R ≈ 60: 57 s before)."""
+    """Heads of the best projective tree; heads[0] = -1. -inf scores forbid arcs (and the
+    split points of their items are not tried: O(n² R) time with a reach R)."""
     N = S.shape[0]
     n = N - 1
     CR = np.full((N, N), NEG_INF)
@@ -44,15 +64,7 @@ def _eisner(S, single_root):
     bI = np.zeros((N, N), dtype=np.int64)
     bCR = np.zeros((N, N), dtype=np.int64)
     bCL = np.zeros((N, N), dtype=np.int64)
-    right = np.arange(N)  # right[s]: the farthest word s may head to its right (s: none)
-    left = np.arange(N)  # left[t]: the farthest word t may head to its left (t: none)
-    for h in range(N):
-        for m in range(1, N):
-            if S[h, m] > NEG_INF:
-                if m > h and m > right[h]:
-                    right[h] = m
-                if m < h and m < left[h]:
-                    left[h] = m
+    right, left = _bounds(S)
     for s in range(N):
         CR[s, s] = 0.0
         CL[s, s] = 0.0
@@ -171,26 +183,28 @@ def _inside(S, single_root):
     ILT = np.full((N, N), NEG_INF)
     SPLIT = np.full((N, N), NEG_INF)
     buf = np.empty(N + 1)
+    right, left = _bounds(S)  # split points of forbidden arcs' items add nothing
     for s in range(N):
         CR[s, s] = CRT[s, s] = CL[s, s] = CLT[s, s] = 0.0
     for w in range(1, N):
         for s in range(0, N - w):
             t = s + w
+            if t <= right[s] or (s > 0 and left[t] <= s):
+                k = 0
+                for r in range(s, t):
+                    buf[k] = CR[s, r] + CLT[t, r + 1]
+                    k += 1
+                split = SPLIT[s, t] = _logsumexp(buf, k)
+                IR[s, t] = split + S[s, t]
+                if s > 0:
+                    ILT[t, s] = split + S[t, s]
             k = 0
-            for r in range(s, t):
-                buf[k] = CR[s, r] + CLT[t, r + 1]
-                k += 1
-            split = SPLIT[s, t] = _logsumexp(buf, k)
-            IR[s, t] = split + S[s, t]
-            if s > 0:
-                ILT[t, s] = split + S[t, s]
-            k = 0
-            for r in range(s + 1, t + 1):
+            for r in range(s + 1, min(t, right[s]) + 1):
                 buf[k] = IR[s, r] + CRT[t, r]
                 k += 1
             CR[s, t] = CRT[t, s] = _logsumexp(buf, k)
             k = 0
-            for r in range(s, t):
+            for r in range(max(s, left[t]), t):
                 buf[k] = CL[s, r] + ILT[t, r]
                 k += 1
             CL[s, t] = CLT[t, s] = _logsumexp(buf, k)
@@ -232,20 +246,21 @@ def _marginals_log(S, single_root):
             gCRc[n, r] += p
     else:
         gCRr[0, n] = 1.0
+    right, left = _bounds(S)  # as in `_inside`
     for w in range(n, 0, -1):
         for s in range(0, N - w):
             t = s + w
             g = gCRr[s, t] + gCRc[t, s]
             if g > 0.0:
                 top = CR[s, t]
-                for r in range(s + 1, t + 1):
+                for r in range(s + 1, min(t, right[s]) + 1):
                     p = g * np.exp(IR[s, r] + CRT[t, r] - top)
                     gIRr[s, r] += p
                     gCRc[t, r] += p
             g = gCLr[s, t] + gCLc[t, s]
             if g > 0.0:
                 top = CL[s, t]
-                for r in range(s, t):
+                for r in range(max(s, left[t]), t):
                     p = g * np.exp(CL[s, r] + ILT[t, r] - top)
                     gCLr[s, r] += p
                     gILc[t, r] += p
@@ -301,22 +316,24 @@ def _inside_linear(W, single_root):
     CL = np.zeros((N, N))
     IR = np.zeros((N, N))
     IL = np.zeros((N, N))
+    right, left = _bounds(np.where(W > 0.0, 0.0, NEG_INF))  # the arcs of weight 0 add 0
     for s in range(N):
         CR[s, s] = CL[s, s] = 1.0
     for w in range(1, N):
         for s in range(0, N - w):
             t = s + w
-            split = 0.0
-            for r in range(s, t):
-                split += CR[s, r] * CL[t, r + 1]
-            IR[s, t] = IR[t, s] = split * W[s, t]
-            IL[s, t] = IL[t, s] = split * W[t, s]  # W[t, 0] = 0: no arc into the root
+            if t <= right[s] or (s > 0 and left[t] <= s):
+                split = 0.0
+                for r in range(s, t):
+                    split += CR[s, r] * CL[t, r + 1]
+                IR[s, t] = IR[t, s] = split * W[s, t]
+                IL[s, t] = IL[t, s] = split * W[t, s]  # W[t, 0] = 0: no arc into the root
             total = 0.0
-            for r in range(s + 1, t + 1):
+            for r in range(s + 1, min(t, right[s]) + 1):
                 total += IR[s, r] * CR[t, r]
             CR[s, t] = CR[t, s] = total
             total = 0.0
-            for r in range(s, t):
+            for r in range(max(s, left[t]), t):
                 total += CL[s, r] * IL[t, r]
             CL[s, t] = CL[t, s] = total
     if single_root:
@@ -341,9 +358,18 @@ def _trusted(Z, N, products=3):
 
 
 @njit(cache=True, nogil=True)
+def _may_trust(N):
+    """Whether any Z of N = n+1 positions could be `_trusted` (not past about 700 words:
+    those go to log space at once, without a probability-space pass first)."""
+    return _trusted(LARGEST, N)
+
+
+@njit(cache=True, nogil=True)
 def _log_partition(S, single_root):
     """log Z over projective trees: in probability space where that is exact, else in log
     space (see the module's docstring)."""
+    if not _may_trust(S.shape[0]):
+        return _inside(S, single_root)[-1]
     W, shift = _shifted_weights(S)
     Z = _inside_linear(W, single_root)[-1]
     if _trusted(Z, S.shape[0]):
@@ -364,6 +390,8 @@ def _marginals(S, single_root):
     """
     N = S.shape[0]
     n = N - 1
+    if not _may_trust(N):
+        return _marginals_log(S, single_root)
     W, shift = _shifted_weights(S)
     CR, CL, IR, IL, Z = _inside_linear(W, single_root)
     if not _trusted(Z, N):

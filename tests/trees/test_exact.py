@@ -178,9 +178,13 @@ def test_forbidden_arcs(projective):
 
 @pytest.mark.parametrize("single_root", [True, False])
 def test_eisner_with_forbidden_arcs_anywhere_finds_the_best_allowed_tree(single_root):
-    """Eisner tries only the split points of allowed arcs (a reach makes it O(n² R)): with
-    arcs forbidden at random, in bands and in gaps, its tree is still the best allowed
-    one, and where none is allowed it says so."""
+    """Eisner's chart, and its log-space inside and outside passes (those of sentences of
+    hundreds of words), try only the split points of allowed arcs (a reach makes them
+    O(n² R)): with arcs forbidden at random, in bands and in gaps, the tree is still the
+    best allowed one (where none is allowed it says so), log Z and the marginals those of
+    the allowed trees."""
+    from arborparse.trees import projective
+
     rng = np.random.default_rng(7)
     for trial in range(300):
         n = 1 + trial % 6
@@ -196,6 +200,12 @@ def test_eisner_with_forbidden_arcs_anywhere_finds_the_best_allowed_tree(single_
             continue
         heads = trees.eisner(S, single_root=single_root)
         assert scores_of(S, heads[None])[0] == pytest.approx(scores.max(), abs=1e-9)
+        finite = np.isfinite(scores)
+        _, _, _, mu = brute(S, True, single_root)
+        for z, got in (projective._marginals_log(S, single_root),  # and in probability space
+                       projective._marginals(S, single_root)):
+            assert z == pytest.approx(logsumexp(scores[finite]), abs=1e-9)
+            np.testing.assert_allclose(got, mu, atol=1e-9)
 
 
 @pytest.mark.parametrize("projective,single_root", CLASSES)
@@ -357,8 +367,10 @@ def test_projective_probability_space_against_log_space(single_root):
         got_z, got_mu = projective._marginals(S, single_root)
         assert got_z == pytest.approx(z, rel=1e-13)
         np.testing.assert_allclose(got_mu, mu, rtol=1e-10, atol=1e-14)
-    # scores that differ by thousands underflow, hundreds of equal words overflow: log space
-    for S in (random_scores(20, rng, scale=1e4), np.zeros((401, 401))):
+    # scores that differ by thousands underflow, hundreds of equal words overflow, and past
+    # about 700 words nothing can be trusted (`_may_trust`): log space
+    assert projective._may_trust(699) and not projective._may_trust(700)
+    for S in (random_scores(20, rng, scale=1e4), np.zeros((401, 401)), np.zeros((700, 700))):
         W = projective._shifted_weights(S)[0]
         assert not projective._trusted(projective._inside_linear(W, single_root)[-1], len(S))
         assert trees.log_partition(S, True, single_root) == projective._inside(S, single_root)[-1]
