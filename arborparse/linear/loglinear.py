@@ -219,7 +219,7 @@ class LogLinearTrainer:
             scale, v, step = float(header["scale"]), arrays["v"].copy(), int(header["step"])
             rng.bit_generator.state = header["rng"]
             self.parser_ = parser(arrays["best"])
-            kept_tag_reach(self.parser_, header)
+            kept_tag_reach(self, header)
 
         def state():
             return ({"scale": scale, "step": step, "rng": rng.bit_generator.state,

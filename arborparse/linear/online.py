@@ -262,7 +262,7 @@ class OnlineTrainer:
             rng.bit_generator.state = header["rng"]
             self.parser_ = self._parser(model, arrays["best"], header["temperature"],
                                         header.get("label_temperature"))
-            kept_tag_reach(self.parser_, header)
+            kept_tag_reach(self, header)
 
         def state():
             return ({"steps": steps, "rng": rng.bit_generator.state,

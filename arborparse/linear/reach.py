@@ -233,9 +233,11 @@ def keep_tag_reach(parser, dev: list[Sentence], record: dict) -> dict:
             **{k: without[k] for k in ("UAS", "LAS") if k in record}}
 
 
-def kept_tag_reach(parser, header: dict) -> None:
-    """A resumed training's best parser as its checkpoint `header` says it was: without
-    its tag reach where `keep_tag_reach` dropped it (or the checkpoint was written before
-    there was one)."""
+def kept_tag_reach(trainer, header: dict) -> None:
+    """A resumed training's best parser (``trainer.parser_``) as its checkpoint `header`
+    says it was: without its tag reach where `keep_tag_reach` dropped it (or the checkpoint
+    was written before there was one), and then the trainer's later epochs without it too
+    (``trainer.tag_reach_``), as the interrupted run scored them."""
     if not header.get("tag_reach", False):
-        parser.tag_reach = None
+        trainer.parser_.tag_reach = None
+        trainer.tag_reach_ = None
