@@ -3,7 +3,9 @@
 Hebrew ``בבית`` = ``ב`` + ``ה`` + ``בית``), learned from a treebank's multiword tokens.
 
 A token seen as a multiword token in most of its training occurrences is split into the
-words it had most often. Other tokens may be split as a multiword token of training was,
+words it had most often; one seen and never split there is left whole (Coptic ``ⲡⲁⲙⲃⲱ``, a
+name, is not the possessive ``ⲡⲁ`` + ``ⲙⲃⲱ`` that a rule would make of it). Other tokens
+may be split as a multiword token of training was,
 by a rule: a suffix rule where the token's first word shares a beginning with it (the
 token's ending after that beginning and what it becomes: ``n't`` -> ``""`` + ``n't``;
 ``ும்`` -> ``்`` + ``உம்``; Spanish ``ámelo`` -> ``a`` + ``me`` + ``lo``, as UDPipe 1 does),
@@ -108,6 +110,9 @@ class Multiword:
                            if sum(w.values()) * 2 > counts[form]}
         self.rules = sorted(given)
         self._index_rules()
+        # forms never split in training that a rule fits (the others the rules leave alone)
+        self.unsplit = {form for form in counts if form not in as_words and
+                        len(self._candidates(form)) > 1}
         self.classifier = None
         if not given:
             return self
@@ -162,13 +167,14 @@ class Multiword:
             chosen = self.classifier.predict(X, bounds, np.full(len(forms), -1), cptr,
                                              cand).tolist()
         words = iter([tuple(self.dictionary[form]) if form in self.dictionary else
-                      apply_rule(form, self.rules[k - 1]) if k else (form,)
-                      for form, k in zip(forms, chosen)])
+                      apply_rule(form, self.rules[k - 1]) if k and form not in self.unsplit
+                      else (form,) for form, k in zip(forms, chosen)])
         return [[next(words) for _ in s] for s in sentences]
 
     def parts(self) -> tuple[dict, dict]:
         header = {"dictionary": self.dictionary,
-                  "rules": [[side, affix, list(pieces)] for side, affix, pieces in self.rules]}
+                  "rules": [[side, affix, list(pieces)] for side, affix, pieces in self.rules],
+                  "unsplit": sorted(self.unsplit)}
         return header, {} if self.classifier is None else {"weights": self.classifier.weights}
 
     @classmethod
@@ -176,6 +182,7 @@ class Multiword:
         """Raises KeyError, TypeError or ValueError for invalid parts."""
         multiword = cls()
         multiword.dictionary = {str(k): list(v) for k, v in header["dictionary"].items()}
+        multiword.unsplit = set(map(str, header.get("unsplit", [])))  # none in older files
         multiword.rules = [(str(side), str(affix), tuple(map(str, pieces)))
                            for side, affix, pieces in header["rules"]]
         if any(side not in SIDES or not affix or not pieces

@@ -1,5 +1,6 @@
 import functools
 import io
+import itertools
 import re
 import unicodedata
 
@@ -380,6 +381,23 @@ def test_rules_rewrite_what_the_words_do_not_spell():
     assert rules_of("au", ("à", "le")) == []  # from the dictionary alone
     assert rules_of("dámelo", ("da", "me", "lo")) == [spanish, ("prefix", "dáme",
                                                                 ("da", "me", ""))]
+
+
+def test_a_token_seen_and_never_split_in_training_stays_whole():
+    """Coptic: the possessive ``ⲡⲁ`` + noun is a rule that fits the name ``ⲡⲁⲙⲃⲱ``, seen
+    once and whole among many possessives; it stays whole (the classifier alone split it),
+    in a model file too, while an unseen token the rule fits is split."""
+    nouns = ["".join(p) for p in itertools.permutations("ⲁⲃⲅⲇⲉⲍⲏⲑⲓⲕ", 3)][:60]
+    training = [[("ⲡⲁ" + noun, ("ⲡⲁ", noun)), ("ⲡⲉ", ("ⲡⲉ",))] for noun in nouns] + \
+        [[("ⲁⲡⲁ", ("ⲁⲡⲁ",)), ("ⲡⲁⲙⲃⲱ", ("ⲡⲁⲙⲃⲱ",)), ("ⲡⲉ", ("ⲡⲉ",))]]
+    multiword = Multiword(epochs=1, bits=16).fit(training)
+    sentence = [["ⲁⲡⲁ", "ⲡⲁⲙⲃⲱ", "ⲡⲉ", "ⲡⲁϣⲏⲣⲉ"]]
+    expected = [[("ⲁⲡⲁ",), ("ⲡⲁⲙⲃⲱ",), ("ⲡⲉ",), ("ⲡⲁ", "ϣⲏⲣⲉ")]]
+    assert multiword.split(sentence) == expected
+    assert Multiword.from_parts(*multiword.parts()).split(sentence) == expected
+    header, arrays = multiword.parts()  # a file written before: split as it was
+    del header["unsplit"]
+    assert Multiword.from_parts(header, arrays).split([["ⲡⲁⲙⲃⲱ"]]) == [[("ⲡⲁ", "ⲙⲃⲱ")]]
 
 
 def test_turkish_dotted_capital_i_keeps_its_place():
