@@ -28,6 +28,11 @@ class TreebankFormatError(ArborparseError, ValueError):
         super().__init__(f"{where}: {message}")
 
 
+class MissingFileError(TreebankFormatError, FileNotFoundError):
+    """A file to read is not there: told in one line as every `TreebankFormatError` is, and
+    caught by ``except FileNotFoundError`` (or OSError) as Python's own would be."""
+
+
 class NotTreebankError(TreebankFormatError):
     """A file read as a treebank (`format`: its name, such as CoNLL-U) is not CoNLL at all
     (plain text, say); a command that takes other formats adds which (`hinted`)."""

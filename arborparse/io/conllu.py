@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from arborparse.errors import ArborparseError, EncodingError, NotTreebankError, \
-    TreebankFormatError, counted
+from arborparse.errors import ArborparseError, EncodingError, MissingFileError, \
+    NotTreebankError, TreebankFormatError, counted
 from arborparse.io.atomic import atomic_open
 
 COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
@@ -331,7 +331,9 @@ def _opened(source) -> tuple[Iterator[bytes | str], str]:
         try:
             handle = opener(path, "rb")
         except OSError as err:
-            raise TreebankFormatError(path, None, f"cannot open: {err.strerror}") from None
+            error = MissingFileError if isinstance(err, FileNotFoundError) else \
+                TreebankFormatError
+            raise error(path, None, f"cannot open: {err.strerror}") from None
 
         def lines():
             with handle:

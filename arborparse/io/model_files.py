@@ -39,6 +39,10 @@ class ModelFileError(ArborparseError):
     """A model file is missing, damaged, or of another kind or version."""
 
 
+class MissingModelError(ModelFileError, FileNotFoundError):
+    """A model file is not there (caught by ``except FileNotFoundError`` too)."""
+
+
 def save(path, kind: str, version: int, header: dict, arrays: dict[str, np.ndarray],
          force: bool = False) -> None:
     """Write a model file atomically; a file there that is not a model file is replaced
@@ -127,7 +131,7 @@ def _read(path: Path, arrays: bool) -> tuple[dict, dict[str, np.ndarray]]:
         with open(path, "rb") as handle:
             magic = handle.read(4)
     except FileNotFoundError:
-        raise ModelFileError(f"{path}: no such model file") from None
+        raise MissingModelError(f"{path}: no such model file") from None
     except OSError as err:
         raise ModelFileError(f"{path}: cannot read the model file ({err.strerror})") from None
     if magic != _ZIP_MAGIC:

@@ -227,8 +227,17 @@ def test_other_encodings(tmp_path, encoding):
 
 
 def test_missing_file():
+    """One line naming the file, and a FileNotFoundError for code that catches one (as
+    `arborparse.train` of a path not there raises it)."""
+    import arborparse
+
     with pytest.raises(TreebankFormatError, match="cannot open"):
         read_conllu("/no/such/file.conllu")
+    for missing in (lambda: read_conllu("/no/such/file.conllu"),
+                    lambda: arborparse.train("/no/such/file.conllu", progress=False),
+                    lambda: arborparse.load("/no/such/model.npz")):
+        with pytest.raises(FileNotFoundError, match="/no/such/"):
+            missing()
 
 
 def test_write_is_atomic(tmp_path):
