@@ -592,7 +592,8 @@ def _syntax_ends(front: Pipeline, train: list[Sentence], dev: list[Sentence],
         return
     if progress:
         tqdm.write("sentence ends with a parser's trees: training a parser of windows of "
-                   "the paragraphs", file=sys.stderr)
+                   "the paragraphs (the epoch and decoder lines up to the next 'sentence "
+                   "ends' line are that parser's, not the model's)", file=sys.stderr)
     parser = window_parser(train, dev, seed, progress)
     crossing = Pipeline(front.tagger, front.lemmatizer, None, front.tokenizer).crossing(parser)
     kept = front.tokenizer.fit_syntax(raw_dev, crossing, parser)
