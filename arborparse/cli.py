@@ -469,6 +469,8 @@ def _components(value):
 
 def _chosen(value) -> str:
     """A value `chosen_on_dev` holds, as `info` shows it."""
+    if isinstance(value, list):  # a front end's epochs (tagger, lemmatizer)
+        return "/".join(map(_chosen, value))
     return "none" if value is None else str(value) if isinstance(value, (bool, str)) else \
         format(value, "g")
 

@@ -74,11 +74,14 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     progress : progress bars and a line per epoch on stderr
     path : where the model is saved as soon as an epoch is the best so far (so that an
         interrupted run keeps it), with the checkpoint ``PATH.checkpoint`` beside it and,
-        behind a tagger or lemmatizer, the jackknifed tags ``PATH.tags`` (both removed when
-        the training ends)
+        in front of a parser, the front end ``PATH.front`` (saved as soon as it is trained)
+        and, behind a tagger or lemmatizer, the jackknifed tags ``PATH.tags`` (all removed
+        when the training ends)
     resume : continue the interrupted training of `path` from its checkpoint (the same
         options; epochs and patience may change), with the front end `path` holds and the
-        tags of ``PATH.tags``: nothing is trained again
+        tags of ``PATH.tags``: nothing is trained again; interrupted before the parser's
+        first epoch ended, from the front end of ``PATH.front`` (and its tags where they
+        were made): the parser trains from its start
     force : start again although `path` has a checkpoint, and replace a file at `path` that
         is not a model file (the training data never: it is refused as an output)
     lang : the language recorded in the model (default: the UD file name's prefix, such as
@@ -117,7 +120,9 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     model_files.check_output(path, inputs, model=True, force=force)  # before any work
     checkpoint = None if path is None else f"{path}.checkpoint"
     tags = None if path is None else f"{path}.tags"  # the jackknifed tags, for resume
-    model_files.check_output(tags, inputs, model=True, force=force)
+    front_file = None if path is None else f"{path}.front"  # the front end, for resume
+    for beside in (tags, front_file):
+        model_files.check_output(beside, inputs, model=True, force=force)
     if tags is not None and not force and os.path.isfile(tags) and \
             model_files.is_model(tags) and model_files.kind_of(tags) != TAGS_KIND:
         raise ArborparseError(f"{tags} is another model file, where the training keeps its "
@@ -132,20 +137,22 @@ def train(train, dev=None, *, family: str = "linear", components=None,
                                   "checkpoint, so it cannot be resumed: start it again")
         registry.trainer(family, table, dev=dev is not None, progress=False,
                          checkpoint=checkpoint, resume=True)  # refuses what cannot resume
-        if not os.path.exists(checkpoint):
+        if not os.path.exists(checkpoint) and not os.path.exists(front_file):
             raise ArborparseError(f"resume: there is no {checkpoint} (a training writes one "
-                                  "after every epoch and removes it at its end)")
-        if not os.path.exists(path):
+                                  "after every epoch and removes it at its end), nor "
+                                  f"{front_file} (written once the front end is trained)")
+        if os.path.exists(checkpoint) and not os.path.exists(path):
             raise ArborparseError(f"resume: {path} is gone (it held the best epoch and what "
                                   f"the training was), so {checkpoint} cannot go on alone: "
                                   "start again with force (--force)")
     elif "parser" in parts and checkpoint is not None and not force and \
-            os.path.exists(checkpoint):
-        raise ArborparseError(f"{checkpoint} holds an interrupted training of this model: "
+            (os.path.exists(checkpoint) or os.path.exists(front_file)):
+        held = checkpoint if os.path.exists(checkpoint) else front_file
+        raise ArborparseError(f"{held} holds an interrupted training of this model: "
                               "continue it with resume (--resume), or start again with force "
                               "(--force)")
     elif checkpoint is not None and lead:  # starting again: the interrupted run's state goes
-        for stale in (checkpoint, tags):
+        for stale in (checkpoint, tags, front_file):
             if os.path.exists(stale):
                 os.remove(stale)
     data = {"train": None, "dev": None}
@@ -156,10 +163,14 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         sized = {name: value for name, value in type(table).by_size(len(train), options).items()
                  if options.get(name) is None}
     theirs, recorded = {}, None
-    if resume and os.path.exists(path):  # an interrupted run goes on with its own values
-        from arborparse.pipeline import info as info_of
+    # where the interrupted run is recorded: its model, or its front end alone where the
+    # parser's first epoch did not end
+    begun = resume and os.path.exists(checkpoint)
+    record_file = path if begun or not resume else front_file
+    if resume and os.path.exists(record_file):  # an interrupted run goes on with its own
+        from arborparse.pipeline import info as info_of  # values
 
-        before = info_of(path)
+        before = info_of(record_file)
         # a file from before sizing (none recorded) had nothing chosen by the size
         theirs = before.get("options") or {}
         recorded = before.get("defaults_by_size") or {"train_sentences": len(train)}
@@ -211,9 +222,9 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     floor = _floor(dev) if dev and "parser" in parts else None
     kept, before = {}, 0.0
     if resume:  # the interrupted run's data, components and options, its scores and time
-        kept["record"], before = _resumable(path, info, table)
+        kept["record"], before = _resumable(record_file, info, table, front=not begun)
         # up to its last finished epoch, which may come after the best one its model holds
-        seconds = checkpoint_seconds(checkpoint)
+        seconds = checkpoint_seconds(checkpoint) if begun else None
         before = before if seconds is None else seconds
 
     def described(front: Pipeline, parser, record: dict) -> Pipeline:
@@ -222,9 +233,11 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         scores = {k: round(float(v), 2) for k, v in scores.items()}
         # the kept epoch, the C that `-C auto` chose (`ChooseC`), the second-stage
         # labeler's weight (None: left out), whether a linear parser kept its tag reach and
-        # its decoder, where dev chose them
+        # its decoder, where dev chose them (a front end kept for resume: the tagger's and
+        # lemmatizer's epochs, which the jackknife's take)
         chosen = {k: record[k] for k in ("epoch", "C", "labeler", "tag_reach", "decoder")
                   if k in record} if dev else {}
+        chosen.update({k: record[k] for k in ("front_epochs",) if k in record})
         now = {**info, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "scores": scores, "chosen_on_dev": chosen,
                "warnings": _below(floor, scores.get("UAS")) + (
@@ -238,8 +251,10 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         ": nothing was written (the model file is written when " +
         ("the parser's first epoch ends)" if "parser" in parts else "every component is "
                                                                      "trained)"))
+    annotated = None  # the dev words as the front end tags them, where made
     if resume:  # the front end the interrupted run trained, as its model file holds it
-        front, front_scores = _trained_front(path)
+        front, front_scores = _trained_front(record_file)
+        epochs = kept["record"].get("front_epochs") or [FRONT_EPOCHS] * 2
     else:
         if not force and path is not None and lead and os.path.isfile(path) and \
                 model_files.is_model(path):  # the data and options checked: work begins
@@ -252,6 +267,15 @@ def train(train, dev=None, *, family: str = "linear", components=None,
             front = front_end(parts, train, dev, table.seed, progress)
             annotated = _annotated(front, dev)  # scored here, read by the parser below
         front_scores = _front_scores(front, dev, annotated)
+        # the jackknife's taggers train for as many epochs as the front end's kept
+        epochs = [1 if c is None else c.best_epoch_ for c in (front.tagger, front.lemmatizer)]
+        if front_parts and "parser" in parts and front_file is not None and lead and \
+                getattr(table, "scheduler", None) is None:  # kept for resume (a cluster's
+            # run does not resume)
+            described(front, None, {"front_epochs": epochs}).save(front_file, force=True)
+    kept_front = f": {front_file} holds the trained {_listed(front_parts)}: continue with " \
+        "resume (--resume)" if front_file is not None and os.path.exists(front_file) \
+        else nothing_yet
     if "parser" not in parts:
         pipeline = described(front, None, {})
         if path is not None:
@@ -262,13 +286,13 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     raw_dev = dev
     scheduler = getattr(table, "scheduler", None)
     tagged_by = {"data": data, "components": parts, "seed": table.seed, "folds": folds}
-    if resume and (front.tagger or front.lemmatizer):
+    if (begun or (resume and os.path.exists(tags))) and (front.tagger or front.lemmatizer):
         train, dev = _tagged(tags, tagged_by, train, dev)
     elif front.tagger or front.lemmatizer:
         with interrupt_says("training interrupted while tagging the training sentences for "
-                            f"the parser (jackknifing){nothing_yet}"):
-            train = _jackknife(parts, front, train, folds, table.seed, progress)
-            dev = annotated
+                            f"the parser (jackknifing){kept_front}"):
+            train = _jackknife(parts, front, train, folds, table.seed, progress, epochs)
+            dev = annotated if annotated is not None else _annotated(front, dev)
             if tags is not None and lead and scheduler is None:  # a cluster's run does not
                 _save_tags(tags, tagged_by, train, dev)  # resume
 
@@ -278,7 +302,8 @@ def train(train, dev=None, *, family: str = "linear", components=None,
             described(front, parser, record).save(path, force=force)
     save_best.path = path  # what an interrupted training names
 
-    context = dict(dev=bool(dev), progress=progress, checkpoint=checkpoint, resume=resume)
+    context = dict(dev=bool(dev), progress=progress, checkpoint=checkpoint, resume=begun)
+    done = False
     try:
         # the parser's checkpoint outlives its epochs until the stages after them end
         with checkpoints_kept(), training_clock(lambda: before + time.perf_counter() - began):
@@ -286,9 +311,16 @@ def train(train, dev=None, *, family: str = "linear", components=None,
                 with interrupt_says("training interrupted while the parser's trainer "
                                     "started (its libraries loading)" + (
                                         f": {path} and its checkpoint are as they were"
-                                        if resume and path is not None else nothing_yet)):
+                                        if begun else kept_front)):
                     trainer = registry.trainer(family, table, **context)
-                fitted = trainer.fit(train, dev, save_best)
+                try:
+                    fitted = trainer.fit(train, dev, save_best)
+                except TrainingInterrupted as err:  # in the first epoch: the front end kept
+                    if err.epoch is not None or kept_front == nothing_yet:
+                        raise
+                    raise TrainingInterrupted(None, path, message="training interrupted "
+                                              "in the parser's first epoch" + kept_front
+                                              ) from None
             else:
                 from arborparse.distributed import connect
 
@@ -303,11 +335,15 @@ def train(train, dev=None, *, family: str = "linear", components=None,
                                                 if path is not None else ""),
                                     fitted.best_epoch_, path):
                     _syntax_ends(front, train, dev, raw_dev, table.seed, progress)
-    finally:  # the parser's checkpoint is gone (the training ended, or stopped before
-        # its first epoch) or stays for resume: the tags go or stay with it
-        if tags is not None and lead and os.path.exists(tags) and \
-                not os.path.exists(checkpoint):
-            os.remove(tags)
+        done = True
+    finally:  # the parser's checkpoint is gone (the training ended) or stays for resume,
+        # as the front end does where the parser's first epoch did not end: the tags go or
+        # stay with them
+        if path is not None and lead:
+            for beside in (tags, front_file):
+                if os.path.exists(beside) and (done or not (
+                        os.path.exists(checkpoint) or os.path.exists(front_file))):
+                    os.remove(beside)
     pipeline = described(front, fitted.parser_, kept.get("record", {}))
     for warning in pipeline.info["warnings"]:
         warnings.warn(warning, stacklevel=2)
@@ -352,13 +388,16 @@ def _below(floor: float | None, uas: float | None) -> list[str]:
             "options (such as a smaller learning rate or batch size), and check the data"]
 
 
-def _resumable(path, info: dict, table) -> tuple[dict, float]:
+def _resumable(path, info: dict, table, front: bool = False) -> tuple[dict, float]:
     """(the kept epoch's scores and what dev chose, the training seconds) of the
-    interrupted training whose model is at `path`; refuses to go on with other data,
+    interrupted training whose model is at `path` (`front`: its front end alone, whose
+    components are those before the parser); refuses to go on with other data,
     components or options."""
     from arborparse.pipeline import info as info_of
 
     before = info_of(path)
+    if front:
+        info = {**info, "components": [c for c in info["components"] if c != "parser"]}
     if before.get("family") not in (None, info["family"]):
         raise ArborparseError(f"{path}: the interrupted training is of the "
                               f"{before['family']} family; resume it as that family (model "
@@ -605,17 +644,16 @@ def _syntax_ends(front: Pipeline, train: list[Sentence], dev: list[Sentence],
                    file=sys.stderr)
 
 
-def _jackknife(parts, front, train, folds, seed, progress):
+def _jackknife(parts, front, train, folds, seed, progress, epochs):
     """The training sentences with tags (and lemmas) predicted by models that did not see
-    them (`arborparse.text.jackknife`), each trained for as many epochs as the `front`
-    end kept. Their taggers score the pairs left to right alone (`Tagger`'s `backward`), in
+    them (`arborparse.text.jackknife`), each trained for as many `epochs` as the `front`
+    end's tagger and lemmatizer kept. Their taggers score the pairs left to right alone (`Tagger`'s `backward`), in
     half the time (English-EWT, a fold: 26.5 CPU s against 47.3), their tags a little less
     right than the front end's; the parser's dev LAS with these against with taggers of both
     directions: English-EWT 78.72 / 78.78, Turkish-IMST 56.06 / 55.77, Gothic-PROIEL 74.32 /
     74.32."""
     from arborparse.text.jackknife import jackknife
 
-    epochs = tuple(1 if c is None else c.best_epoch_ for c in (front.tagger, front.lemmatizer))
     taggers = [p for p in parts if p in ("tagger", "lemmatizer")]
     if progress:  # said in a log too, where the folds' bar is not shown
         tqdm.write(f"jackknifing: the training sentences tagged in {folds} folds, each by "

@@ -680,7 +680,14 @@ def test_resume_takes_the_front_end_and_the_jackknifed_tags_of_the_interrupted_r
         arborparse.train(data, dev, path=path, **options)
 
 
-def test_an_interrupt_before_the_first_epoch_leaves_no_tags_behind(tmp_path, monkeypatch):
+def test_an_interrupt_in_the_first_epoch_keeps_the_front_end_and_its_tags_for_resume(
+        tmp_path, monkeypatch):
+    """Ctrl-C in the parser's first epoch: the front end (``PATH.front``) and the jackknifed
+    tags stay, and resume trains the parser alone from its start (neither the tagger nor
+    the jackknife again), as a training never stopped does; nothing stays beside the model
+    after it. (They were lost: a Coptic training stopped there trained its front end again.)"""
+    from arborparse.text.tagger import Tagger
+
     end = Loop.end
 
     def stop_the_parser(self, *args, **kwargs):
@@ -690,10 +697,27 @@ def test_an_interrupt_before_the_first_epoch_leaves_no_tags_behind(tmp_path, mon
 
     monkeypatch.setattr(Loop, "end", stop_the_parser)
     path = tmp_path / "m.npz"
-    with pytest.raises(TrainingInterrupted, match="before the first epoch ended"):
-        arborparse.train(separable(2), components="tagger,parser", progress=False,
-                         path=path, trainer="perceptron", hash_bits=12, folds=2)
-    assert list(tmp_path.iterdir()) == []
+    options = dict(components="tagger,parser", progress=False, path=path,
+                   trainer="perceptron", hash_bits=12, folds=2, epochs=2, extend=0)
+    with pytest.raises(TrainingInterrupted, match=re.escape(
+            f"training interrupted in the parser's first epoch: {path}.front holds the "
+            "trained tagger: continue with resume (--resume)")):
+        arborparse.train(separable(2), separable(1), **options)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz.front", "m.npz.tags"]
+    with pytest.raises(ArborparseError, match="m.npz.front holds an interrupted training"):
+        arborparse.train(separable(2), separable(1), **options)
+    monkeypatch.undo()
+
+    def not_again(*args, **kwargs):
+        raise AssertionError("trained again")
+    monkeypatch.setattr(Tagger, "fit", not_again)
+    monkeypatch.setattr("arborparse.text.jackknife.jackknife", not_again)
+    resumed = arborparse.train(separable(2), separable(1), resume=True, **options)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
+    monkeypatch.undo()
+    straight = arborparse.train(separable(2), separable(1), **{**options, "path": None})
+    assert resumed.info["scores"] == straight.info["scores"]
+    assert (resumed.parser.model.weights == straight.parser.model.weights).all()
 
 
 def test_an_interrupt_before_the_first_epoch_says_nothing_was_written(tmp_path, monkeypatch):
@@ -713,10 +737,11 @@ def test_an_interrupt_before_the_first_epoch_says_nothing_was_written(tmp_path, 
      "while training the tokenizer and tagger: nothing was written \\(the model file is "
      "written when the parser's first epoch ends\\)"),
     ("jackknife", "arborparse.text.jackknife.jackknife",
-     "while tagging the training sentences for the parser \\(jackknifing\\): nothing was "
-     "written"),
+     "while tagging the training sentences for the parser \\(jackknifing\\): .*m\\.npz\\.front "
+     "holds the trained tokenizer and tagger: continue with resume \\(--resume\\)"),
     ("trainer's start", "arborparse.registry.trainer",
-     "while the parser's trainer started \\(its libraries loading\\): nothing was written"),
+     "while the parser's trainer started \\(its libraries loading\\): .*m\\.npz\\.front "
+     "holds the trained tokenizer and tagger: continue with resume \\(--resume\\)"),
     ("sentence ends", "arborparse.trainer._syntax_ends",
      "while the tokenizer weighed a parser's view of sentence ends, after the parser's "
      "epochs: .*m\\.npz holds epoch 1, the best, without that view; .*m\\.npz\\.checkpoint "
@@ -725,9 +750,9 @@ def test_an_interrupt_outside_the_parsers_epochs_says_what_was_written(
         stage, stopped, says, tmp_path, monkeypatch):
     """Ctrl-C while the front end trains, while the training tags are jackknifed, while the
     parser's trainer starts (the neural family's imports take a second), or while the
-    tokenizer weighs the parser's sentence ends: one line saying what the model file holds,
-    not a bare abort; after the parser's epochs, its checkpoint and tags are kept, and
-    resume finishes the training."""
+    tokenizer weighs the parser's sentence ends: one line saying what is kept, not a bare
+    abort; what was finished stays (the front end once trained, its tags once made, the
+    parser's checkpoint after its epochs), and resume finishes the training."""
     def stop(*args, **kwargs):
         raise KeyboardInterrupt
 
@@ -737,13 +762,13 @@ def test_an_interrupt_outside_the_parsers_epochs_says_what_was_written(
                    trainer="perceptron", epochs=1, extend=0, hash_bits=12)
     with pytest.raises(TrainingInterrupted, match=f"^training interrupted {says}"):
         arborparse.train(separable(2), separable(1), **options)
-    after = stage == "sentence ends"
-    assert path.exists() == after
-    assert Path(f"{path}.tags").exists() == Path(f"{path}.checkpoint").exists() == after
-    if after:
+    kept = {"front end": [], "jackknife": [".front"], "trainer's start": [".front", ".tags"],
+            "sentence ends": ["", ".checkpoint", ".front", ".tags"]}[stage]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"m.npz{end}" for end in kept]
+    if kept:
         monkeypatch.undo()
         resumed = arborparse.train(separable(2), separable(1), resume=True, **options)
-        assert not Path(f"{path}.tags").exists() and not Path(f"{path}.checkpoint").exists()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
         straight = arborparse.train(separable(2), separable(1), **{**options, "path": None})
         assert resumed.info["scores"] == straight.info["scores"]
 

@@ -27,7 +27,9 @@ from arborparse.training import TrainingInterrupted, interrupt_says
 # the members: (family, what it is called, its components: None for the ensemble's)
 MEMBERS = (("linear", "linear pipeline", None), ("neural", "neural parser", ["parser"]))
 STAGES = len(MEMBERS) + 1  # the members' trainings, then the weight chosen on dev
-FILES = ("", ".checkpoint", ".tags")  # a member's: its model, checkpoint, jackknifed tags
+FILES = ("", ".checkpoint", ".front", ".tags")  # a member's: its model, checkpoint, front end
+# and jackknifed tags
+BEGUN = (".checkpoint", ".front")  # a member's files that say its training was interrupted
 
 
 def train(train, dev=None, *, components=None, progress: bool = True, path=None,
@@ -75,7 +77,8 @@ def train(train, dev=None, *, components=None, progress: bool = True, path=None,
         if progress:
             print(f"ensemble, {n} of {STAGES}: the {what}" + (f" ({member})" if member else ""),
                   file=sys.stderr)
-        if resume and os.path.exists(member) and not os.path.exists(f"{member}.checkpoint"):
+        interrupted = any(os.path.exists(member + end) for end in BEGUN)
+        if resume and os.path.exists(member) and not interrupted:
             members.append(load(member))  # finished: what it was trained as is checked
             differ = _other_data(members[-1].info.get("data"), data) + _other_member(
                 members[-1].info, family, their_parts, table)
@@ -89,7 +92,7 @@ def train(train, dev=None, *, components=None, progress: bool = True, path=None,
         try:
             members.append(trained(
                 train, dev, family=family, components=their_parts, progress=progress,
-                path=member, resume=resume and os.path.exists(f"{member}.checkpoint"),
+                path=member, resume=resume and interrupted,
                 force=force, lang=lang, fmt=fmt, seed=table.seed, multi_root=table.multi_root,
                 **({"folds": folds} if family == "linear" else {})))
         except TrainingInterrupted as err:
