@@ -108,9 +108,9 @@ def test_parse_help_names_the_families_that_take_each_option():
                            ("--decode-as", "linear and neural models:"),
                            ("--marginals", "linear, neural and ensemble models:"),
                            ("--retag", "linear, isbn, neural and ensemble models with a "
-                                       "tagger:"),
+                                       "tagger or lemmatizer:"),
                            ("--keep-tags", "linear, isbn, neural and ensemble models with a "
-                                           "tagger:"),
+                                           "tagger or lemmatizer:"),
                            ("--beam", "isbn models:"), ("--branching", "isbn models:"),
                            ("--threads", "linear models:")):
         assert f"{flag} " in text and f"For {families}" in text.split(f"{flag} ", 1)[1][:80]
