@@ -527,7 +527,27 @@ def _front_scores(front: Pipeline, dev: list[Sentence] | None,
         kept = [r["boundary F1"] for r in tokenizer.history_ if "boundary F1" in r]
         if kept:
             scores["boundary_F1"] = max(kept)
+    if tokenizer is not None and dev:
+        scores.update(_segmentation_scores(tokenizer, dev))
     return scores
+
+
+def _segmentation_scores(tokenizer, dev: list[Sentence]) -> dict:
+    """The tokenizer's Tokens, Words (its multiword tokens split) and Sentences F1 on the
+    dev text, as the CoNLL 2018 script counts them (sentences by the characters' and
+    words' view, before a parser's view is weighed: ``sentences_syntax``); none where the
+    dev text holds characters the tokenizer drops (the two would not spell one text)."""
+    from arborparse.eval.aligned import evaluate_aligned
+    from arborparse.text.tokenizer import paragraphs
+
+    text = "\n\n".join(t for t, _ in paragraphs(dev))
+    found = [s.with_tree(np.arange(-1, len(s)), ["dep"] * len(s))  # a chain: no tree scored
+             for s in Pipeline(tokenizer=tokenizer).parse_text(text)]
+    try:
+        aligned = evaluate_aligned(dev, found)
+    except ArborparseError:
+        return {}
+    return {name: aligned[name]["f1"] for name in ("Tokens", "Words", "Sentences")}
 
 
 def _syntax_scores(front: Pipeline) -> dict:

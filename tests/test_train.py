@@ -1058,6 +1058,30 @@ def test_an_epochs_stopwatch_counts_numba_compiling_apart():
         " (70.0s of it compiling, once per install)"
 
 
+def test_the_tokenizers_dev_segmentation_is_scored_as_the_official_script_scores_it(
+        ud, tmp_path):
+    """A model with a tokenizer records its Tokens, Words and Sentences F1 on the dev text
+    (a Coptic trial could not see that word segmentation was its largest loss): those the
+    CoNLL 2018 script gives its tokenizer's reading of that text."""
+    from conll18 import official_scores
+
+    from arborparse.io import write_conllu
+    from arborparse.text.tokenizer import paragraphs
+
+    sentences = read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
+    train, dev = sentences[:200], sentences[200:260]
+    nlp = arborparse.train(train, dev, components="tokenizer", progress=False)
+    gold, system = tmp_path / "gold.conllu", tmp_path / "system.conllu"
+    write_conllu(dev, gold)
+    text = "\n\n".join(t for t, _ in paragraphs(dev))
+    write_conllu([s.with_tree(np.arange(-1, len(s)), ["dep"] * len(s))
+                  for s in nlp.parse_text(text)], system)
+    found = official_scores(gold, system)
+    assert {k: nlp.info["scores"][k] for k in ("Tokens", "Words", "Sentences")} == \
+        {k: round(100 * found[k].f1, 2) for k in ("Tokens", "Words", "Sentences")}
+    assert nlp.info["scores"]["Sentences"] < 100  # a score, not a formality
+
+
 def test_the_front_ends_dev_scores_are_counted_as_evaluate_counts_them(ud):
     """The model's dev UPOS, XPOS, UFeats and Lemmas are those `evaluate` (and the CoNLL
     2018 script) gives the front end's tags and lemmas of the dev words: UFeats over the
