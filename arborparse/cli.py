@@ -416,7 +416,9 @@ class _TrainCommand(click.Command):
               help="Continue the interrupted training of --model from its checkpoint "
                    "(MODEL.checkpoint, written after every epoch), with the same options; "
                    "the front end is taken from the model file and the jackknifed tags "
-                   "from MODEL.tags, not trained again.")
+                   "from MODEL.tags, not trained again. Interrupted before the parser's "
+                   "first model was saved: from the front end of MODEL.front (and its "
+                   "tags), the parser from its start, its options free to change.")
 @click.option("--quiet", is_flag=True, help="No progress bar or epoch lines.")
 @FORMAT
 @FORCE

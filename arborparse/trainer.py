@@ -43,9 +43,10 @@ from arborparse.io.conllu import COLUMNS, FEATS, FORMATS, LEMMA, UPOS, XPOS, Sen
 from arborparse.io.validate import MULTI_ROOT, check_tree
 from arborparse.pipeline import COMPONENTS, Pipeline
 from arborparse.training import (TrainingInterrupted, checkpoint_seconds, checkpoints_kept,
-                                 interrupt_says, training_clock)
+                                 interrupt_of, interrupt_says, training_clock)
 
 FRONT_EPOCHS = 10  # of the tagger and the lemmatizer, each keeping its best on dev
+FRONT_OPTIONS = ("seed", "folds")  # what a front end and its jackknifed tags depend on
 # jackknifing folds: 5 from LARGE training sentences on (dev LAS as good or better on three
 # treebanks of 3,400-12,500 sentences, in 11-24 % less training time; 0.5-1.6 worse on three
 # of four of 400-1,400 sentences: bench/RESULTS.md)
@@ -135,12 +136,14 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         if getattr(table, "scheduler", None) is not None:
             raise ArborparseError("a training on a cluster (scheduler, --scheduler) writes no "
                                   "checkpoint, so it cannot be resumed: start it again")
-        registry.trainer(family, table, dev=dev is not None, progress=False,
-                         checkpoint=checkpoint, resume=True)  # refuses what cannot resume
-        if not os.path.exists(checkpoint) and not os.path.exists(front_file):
+        if os.path.exists(checkpoint):  # from the parser's checkpoint: refuses what cannot
+            registry.trainer(family, table, dev=dev is not None, progress=False,  # resume
+                             checkpoint=checkpoint, resume=True)
+        elif not os.path.exists(front_file):
+            front_said = f", nor {front_file} (written once the front end is trained)" \
+                if set(parts) - {"parser"} else ""
             raise ArborparseError(f"resume: there is no {checkpoint} (a training writes one "
-                                  "after every epoch and removes it at its end), nor "
-                                  f"{front_file} (written once the front end is trained)")
+                                  f"after every epoch and removes it at its end){front_said}")
         if os.path.exists(checkpoint) and not os.path.exists(path):
             raise ArborparseError(f"resume: {path} is gone (it held the best epoch and what "
                                   f"the training was), so {checkpoint} cannot go on alone: "
@@ -286,15 +289,6 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     raw_dev = dev
     scheduler = getattr(table, "scheduler", None)
     tagged_by = {"data": data, "components": parts, "seed": table.seed, "folds": folds}
-    if (begun or (resume and os.path.exists(tags))) and (front.tagger or front.lemmatizer):
-        train, dev = _tagged(tags, tagged_by, train, dev)
-    elif front.tagger or front.lemmatizer:
-        with interrupt_says("training interrupted while tagging the training sentences for "
-                            f"the parser (jackknifing){kept_front}"):
-            train = _jackknife(parts, front, train, folds, table.seed, progress, epochs)
-            dev = annotated if annotated is not None else _annotated(front, dev)
-            if tags is not None and lead and scheduler is None:  # a cluster's run does not
-                _save_tags(tags, tagged_by, train, dev)  # resume
 
     def save_best(parser, record):
         kept["record"] = record
@@ -303,8 +297,17 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     save_best.path = path  # what an interrupted training names
 
     context = dict(dev=bool(dev), progress=progress, checkpoint=checkpoint, resume=begun)
-    done = False
+    done = interrupted = False
     try:
+        if (begun or (resume and os.path.exists(tags))) and (front.tagger or front.lemmatizer):
+            train, dev = _tagged(tags, tagged_by, train, dev)
+        elif front.tagger or front.lemmatizer:
+            with interrupt_says("training interrupted while tagging the training sentences "
+                                f"for the parser (jackknifing){kept_front}"):
+                train = _jackknife(parts, front, train, folds, table.seed, progress, epochs)
+                dev = annotated if annotated is not None else _annotated(front, dev)
+                if tags is not None and lead and scheduler is None:  # a cluster's run does
+                    _save_tags(tags, tagged_by, train, dev)  # not resume
         # the parser's checkpoint outlives its epochs until the stages after them end
         with checkpoints_kept(), training_clock(lambda: before + time.perf_counter() - began):
             if scheduler is None:
@@ -315,12 +318,12 @@ def train(train, dev=None, *, family: str = "linear", components=None,
                     trainer = registry.trainer(family, table, **context)
                 try:
                     fitted = trainer.fit(train, dev, save_best)
-                except TrainingInterrupted as err:  # in the first epoch: the front end kept
-                    if err.epoch is not None or kept_front == nothing_yet:
+                except TrainingInterrupted as err:  # nothing of the parser saved yet: the
+                    if err.epoch is not None or kept_front == nothing_yet:  # front end kept
                         raise
                     raise TrainingInterrupted(None, path, message="training interrupted "
-                                              "in the parser's first epoch" + kept_front
-                                              ) from None
+                                              "before the parser's first model was saved"
+                                              + kept_front) from None
             else:
                 from arborparse.distributed import connect
 
@@ -336,13 +339,15 @@ def train(train, dev=None, *, family: str = "linear", components=None,
                                     fitted.best_epoch_, path):
                     _syntax_ends(front, train, dev, raw_dev, table.seed, progress)
         done = True
-    finally:  # the parser's checkpoint is gone (the training ended) or stays for resume,
-        # as the front end does where the parser's first epoch did not end: the tags go or
-        # stay with them
-        if path is not None and lead:
+    except BaseException as err:
+        interrupted = interrupt_of(err) is not None
+        raise
+    finally:  # kept for resume after an interrupt (with the parser's checkpoint, if it has
+        # one); gone once the training ends, or an error ends it (which a plain run starts
+        # again from: a diverged training, say)
+        if path is not None and lead and (done or not interrupted):
             for beside in (tags, front_file):
-                if os.path.exists(beside) and (done or not (
-                        os.path.exists(checkpoint) or os.path.exists(front_file))):
+                if os.path.exists(beside):
                     os.remove(beside)
     pipeline = described(front, fitted.parser_, kept.get("record", {}))
     for warning in pipeline.info["warnings"]:
@@ -391,13 +396,14 @@ def _below(floor: float | None, uas: float | None) -> list[str]:
 def _resumable(path, info: dict, table, front: bool = False) -> tuple[dict, float]:
     """(the kept epoch's scores and what dev chose, the training seconds) of the
     interrupted training whose model is at `path` (`front`: its front end alone, whose
-    components are those before the parser); refuses to go on with other data,
-    components or options."""
+    components are those before the parser, and whose options that matter are
+    `FRONT_OPTIONS`); refuses to go on with other data, components or options."""
     from arborparse.pipeline import info as info_of
 
     before = info_of(path)
-    if front:
-        info = {**info, "components": [c for c in info["components"] if c != "parser"]}
+    if front:  # the parser trains from its start: its own options may change
+        info = {**info, "components": [c for c in info["components"] if c != "parser"],
+                "options": {k: v for k, v in info["options"].items() if k in FRONT_OPTIONS}}
     if before.get("family") not in (None, info["family"]):
         raise ArborparseError(f"{path}: the interrupted training is of the "
                               f"{before['family']} family; resume it as that family (model "

@@ -361,7 +361,9 @@ class Loop:
         """The epoch is over: score `parser` on dev (or take `scores`); if it is the best
         so far, call `keep` (the trainer keeps what it needs of this epoch) and save the
         parser; append the record to the history, write the checkpoint (`state` gives the
-        trainer's (header, arrays)), print one line. True when this epoch is best."""
+        trainer's (header, arrays)), print one line (with the seconds all this took, which
+        the epoch's own in `summary` do not count). True when this epoch is best."""
+        began = time.perf_counter()
         for key, value in record.items():
             if isinstance(value, float) and not math.isfinite(value):
                 raise Diverged(epoch, f"its {key.replace('_', ' ')} is {value}")
@@ -407,6 +409,9 @@ class Loop:
                         if "label_temperature" in record else "")
                 if best and record.get("tag_reach_dropped"):  # a linear parser's
                     line += "  (tag reach dropped: dev LAS higher without it)"
+            after = time.perf_counter() - began
+            if after >= 0.1:  # dev scored, temperatures fitted, files written
+                line += f"  (+{after:.1f}s: dev, files)"
             _say(line)
         return best
 

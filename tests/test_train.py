@@ -700,7 +700,8 @@ def test_an_interrupt_in_the_first_epoch_keeps_the_front_end_and_its_tags_for_re
     options = dict(components="tagger,parser", progress=False, path=path,
                    trainer="perceptron", hash_bits=12, folds=2, epochs=2, extend=0)
     with pytest.raises(TrainingInterrupted, match=re.escape(
-            f"training interrupted in the parser's first epoch: {path}.front holds the "
+            f"training interrupted before the parser's first model was saved: {path}.front "
+            "holds the "
             "trained tagger: continue with resume (--resume)")):
         arborparse.train(separable(2), separable(1), **options)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz.front", "m.npz.tags"]
@@ -1115,3 +1116,38 @@ def test_a_lemmatizer_without_a_tagger_in_front_of_a_parser_trains_and_relemmati
     assert len(nlp.parse(separable(1), retag=True)) == len(separable(1))
     nlp.save(tmp_path / "m.npz")
     assert offer(tmp_path / "m.npz").capabilities.tags
+
+
+def test_a_resume_from_the_front_end_may_change_the_parsers_options_and_an_error_clears_it(
+        tmp_path, monkeypatch):
+    """From ``PATH.front`` the parser trains from its start: its options may change (not the
+    front end's seed or folds), and a trainer that writes no checkpoint (L-BFGS) may go on
+    from it. An error that is not an interrupt (a diverged training) leaves nothing beside
+    the model, so that a plain run starts again."""
+    from arborparse.training import Diverged
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("arborparse.text.jackknife.jackknife", stop)
+    path = tmp_path / "m.npz"
+    options = dict(components="tagger,parser", progress=False, path=path, folds=2,
+                   hash_bits=12, epochs=1)
+    with pytest.raises(TrainingInterrupted, match="m.npz.front holds the trained tagger"):
+        arborparse.train(separable(2), separable(1), trainer="perceptron", **options)
+    monkeypatch.undo()
+    with pytest.raises(ArborparseError, match=r"other seed 0 \(now 1\)"):
+        arborparse.train(separable(2), separable(1), trainer="perceptron", resume=True,
+                         seed=1, **options)
+    nlp = arborparse.train(separable(2), separable(1), trainer="loglinear", C=1.0,
+                           resume=True, **options)
+    assert nlp.info["options"]["trainer"] == "loglinear"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
+
+    def diverge(self, *args, **kwargs):
+        raise Diverged(1, "its loss is nan")
+    monkeypatch.setattr(OnlineTrainer, "fit", diverge)
+    with pytest.raises(Diverged):
+        arborparse.train(separable(2), separable(1), trainer="perceptron", force=True,
+                         **options)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]  # the earlier model

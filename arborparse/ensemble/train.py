@@ -77,7 +77,8 @@ def train(train, dev=None, *, components=None, progress: bool = True, path=None,
         if progress:
             print(f"ensemble, {n} of {STAGES}: the {what}" + (f" ({member})" if member else ""),
                   file=sys.stderr)
-        interrupted = any(os.path.exists(member + end) for end in BEGUN)
+        interrupted = member is not None and any(os.path.exists(member + end)
+                                                 for end in BEGUN)
         if resume and os.path.exists(member) and not interrupted:
             members.append(load(member))  # finished: what it was trained as is checked
             differ = _other_data(members[-1].info.get("data"), data) + _other_member(
@@ -136,7 +137,7 @@ def _to_go_on(path, paths: dict) -> str:
     """How to go on after an interrupt, where a member (or its checkpoint) is there to go
     on from."""
     if path is None or not any(os.path.exists(p + end) for p in paths.values()
-                               for end in FILES[:2]):
+                               for end in ("", *BEGUN)):
         return ""
     return f"; to go on, resume the ensemble (--model {path} --resume)"
 

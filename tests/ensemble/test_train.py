@@ -153,3 +153,22 @@ def test_an_ensemble_below_a_member_alone_on_dev_says_so():
         "; train it alone (--model-type linear)")
     assert _better_member({"LAS": 54.24}, members) is None
     assert _better_member({"LAS": 50.0}, [SimpleNamespace(info={}), members[1]]) is None
+
+
+def test_an_ensemble_without_a_path_trains_its_members_without_one(data, monkeypatch):
+    """No model file: the members are trained in memory (a member's files are not looked
+    for: there are none), and an interrupt says nothing of resuming."""
+    train, dev = data
+    paths = []
+
+    def member(*args, path=None, resume=False, **kwargs):
+        paths.append((path, resume))
+        raise TrainingInterrupted(None, None, message="stopped")
+
+    from arborparse.ensemble.train import train as ensemble
+
+    monkeypatch.setattr("arborparse.trainer.train", member)  # each member's training
+    with pytest.raises(TrainingInterrupted, match=r"^stopped \(in the ensemble's linear "
+                                                  r"pipeline, stage 1 of 3\)$"):
+        ensemble(train, dev, progress=False)
+    assert paths == [(None, False)]
