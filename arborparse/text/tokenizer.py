@@ -41,7 +41,9 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+import warnings
 import zlib
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -85,6 +87,10 @@ SHAPE_TAIL = 96  # of a chunk's last characters its shape reads (a chunk of a sc
 SHAPE_LENGTH = 4  # the longest length of a run its shape tells apart
 _LETTERS, _RUNS = {"a", "A"}, {"a", "A", "9"}
 BATCH_CHARACTERS = 1 << 13  # of paragraphs split at once in a stream (`iter_tokenize`)
+UNSEEN_SHARE = 0.02  # of a text's first batch in characters training never had: a warning
+UNSEEN_LEAST = 5  # ... and at least so many of them (not a stray symbol in a line)
+UNSEEN_TIMES = 5  # ... or so many times the share of the training text's last tenth new to
+# the nine tenths before it, where that is more (scripts of thousands of characters)
 TOKEN_SENTENCES = 256  # of pre-tokenized sentences split at once (`split_tokens`)
 
 
@@ -439,6 +445,17 @@ def _token_spans(paragraph: str, text: str, place, lead: int, spans, where: np.n
     return sentences
 
 
+def _alphabet(texts: list[str]) -> tuple[str, float]:
+    """The letters and marks of the training texts (lower case), and the share of the last
+    tenth's that the nine tenths before it lack: how often a text of the language meets a
+    letter new to the model (near 0 for an alphabet, some percent for Chinese)."""
+    letters = [c.lower() for t in texts for c in t if unicodedata.category(c)[0] in "LM"]
+    cut = len(letters) - len(letters) // 10
+    before, last = set(letters[:cut]), letters[cut:]
+    rate = sum(c not in before for c in last) / len(last) if last else 0.0
+    return "".join(sorted(set(letters))), round(rate, 6)
+
+
 def _apart(data: list[tuple[str, np.ndarray]]) -> bool:
     """Whether most sentence ends within the training paragraphs (text, labels) are
     followed by whitespace; False where no paragraph holds two sentences."""
@@ -480,6 +497,8 @@ class Tokenizer(Trained):
     spaces = False
     apart = True  # (files written before it: their texts are read as by most treebanks)
     canonical = False  # (files written before it read every character as it is typed)
+    alphabet = None  # the training text's letters and marks, lower case (`_warn_unseen`)
+    unseen_rate = 0.0  # the share of its last tenth new to the rest (`_alphabet`)
 
     def _arrays(self, texts: list[str], one_sentence: bool = False, spans=None):
         """(X, bounds, cptr, cand, positions) of paragraphs for the classifier
@@ -518,6 +537,7 @@ class Tokenizer(Trained):
         forms = [form for t in tokens for form, _, _ in t]
         self.spaces = sum(" " in form for form in forms) >= SPACES_AT * len(forms)
         self.apart = _apart(data)
+        self.alphabet, self.unseen_rate = _alphabet([t for t, _ in data])
         self.canonical = True
         read = data + _in_capitals(data, self.apart)
         X, bounds, cptr, cand, positions = self._arrays([t for t, _ in read])
@@ -691,6 +711,8 @@ class Tokenizer(Trained):
         count = 0
         for batch in chunks((_lines if per_line else _paragraphs)(lines), BATCH_CHARACTERS,
                             lambda paragraph: len(paragraph[1])):
+            if count == 0:
+                self._warn_unseen("".join(paragraph for _, paragraph, _ in batch))
             split = self.split_many([paragraph for _, paragraph, _ in batch], per_line,
                                     crossing)
             for (where, _, newpar), sentences in zip(batch, split):
@@ -702,12 +724,34 @@ class Tokenizer(Trained):
                         sentence.comments.insert(0, "# newdoc")
                     yield sentence
 
+    def _warn_unseen(self, text: str) -> None:
+        """Warn where `UNSEEN_SHARE` or more of the letters and marks of `text` (a stream's
+        first batch; `UNSEEN_LEAST` of them at least) never occur in the training text, in either case (another script, or marks
+        the treebank leaves out: Coptic's supralinear strokes), or `UNSEEN_TIMES` the share
+        of new characters in the training text's last tenth, naming the commonest."""
+        if self.alphabet is None:
+            return
+        seen = set(self.alphabet)  # letters and marks: a run of '=' in an e-mail, or a
+        # digit, is no sign of another script
+        read = [c for c in text if unicodedata.category(c)[0] in "LM"]
+        unseen = Counter(c for c in read if c.lower() not in seen)
+        share = sum(unseen.values()) / max(len(read), 1)
+        if sum(unseen.values()) >= UNSEEN_LEAST and \
+                share >= max(UNSEEN_SHARE, UNSEEN_TIMES * self.unseen_rate):
+            named = ", ".join(f"{c!r} (U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}) "
+                              f"×{n}" for c, n in unseen.most_common(3))
+            warnings.warn(f"{100 * share:.1f}% of the text's letters never occur in the "
+                          f"model's training text, such as {named}: it reads them as "
+                          "unknown; is the text in the model's language and script, "
+                          "written as its treebank writes it?", stacklevel=3)
+
     # ------------------------------------------------------------------ model files
 
     def parts(self) -> tuple[dict, dict]:
         header, arrays = self.multiword.parts()
         out = ({"multiword": header, "keep": self.keep, "whole": list(self.whole),
-                "spaces": self.spaces, "apart": self.apart, "canonical": self.canonical},
+                "spaces": self.spaces, "apart": self.apart, "canonical": self.canonical,
+                "alphabet": self.alphabet, "unseen_rate": self.unseen_rate},
                {"weights": self.classifier.weights, **nested("multiword", arrays)})
         if self.splitter is not None:
             header, arrays = self.splitter.parts()
@@ -732,6 +776,12 @@ class Tokenizer(Trained):
             tokenizer.spaces = header["spaces"] is True
             tokenizer.apart = header.get("apart", True)
             tokenizer.canonical = header.get("canonical", False)
+            tokenizer.alphabet = header.get("alphabet")  # None in files written before it
+            tokenizer.unseen_rate = header.get("unseen_rate", 0.0)
+            if tokenizer.alphabet is not None and not isinstance(tokenizer.alphabet, str) or \
+                    not isinstance(tokenizer.unseen_rate, (int, float)):
+                raise ValueError(f"alphabet {tokenizer.alphabet!r} or unseen_rate "
+                                 f"{tokenizer.unseen_rate!r}")
             if not isinstance(tokenizer.apart, bool) or \
                     not isinstance(tokenizer.canonical, bool):
                 raise ValueError(f"apart {tokenizer.apart!r} or canonical "

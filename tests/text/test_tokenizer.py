@@ -544,3 +544,34 @@ def test_a_shape_counts_a_letter_with_its_marks_as_one():
     assert _shape("டி.வி.") == _shape("ஐ.நா.") == _shape("a.b.") != _shape("டி.எம்.")
     assert _shape("é.") == _shape("e\u0301.") == _shape("x.")  # composed or not
     assert _shape("U.N.") != _shape("u.n.") and _shape("1995.") != _shape("1.")
+
+
+def test_a_text_in_characters_training_never_had_is_warned_of(ud):
+    """Another script, or marks the treebank leaves out (Coptic's supralinear strokes), are
+    read as unknown characters: a text's first batch whose letters and marks are 2 % or more
+    such (five at least; or five times the share new to the model in its training text's
+    last tenth, for scripts of thousands of characters) is warned of, naming the commonest;
+    the model's own language is not, nor is anything read by a model file written before
+    the alphabet."""
+    import warnings
+
+    from arborparse.text.tokenizer import _alphabet, paragraphs
+
+    sentences = read_conllu(ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
+    tokenizer = Tokenizer(epochs=1, bits=16, progress=False).fit(sentences[:200])
+    nlp = Pipeline(tokenizer=tokenizer)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        nlp.parse_text("\n\n".join(t for t, _ in paragraphs(sentences[200:260])))
+    with pytest.warns(UserWarning, match=r"^100\.0% of the text's letters never occur in "
+                                         r"the model's training text, such as 'а' \(U\+0430 "
+                                         r"CYRILLIC SMALL LETTER A\) ×3"):
+        nlp.parse_text("Собака лает.")
+    header, arrays = tokenizer.parts()
+    del header["alphabet"], header["unseen_rate"]
+    older = Tokenizer.from_parts(header, arrays, "older.npz")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Pipeline(tokenizer=older).parse_text("Собака лает.")
+    assert _alphabet(["ab", "ab", "ab", "ab", "ab", "ab", "ab", "ab", "ab", "c-d"]) == \
+        ("abcd", 1.0)  # the last tenth wholly new (punctuation not counted)
