@@ -726,9 +726,10 @@ class Tokenizer(Trained):
 
     def _warn_unseen(self, text: str) -> None:
         """Warn where `UNSEEN_SHARE` or more of the letters and marks of `text` (a stream's
-        first batch; `UNSEEN_LEAST` of them at least) never occur in the training text, in either case (another script, or marks
-        the treebank leaves out: Coptic's supralinear strokes), or `UNSEEN_TIMES` the share
-        of new characters in the training text's last tenth, naming the commonest."""
+        first batch; `UNSEEN_LEAST` of them at least), or `UNSEEN_TIMES` the share of new
+        ones in the training text's last tenth, never occur in the training text, in either
+        case (another script, or marks the treebank leaves out: Coptic's supralinear
+        strokes), naming the commonest."""
         if self.alphabet is None:
             return
         seen = set(self.alphabet)  # letters and marks: a run of '=' in an e-mail, or a
