@@ -257,7 +257,7 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     annotated = None  # the dev words as the front end tags them, where made
     if resume:  # the front end the interrupted run trained, as its model file holds it
         front, front_scores = _trained_front(record_file)
-        epochs = kept["record"].get("front_epochs") or [FRONT_EPOCHS] * 2
+        epochs = kept["record"].get("front_epochs")  # a front end's (unused from a checkpoint)
     else:
         if not force and path is not None and lead and os.path.isfile(path) and \
                 model_files.is_model(path):  # the data and options checked: work begins

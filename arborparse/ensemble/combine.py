@@ -22,7 +22,7 @@ from arborparse.ensemble.parser import EnsembleParser
 from arborparse.errors import ArborparseError
 from arborparse.eval import evaluate
 from arborparse.io.model_files import check_output, is_model
-from arborparse.pipeline import Pipeline, load
+from arborparse.pipeline import MEMBER_SCORES, Pipeline, load
 from arborparse.trainer import UNKNOWN_LANGUAGE, sentences_of
 
 WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
@@ -165,9 +165,10 @@ def _info(front: Pipeline, other: Pipeline, ensemble: EnsembleParser, scores: di
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "options": {"weight": ensemble.weight, "decoder": ensemble.decoder},
             "data": data,
-            "members": {name: {f"dev {k}": v for k, v in (record.get("scores") or {}).items()
-                               if k in ("UAS", "LAS")}
-                        for name, record in (("first", own), ("second", theirs))},
+            "members": {name: {key: scores_of[key.removeprefix("dev ")] for key in MEMBER_SCORES
+                               if key.removeprefix("dev ") in scores_of}
+                        for name, scores_of in (("first", own.get("scores") or {}),
+                                                ("second", theirs.get("scores") or {}))},
             "scores": {k: round(v, 2) for k, v in scores.items()},
             "chosen_on_dev": {"weight": ensemble.weight} if chosen else {},
             "training_seconds": round(sum(s for s in spent if s is not None) + seconds, 1)
