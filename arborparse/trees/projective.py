@@ -52,6 +52,13 @@ def _bounds(S):
 
 
 @njit(cache=True, nogil=True)
+def _either_allowed(right, left, s, t):
+    """Whether the arc s -> t or t -> s (s < t) may be allowed, by `_bounds`: the split
+    points of IR[s, t] and IL[s, t] are tried only then."""
+    return t <= right[s] or (s > 0 and left[t] <= s)
+
+
+@njit(cache=True, nogil=True)
 def _eisner(S, single_root):
     """Heads of the best projective tree; heads[0] = -1. -inf scores forbid arcs (and the
     split points of their items are not tried: O(n² R) time with a reach R)."""
@@ -71,7 +78,7 @@ def _eisner(S, single_root):
     for w in range(1, N):
         for s in range(0, N - w):
             t = s + w
-            if t <= right[s] or (s > 0 and left[t] <= s):  # either arc s–t may be allowed
+            if _either_allowed(right, left, s, t):
                 best = NEG_INF
                 arg = s
                 for r in range(s, t):
@@ -169,9 +176,9 @@ def _logsumexp(buf, k):
 def _inside(S, single_root):
     """The inside charts and log Z.
 
-    Returns CR, CRT, CL, CLT, IR, ILT, SPLIT, logZ, where xT[t, s] = x[s, t] (every split
-    loop then reads memory contiguously) and SPLIT[s, t] is the log-sum over split points
-    shared by IR[s, t] and IL[s, t].
+    Returns CR, CRT, CL, CLT, IR, ILT, SPLIT, right, left, logZ, where xT[t, s] = x[s, t]
+    (every split loop then reads memory contiguously), SPLIT[s, t] is the log-sum over split
+    points shared by IR[s, t] and IL[s, t], and right, left are `_bounds(S)`.
     """
     N = S.shape[0]
     n = N - 1
@@ -189,7 +196,7 @@ def _inside(S, single_root):
     for w in range(1, N):
         for s in range(0, N - w):
             t = s + w
-            if t <= right[s] or (s > 0 and left[t] <= s):
+            if _either_allowed(right, left, s, t):
                 k = 0
                 for r in range(s, t):
                     buf[k] = CR[s, r] + CLT[t, r + 1]
@@ -216,7 +223,7 @@ def _inside(S, single_root):
         logZ = _logsumexp(buf, k)
     else:
         logZ = CR[0, n]
-    return CR, CRT, CL, CLT, IR, ILT, SPLIT, logZ
+    return CR, CRT, CL, CLT, IR, ILT, SPLIT, right, left, logZ
 
 
 @njit(cache=True, nogil=True)
@@ -228,7 +235,7 @@ def _marginals_log(S, single_root):
     """
     N = S.shape[0]
     n = N - 1
-    CR, CRT, CL, CLT, IR, ILT, SPLIT, logZ = _inside(S, single_root)
+    CR, CRT, CL, CLT, IR, ILT, SPLIT, right, left, logZ = _inside(S, single_root)
     mu = np.zeros((N, N))
     if logZ == NEG_INF:
         return logZ, mu
@@ -246,7 +253,6 @@ def _marginals_log(S, single_root):
             gCRc[n, r] += p
     else:
         gCRr[0, n] = 1.0
-    right, left = _bounds(S)  # as in `_inside`
     for w in range(n, 0, -1):
         for s in range(0, N - w):
             t = s + w
@@ -322,7 +328,7 @@ def _inside_linear(W, single_root):
     for w in range(1, N):
         for s in range(0, N - w):
             t = s + w
-            if t <= right[s] or (s > 0 and left[t] <= s):
+            if _either_allowed(right, left, s, t):
                 split = 0.0
                 for r in range(s, t):
                     split += CR[s, r] * CL[t, r + 1]
