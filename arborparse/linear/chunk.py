@@ -15,8 +15,9 @@ it calls from another file does (`templates`, `labeler`, `reach`, `parts`,
 changing one of those in a checkout, delete the caches (``find arborparse -name
 '*.nb[ci]' -delete``) or `best_trees` keeps running the kernels as they were. (This
 docstring changed with the suffix features of the templates, its signature with the root
-label, and this again with Eisner's chart trying the split points of allowed arcs alone,
-so that a checkout pulling them compiles `best_trees` anew.)
+label, and this again with Eisner's chart trying the split points of allowed arcs alone
+and with the grandparent chart reading rows, so that a checkout pulling them compiles
+`best_trees` anew.)
 """
 
 from __future__ import annotations

@@ -269,20 +269,29 @@ def _outer(k, s, t):
 
 @njit(cache=True, nogil=True)
 def _grand_inside(A, B, G, single_root, mode):
+    """The inside charts CR, CL, IR, ILT, SB, with ILT[g, t, s] = IL[g, s, t]. Every loop
+    over split points reads contiguous rows: a span's factors that no head's head changes
+    are gathered once into a row (`row`), and the transposed charts CLT and ILT hold the
+    items that would otherwise be read down a column. The spans are visited by their start
+    from right to left, each start's spans by their end from left to right: every item is
+    made before any span that holds it, and the items of a start, read for each of its
+    spans, stay in the cache (150 random words, the max chart: 0.47 s before, 0.25 s)."""
     literally(mode)
     N = A.shape[0]
     zero = _zero(mode)
     CR = np.full((N, N, N), zero)
     CL = np.full((N, N, N), zero)
+    CLT = np.full((N, N, N), zero)  # CLT[g, t, s] = CL[g, s, t]
     IR = np.full((N, N, N), zero)
-    IL = np.full((N, N, N), zero)
+    ILT = np.full((N, N, N), zero)
     SB = np.full((N, N, N), zero)
+    row = np.empty(N)
     for g in range(N):
         for s in range(N):
-            CR[g, s, s] = CL[g, s, s] = _one(mode)
-    for w in range(1, N):
-        for s in range(N - w):
-            t = s + w
+            CR[g, s, s] = CL[g, s, s] = CLT[g, s, s] = _one(mode)
+    for s in range(N - 1, -1, -1):
+        for t in range(s + 1, N):
+            w = t - s
             outside = N - w - 1
             if s > 0:
                 for k in range(outside):
@@ -291,43 +300,57 @@ def _grand_inside(A, B, G, single_root, mode):
                         continue
                     v = zero
                     for r in range(s, t):
-                        v = _add(v, _mul(CR[h, s, r], CL[h, r + 1, t], mode), mode)
+                        v = _add(v, _mul(CR[h, s, r], CLT[h, t, r + 1], mode), mode)
                     SB[h, s, t] = v
+            right = A[s, t] != zero
+            if right:  # IR[g, s, t] = A G (B[s, t, s] CL[s, s+1, t] + Σ_r IR[g, s, r] row[r])
+                first = _mul(B[s, t, s], CL[s, s + 1, t], mode)
+                for r in range(s + 1, t):
+                    row[r] = _mul(SB[s, r, t], B[s, t, r], mode)
             for k in range(outside if s > 0 else 1):  # heads of s (the root has none: g = 0)
                 g = _outer(k, s, t) if s > 0 else 0
                 if s > 0 and A[g, s] == zero:
                     continue
-                if A[s, t] != zero:
-                    v = _mul(B[s, t, s], CL[s, s + 1, t], mode)
+                if right:
+                    v = first
                     if s > 0 or not single_root:
                         for r in range(s + 1, t):
-                            v = _add(v, _mul(_mul(IR[g, s, r], SB[s, r, t], mode), B[s, t, r],
-                                             mode), mode)
+                            v = _add(v, _mul(IR[g, s, r], row[r], mode), mode)
                     IR[g, s, t] = _mul(_mul(A[s, t], G[g, s, t], mode), v, mode)
+            for r in range(s + 1, t + 1):  # CR[g, s, t] = Σ_r IR[g, s, r] CR[s, r, t]
+                row[r] = CR[s, r, t]
+            for k in range(outside if s > 0 else 1):
+                g = _outer(k, s, t) if s > 0 else 0
+                if s > 0 and A[g, s] == zero:
+                    continue
                 v = zero
                 for r in range(s + 1, t + 1):
-                    v = _add(v, _mul(IR[g, s, r], CR[s, r, t], mode), mode)
+                    v = _add(v, _mul(IR[g, s, r], row[r], mode), mode)
                 CR[g, s, t] = v
             if s > 0:
+                left = A[t, s] != zero
+                if left:  # IL[g, s, t] = A G (B[t, s, t] CR[t, s, t-1] + Σ_r row[r] IL[g, r, t])
+                    first = _mul(B[t, s, t], CR[t, s, t - 1], mode)
+                    for r in range(s + 1, t):
+                        row[r] = _mul(SB[t, s, r], B[t, s, r], mode)
                 for k in range(outside):  # heads of t
                     g = _outer(k, s, t)
                     if A[g, t] == zero:
                         continue
-                    if A[t, s] != zero:
-                        v = _mul(B[t, s, t], CR[t, s, t - 1], mode)
+                    if left:
+                        v = first
                         for r in range(s + 1, t):
-                            v = _add(v, _mul(_mul(SB[t, s, r], IL[g, r, t], mode), B[t, s, r],
-                                             mode), mode)
-                        IL[g, s, t] = _mul(_mul(A[t, s], G[g, t, s], mode), v, mode)
+                            v = _add(v, _mul(row[r], ILT[g, t, r], mode), mode)
+                        ILT[g, t, s] = _mul(_mul(A[t, s], G[g, t, s], mode), v, mode)
                     v = zero
                     for r in range(s, t):
-                        v = _add(v, _mul(CL[t, s, r], IL[g, r, t], mode), mode)
-                    CL[g, s, t] = v
-    return CR, CL, IR, IL, SB
+                        v = _add(v, _mul(CL[t, s, r], ILT[g, t, r], mode), mode)
+                    CL[g, s, t] = CLT[g, t, s] = v
+    return CR, CL, IR, ILT, SB
 
 
 @njit(cache=True, nogil=True)
-def _grand_outside(A, B, G, single_root, mode, CR, CL, IR, IL, SB):
+def _grand_outside(A, B, G, single_root, mode, CR, CL, IR, ILT, SB):
     """As `_sib_outside`, also giving the grandparent marginals. The items the inside pass
     leaves at zero (an arc of weight zero) have an outside value of zero too, as every
     product that reaches them has that arc's factor: they pass nothing on."""
@@ -356,13 +379,13 @@ def _grand_outside(A, B, G, single_root, mode, CR, CL, IR, IL, SB):
                         continue  # as the inside pass: nothing but zeros to pass on
                     o = oCL[g, s, t]
                     for r in range(s, t):
-                        oCL[t, s, r] = _add(oCL[t, s, r], _mul(o, IL[g, r, t], mode), mode)
+                        oCL[t, s, r] = _add(oCL[t, s, r], _mul(o, ILT[g, t, r], mode), mode)
                         oIL[g, r, t] = _add(oIL[g, r, t], _mul(o, CL[t, s, r], mode), mode)
                     if A[t, s] == zero:
                         continue
                     o = oIL[g, s, t]
                     oa = _mul(o, _mul(A[t, s], G[g, t, s], mode), mode)
-                    x = _share(_mul(o, IL[g, s, t], mode), Z, mode)
+                    x = _share(_mul(o, ILT[g, t, s], mode), Z, mode)
                     mu[t, s] += x
                     mgrand[g, t, s] = x
                     x = _mul(oa, B[t, s, t], mode)
@@ -370,9 +393,9 @@ def _grand_outside(A, B, G, single_root, mode, CR, CL, IR, IL, SB):
                     msib[t, s, t] += _share(_mul(x, CR[t, s, t - 1], mode), Z, mode)
                     for r in range(s + 1, t):
                         x = _mul(oa, B[t, s, r], mode)
-                        oSB[t, s, r] = _add(oSB[t, s, r], _mul(x, IL[g, r, t], mode), mode)
+                        oSB[t, s, r] = _add(oSB[t, s, r], _mul(x, ILT[g, t, r], mode), mode)
                         oIL[g, r, t] = _add(oIL[g, r, t], _mul(x, SB[t, s, r], mode), mode)
-                        msib[t, s, r] += _share(_mul(_mul(x, SB[t, s, r], mode), IL[g, r, t],
+                        msib[t, s, r] += _share(_mul(_mul(x, SB[t, s, r], mode), ILT[g, t, r],
                                                      mode), Z, mode)
             for k in range(outside if s > 0 else 1):
                 g = _outer(k, s, t) if s > 0 else 0
@@ -416,7 +439,7 @@ def _grand_outside(A, B, G, single_root, mode, CR, CL, IR, IL, SB):
 @njit(cache=True, nogil=True)
 def _grand_best(A, B, G, single_root):
     """As `_sib_best`, on the chart with grandparents."""
-    CR, CL, IR, IL, SB = _grand_inside(A, B, G, single_root, MAX)
+    CR, CL, IR, ILT, SB = _grand_inside(A, B, G, single_root, MAX)
     N = A.shape[0]
     heads = np.full(N, -1, dtype=np.int64)
     stack = np.empty((2 * N + 4, 4), dtype=np.int64)  # (kind, g, s, t): CR CL IR IL SB
@@ -433,7 +456,7 @@ def _grand_best(A, B, G, single_root):
                     break
         elif kind == 1:
             for r in range(s, t):
-                if CL[t, s, r] + IL[g, r, t] == CL[g, s, t]:
+                if CL[t, s, r] + ILT[g, t, r] == CL[g, s, t]:
                     top = _push(stack, _push(stack, top, 1, t, s, r), 3, g, r, t)
                     break
         elif kind == 2:
@@ -443,17 +466,17 @@ def _grand_best(A, B, G, single_root):
                 top = _push(stack, top, 1, s, s + 1, t)
             else:
                 for r in range(s + 1, t):
-                    if arc + ((IR[g, s, r] + SB[s, r, t]) + B[s, t, r]) == IR[g, s, t]:
+                    if arc + (IR[g, s, r] + (SB[s, r, t] + B[s, t, r])) == IR[g, s, t]:
                         top = _push(stack, _push(stack, top, 2, g, s, r), 4, s, r, t)
                         break
         elif kind == 3:
             heads[s] = t
             arc = A[t, s] + G[g, t, s]
-            if arc + (B[t, s, t] + CR[t, s, t - 1]) == IL[g, s, t]:
+            if arc + (B[t, s, t] + CR[t, s, t - 1]) == ILT[g, t, s]:
                 top = _push(stack, top, 0, t, s, t - 1)
             else:
                 for r in range(s + 1, t):
-                    if arc + ((SB[t, s, r] + IL[g, r, t]) + B[t, s, r]) == IL[g, s, t]:
+                    if arc + ((SB[t, s, r] + B[t, s, r]) + ILT[g, t, r]) == ILT[g, t, s]:
                         top = _push(stack, _push(stack, top, 4, t, s, r), 3, g, r, t)
                         break
         else:
@@ -827,14 +850,14 @@ def _grand_route(A, B, G, single_root, marginals, mode, offset):
     """`_sib_route` with grandparents."""
     literally(mode)
     N = A.shape[0]
-    CR, CL, IR, IL, SB = _grand_inside(A, B, G, single_root, mode)
+    CR, CL, IR, ILT, SB = _grand_inside(A, B, G, single_root, mode)
     Z = CR[0, 0, N - 1]
     if mode == PROB and not _trusted(Z, N, 4):
         return None
     logZ = (np.log(Z) if mode == PROB else Z) + offset
     if not marginals:
         return logZ, (np.zeros((0, 0)), np.zeros((0, 0, 0)), np.zeros((0, 0, 0)))
-    mu, msib, mgrand = _grand_outside(A, B, G, single_root, mode, CR, CL, IR, IL, SB)
+    mu, msib, mgrand = _grand_outside(A, B, G, single_root, mode, CR, CL, IR, ILT, SB)
     finite = _clamped(mu) & _clamped(msib) & _clamped(mgrand)
     return (logZ, (mu, msib, mgrand)) if finite or mode == LOG else None
 
