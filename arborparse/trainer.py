@@ -635,9 +635,15 @@ def front_end(parts, train, dev, seed: int, progress: bool,
     if progress and lemmatizer is not None:
         _took("lemmatizer", began, {k: v for k, v in _front_scores(
             Pipeline(tagger, lemmatizer), dev).items() if k == "Lemmas"})
-    return Pipeline(tagger, lemmatizer,
-                    tokenizer=Tokenizer(seed=seed, progress=progress).fit(train, dev)
-                    if "tokenizer" in parts else None)
+    tokenizer = Tokenizer(seed=seed, progress=progress).fit(train, dev) \
+        if "tokenizer" in parts else None
+    right = tokenizer.multiword.dev_right_ if tokenizer is not None else {}
+    if progress and right:
+        tqdm.write(f"multiword tokens: dev tokens split right {right['rules']:.2f} % by rules, "
+                   f"{right['segmenter']:.2f} % by characters: the "
+                   f"{'characters' if tokenizer.multiword.segmenter else 'rules'} kept",
+                   file=sys.stderr)
+    return Pipeline(tagger, lemmatizer, tokenizer=tokenizer)
 
 
 def _took(what: str, began: float, scores: dict) -> None:

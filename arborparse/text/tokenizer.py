@@ -531,7 +531,8 @@ class Tokenizer(Trained):
         self.splitter = self.syntax = None
         tokens = [_tokens(s) for s in train]
         self.multiword = Multiword(seed=self.seed).fit(
-            [[(form, words) for form, _, words in t] for t in tokens])
+            [[(form, words) for form, _, words in t] for t in tokens],
+            [[(form, words) for form, _, words in _tokens(s)] for s in dev] if dev else None)
         self.keep = kept_invisible(t for t, _ in data)
         self.whole = whole_kinds((t, labels >= TOKEN) for t, labels in data)
         forms = [form for t in tokens for form, _, _ in t]
