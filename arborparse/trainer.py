@@ -237,10 +237,14 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         # the kept epoch, the C that `-C auto` chose (`ChooseC`), the second-stage
         # labeler's weight (None: left out), whether a linear parser kept its tag reach and
         # its decoder, where dev chose them (a front end kept for resume: the tagger's and
-        # lemmatizer's epochs, which the jackknife's take)
+        # lemmatizer's epochs, which the jackknife's take), and the multiword tokens'
+        # splitter (`arborparse.text.multiword`)
         chosen = {k: record[k] for k in ("epoch", "C", "labeler", "tag_reach", "decoder")
                   if k in record} if dev else {}
         chosen.update({k: record[k] for k in ("front_epochs",) if k in record})
+        multiword = front.tokenizer.multiword if front.tokenizer is not None else None
+        if multiword is not None and multiword.dev_right_:  # how unseen tokens are split
+            chosen["multiword"] = "characters" if multiword.segmenter else "rules"
         now = {**info, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "scores": scores, "chosen_on_dev": chosen,
                "warnings": _below(floor, scores.get("UAS")) + (

@@ -35,7 +35,8 @@ BEFORE, BEFORE2, AFTER, AFTER2 = (np.uint64(zlib.crc32(s.encode())) for s in
                                   ("<s>", "<s2>", "</s>", "</s2>"))
 
 
-def _hash(template: int, text: str) -> int:
+def feature_hash(template: int, text: str) -> int:
+    """The hash of a feature: a template number and its text."""
     return zlib.crc32(text.encode("utf-8"), template * 0x9E3779B1 & 0xFFFFFFFF)
 
 
@@ -57,12 +58,12 @@ def _word_row(form: str) -> tuple[int, ...]:
               *(low[-k:] if len(low) >= k else "<" + low for k in range(1, 7)),
               *(low[:k] if len(low) >= k else low + ">" for k in range(1, 5)),
               shape(form))
-    return tuple(_hash(t, v) for t, v in enumerate(values))
+    return tuple(feature_hash(t, v) for t, v in enumerate(values))
 
 
 @lru_cache(maxsize=1 << 12)  # the ambiguity classes are few, and come back in every call
 def _ambiguity(cls: str) -> int:
-    return _hash(AMBIGUITY, cls)
+    return feature_hash(AMBIGUITY, cls)
 
 
 def mix(first: int, groups: list[tuple[np.ndarray, ...]]) -> np.ndarray:
@@ -80,7 +81,7 @@ def mix(first: int, groups: list[tuple[np.ndarray, ...]]) -> np.ndarray:
                 columns[id(values)] = len(unique)
                 unique.append(values)
             spec[j, k] = columns[id(values)]
-    starts = np.array([_hash(first + j, "") for j in range(len(groups))], dtype=np.uint64)
+    starts = np.array([feature_hash(first + j, "") for j in range(len(groups))], dtype=np.uint64)
     return _mixed(starts, spec, np.stack(unique, axis=1) if unique else
                   np.empty((0, 0), dtype=np.uint64))
 

@@ -7,7 +7,7 @@ from treebanks import separable, separable_text
 from arborparse.eval import evaluate
 from arborparse.io import read_conllu
 from arborparse.io.conllu import FEATS, UPOS, XPOS
-from arborparse.text.features import TEMPLATES, _hash, mix, shape, word_features
+from arborparse.text.features import TEMPLATES, feature_hash, mix, shape, word_features
 from arborparse.pipeline import Pipeline
 from arborparse.text.tagger import Tagger
 
@@ -50,7 +50,7 @@ def test_mix_is_the_documented_hash():
     """The hash of a template number and values, per element: the template's CRC, then
     for each value an FNV-style multiply and two xor-shift rounds, in 32 bits."""
     def one(template, values):
-        h = _hash(template, "")
+        h = feature_hash(template, "")
         for v in values:
             h = (h ^ v) * 0x100000001B3 & 0xFFFFFFFF
             h ^= h >> 15

@@ -400,6 +400,47 @@ def test_a_token_seen_and_never_split_in_training_stays_whole():
     assert Multiword.from_parts(header, arrays).split([["ⲡⲁⲙⲃⲱ"]]) == [[("ⲡⲁ", "ⲙⲃⲱ")]]
 
 
+def _glued(stems, particles):
+    """Tokens of particles glued to a stem, one sentence each: (token, its words)."""
+    return [[("".join(p) + stem, (*p, stem))] for stem in stems for p in particles]
+
+
+def test_glued_words_unseen_together_are_cut_by_characters():
+    """Particles glued to stems, as Coptic writes them: a token of two particles never
+    seen together is no rule's (each rule is one seen beginning), but where words begin
+    can be learned from the characters; the segmenter is kept because dev says so, a form
+    seen whole stays whole, and a model file holds it all."""
+    stems = ["".join(p) for p in itertools.permutations("bcdeghiklm", 4)][:300]
+    train = _glued(stems[:200], [("a",), ("f",), ("n",), ("a", "f"), ("n", "a")]) + \
+        [[("anbo", ("anbo",))]] * 3 + [[(stem, (stem,))] for stem in stems[:100]]
+    dev = _glued(stems[200:250], [("f", "a"), ("f",)])
+    multiword = Multiword(epochs=5, bits=16).fit(train, dev)
+    assert multiword.segmenter is not None and multiword.classifier is None
+    right = multiword.dev_right_
+    assert right == {"rules": 50.0, "segmenter": 100.0}  # the rule of f alone: f + astem
+    sentence = [["fa" + stems[260], "anbo", stems[262], "Na" + stems[0]]]
+    expected = [[("f", "a", stems[260]), ("anbo",), (stems[262],), ("N", "a", stems[0])]]
+    assert multiword.split(sentence) == expected
+    again = Multiword.from_parts(*multiword.parts())
+    assert again.split(sentence) == expected and again.dev_right_ == right
+    assert Multiword(epochs=5, bits=16).fit(train).segmenter is None  # without dev: rules
+
+
+def test_the_rules_stay_where_characters_do_no_better_on_dev():
+    """A dev set the rules split as well as the segmenter (here: every token seen) keeps
+    the rules, and a treebank whose multiword tokens are not spelled by their words
+    (French ``au`` = ``à`` + ``le``) trains no segmenter at all."""
+    stems = ["".join(p) for p in itertools.permutations("bcdeghiklm", 4)][:60]
+    train = _glued(stems, [("a",), ("f",)])
+    multiword = Multiword(epochs=5, bits=16).fit(train, train)
+    assert multiword.segmenter is None and multiword.classifier is not None
+    assert multiword.dev_right_["rules"] == multiword.dev_right_["segmenter"] == 100.0
+    french = [[("au", ("à", "le")), ("parc", ("parc",))]] * 5
+    multiword = Multiword(epochs=5, bits=16).fit(french, french)
+    assert multiword.segmenter is None and multiword.dev_right_ == {}
+    assert multiword.split([["au", "lac"]]) == [[("à", "le"), ("lac",)]]
+
+
 def test_turkish_dotted_capital_i_keeps_its_place():
     """``İ`` lowers to two characters in Python; the rules count it as one."""
     rule = rules_of("EVDEKİ", ("EVDE", "Kİ"))[0]
