@@ -10,8 +10,8 @@ training tokens and their words, as `arborparse train` trains it, once with the 
 (it keeps the segmenter where dev's tokens come out split right more often with it) and
 once without (the rules alone). Each row: the share of test tokens that are multiword
 tokens and of those unseen in training, and the test tokens split right (the exact words)
-by the rules, by the segmenter, and by the one dev kept: all tokens, the multiword tokens,
-and the tokens unseen in training. Appends one JSON line per treebank to --results.
+by the rules and by the one dev kept: all tokens, the multiword tokens, and the tokens
+unseen in training. Appends one JSON line per treebank to --results.
 """
 
 import argparse

@@ -267,6 +267,10 @@ class Classifier:
         self.classes = list(classes)
         self.weights = np.zeros(1 << bits, dtype=np.float32) if weights is None else \
             np.asarray(weights, dtype=np.float32)
+        size = self.weights.shape[0] if self.weights.ndim == 1 else 0
+        if size < 2 or size & (size - 1):  # read from a file: `_slot` masks by size - 1
+            raise ValueError(f"classifier weights of shape {self.weights.shape}: one row of a "
+                             "power of two")
         self.bits = int(self.weights.shape[0]).bit_length() - 1
         self.pairs = np.array(pairs, dtype=np.int64)
         names: dict[str, int] = {}

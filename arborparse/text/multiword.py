@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from functools import lru_cache
 
 import numpy as np
 
@@ -101,13 +100,12 @@ def apply_rule(form: str, rule: Rule) -> tuple[str, ...]:
 
 CONTEXT = 5  # characters read on each side of a gap (`_gap_rows`)
 ANCHORED = 6  # a token's beginning or ending up to this long is a feature of its own
-GAP_PAIRS = (1, 6, 2, 7, 11)  # `_gap_rows`' columns the classifier pairs with the cuts
-# before a gap: the character before it and after it, the two before and after, the first two
-# across it
+GAP_PAIRS = (1, 6, 2, 7, 11)  # `_gap_rows`' columns `Classifier` reads beside the cuts
+# before a gap: the characters before it and after it, each paired with the cut just before
+# (the other three it pairs with a given tag, which a segmenter has none of: constant)
 
 
-@lru_cache(maxsize=1 << 16)  # a form's rows, read in training twice
-def _gap_rows(form: str) -> tuple[tuple[int, ...], ...]:
+def _gap_rows(form: str) -> list[tuple[int, ...]]:
     """The features of each gap between two characters of a token (lower case): the one to
     five characters before it and after it ("^" and "$" past the token's ends), pairs of
     them across the gap, the token's beginning before it and its ending after it where
@@ -126,7 +124,7 @@ def _gap_rows(form: str) -> tuple[tuple[int, ...], ...]:
                   token[:i] if i <= ANCHORED else "", token[i:] if n - i <= ANCHORED else "",
                   f"{min(n, 12)},{min(i, ANCHORED)}")
         rows.append(tuple(feature_hash(k, v) for k, v in enumerate(values)))
-    return tuple(rows)
+    return rows
 
 
 GAP_COLUMNS = len(_gap_rows("ab")[0])
@@ -212,10 +210,10 @@ class Multiword:
         self.dev_right_ = {}
         if given:
             self._fit_rules(sentences, given)
-        glued = sorted({(form, words) for tokens in sentences for form, words in tokens
+        spelt = sorted({(form, words) for tokens in sentences for form, words in tokens
                         if spelled(form, words)})
-        if dev and any(len(words) > 1 for _, words in glued):
-            self._fit_segmenter(glued, dev, [form for form in counts if form not in as_words])
+        if dev and any(len(words) > 1 for _, words in spelt):
+            self._fit_segmenter(spelt, dev, [form for form in counts if form not in as_words])
         return self
 
     def _fit_rules(self, sentences, given: Counter) -> None:
@@ -234,22 +232,24 @@ class Multiword:
         self.classifier.fit((X, bounds, np.array(classes, dtype=np.int64),
                              np.full(len(classes), -1), cptr, cand), self.epochs, self.seed)
 
-    def _fit_segmenter(self, glued, dev, whole: list[str]) -> None:
+    def _fit_segmenter(self, spelt, dev, whole: list[str]) -> None:
         """A `Segmenter` trained on the distinct training tokens their words spell
-        (`glued`), kept (with the rules' classifier dropped) where more dev tokens come
-        out split right with it; the forms seen and never split (`whole`) that it would
-        cut are then left whole (`unsplit`)."""
+        (`spelt`, one-word tokens included), kept (with the rules' classifier dropped)
+        where more dev tokens come out split right with it; the forms seen and never split
+        (`whole`) that it would cut are then left whole (`unsplit`, then these alone)."""
         forms = [[form for form, _ in tokens] for tokens in dev]
         gold = [tuple(words) for tokens in dev for _, words in tokens]
+        if not gold:  # nothing to choose by
+            return
 
         def right() -> float:
             found = [words for s in self.split(forms) for words in s]
             return round(100.0 * sum(a == b for a, b in zip(found, gold)) / len(gold), 2)
 
         by_rules, unsplit = right(), self.unsplit
-        self.segmenter = Segmenter(self.epochs, self.bits, self.seed).fit(glued)
-        self.unsplit = unsplit | {form for form, words in zip(whole, self.segmenter.split(whole))
-                                  if len(words) > 1}
+        self.segmenter = Segmenter(self.epochs, self.bits, self.seed).fit(spelt)
+        self.unsplit = {form for form, words in zip(whole, self.segmenter.split(whole))
+                        if len(words) > 1}
         self.dev_right_ = {"rules": by_rules, "segmenter": right()}
         if self.dev_right_["segmenter"] > by_rules:
             self.classifier = None

@@ -61,8 +61,10 @@ from arborparse.text.rules import WHOLE, kept_invisible, visible, whole_kinds, w
 from arborparse.text.sentences import SentenceSplitter, shift_bias
 from arborparse.text.syntax import GAIN, MARGIN_ONLY, SyntaxEnds
 
-VERSION = 5  # of the tokenizer inside a model file (4: the view of sentence ends keeps its
-# own parser; 5: the chunks' shapes)
+VERSION = 6  # of the tokenizer inside a model file (4: the view of sentence ends keeps its
+# own parser; 5: the chunks' shapes; 6: the multiword tokens' segmenter, which a reader of 5
+# would fail on)
+OLDEST = 5
 CAPITALS_EVERY = 10  # one training sentence in so many is also read in capitals (`_in_capitals`)
 SPACES_AT = 0.01  # the share of training tokens with a space that lets spaces join tokens
 SPLITTER_BITS = 20  # of the word-level sentence splitter's weights (whatever `bits`: its

@@ -424,6 +424,12 @@ def test_glued_words_unseen_together_are_cut_by_characters():
     again = Multiword.from_parts(*multiword.parts())
     assert again.split(sentence) == expected and again.dev_right_ == right
     assert Multiword(epochs=5, bits=16).fit(train).segmenter is None  # without dev: rules
+    assert Multiword(epochs=5, bits=16).fit(train, [[]]).segmenter is None  # nor empty dev
+    header, arrays = multiword.parts()
+    for bad in (np.zeros(0, dtype=np.float32), np.zeros((4, 4), dtype=np.float32),
+                np.zeros(12, dtype=np.float32)):  # `_slot` masks by a power of two
+        with pytest.raises(ValueError, match="power of two"):
+            Multiword.from_parts(header, {**arrays, "segmenter": bad})
 
 
 def test_the_rules_stay_where_characters_do_no_better_on_dev():
