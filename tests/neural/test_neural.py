@@ -344,7 +344,10 @@ def test_calibration_recovers_known_temperatures(memorized):
                 states, torch.from_numpy(heads)[None], torch.arange(len(heads))[None] > 0)
         return heads, (scores.double() / true_label_t).softmax(-1).numpy()
 
-    fitted_t = recovered_temperatures(parser, data * 40, draw, parser.vocab.labels)
+    # 400 sentences drawn: from 80, a network trained on a machine whose arithmetic rounds
+    # otherwise gave a label temperature of 8.33 for 10 (seeds 1, 2: 9.38, 11.28; from 400:
+    # 9.39, 9.72, 10.69)
+    fitted_t = recovered_temperatures(parser, data * 200, draw, parser.vocab.labels)
     assert fitted_t["temperature"] == pytest.approx(true_t, rel=0.15)
     assert fitted_t["label_temperature"] == pytest.approx(true_label_t, rel=0.15)
     sentence = min(data, key=len)
