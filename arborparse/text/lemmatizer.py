@@ -22,6 +22,13 @@ ending. A URL, an e-mail address or a file path (as the tokenizer keeps them who
 and all, unless the treebank lemmatizes such words otherwise (`own_lemmas`: kept where it
 has none, or at least half of its are their own lemma). A treebank without lemmas (``_``
 everywhere) gives a lemmatizer that writes ``_``.
+
+A treebank may write its forms with combining marks that its lemmas leave out: Biblical
+Hebrew's vowel points and cantillation (``יֹשֵׁ֣ב``, lemma ``ישׁב``, whose shin dot stays).
+No script that cuts and adds at the ends can take marks out of the middle of a word, so
+the marks that the training lemmas hold at most `DROPPED` times as often as the forms
+(`dropped_marks`) are taken out of every form before its script is read off or applied
+(`Lemmatizer.bare`); the dictionary of seen words is kept as it was.
 """
 
 from __future__ import annotations
@@ -39,11 +46,15 @@ from arborparse.text.classifier import Classifier, candidate_arrays, offsets
 from arborparse.text.features import word_features
 from arborparse.text.rules import whole_pattern
 
-VERSION = 6  # of the lemmatizer inside a model file (4: the classes of a feature side by side;
+VERSION = 7  # of the lemmatizer inside a model file (4: the classes of a feature side by side;
 # 5: the shapes of words without case, the writing systems of each script; 6: scripts that
-# capitalise, which a reader of 5 would apply as keeping the case)
+# capitalise, which a reader of 5 would apply as keeping the case; 7: the combining marks
+# taken out of forms, which a reader of 6 would leave in)
 OLDEST = 5
 KEEP, LOWER, TITLE = "keep", "lower", "title"
+DROPPED = 0.05  # a combining mark the lemmas hold at most this share as often as the forms
+DROPPED_SEEN = 5  # ... seen at least so many times in the forms is taken out of them
+# (`dropped_marks`; Coptic-Scriptorium's one dot below in 35,768 words is not)
 OWN = ("url", "email", "path")  # the kinds of `WHOLE` that may be their own lemma
 FOUND = 1 << 17  # (form, UPOS) pairs whose candidate scripts are kept between calls
 
@@ -59,6 +70,18 @@ def own_lemmas(pairs: Iterable[tuple[str, str]]) -> tuple[str, ...]:
             found[match.lastgroup] += 1
             own[match.lastgroup] += lemma == form
     return tuple(kind for kind in OWN if 2 * own[kind] >= found[kind])
+
+
+def dropped_marks(pairs: Iterable[tuple[str, str]]) -> str:
+    """The combining marks (Unicode category Mn) of a treebank's (form, lemma) `pairs` that
+    its lemmas leave out: held by the forms `DROPPED_SEEN` times or more, and by the lemmas
+    at most `DROPPED` times as often (in order, one string)."""
+    in_forms, in_lemmas = Counter(), Counter()
+    for form, lemma in pairs:
+        in_forms.update(c for c in form if unicodedata.category(c) == "Mn")
+        in_lemmas.update(c for c in lemma if unicodedata.category(c) == "Mn")
+    return "".join(sorted(c for c, n in in_forms.items()
+                          if n >= DROPPED_SEEN and in_lemmas[c] <= DROPPED * n))
 
 
 def edit_script(form: str, lemma: str) -> tuple[str, str, str, str, str]:
@@ -149,7 +172,10 @@ class Lemmatizer:
             counts[form, upos][lemma] += 1
         self.dictionary = {f"{u}\t{f}": c.most_common(1)[0][0] for (f, u), c in counts.items()}
         self.own = own_lemmas((f, lem) for f, _, _, lem in pairs)
-        script_of = {pair: edit_script(*pair) for pair in {(f, lem) for f, _, _, lem in pairs}}
+        self.dropped = dropped_marks((f, lem) for f, _, _, lem in pairs if lem != "_")
+        self._drop = str.maketrans("", "", self.dropped)
+        script_of = {(f, lem): edit_script(self.bare(f), lem)
+                     for f, lem in {(f, lem) for f, _, _, lem in pairs}}
         scripts = sorted(set(script_of.values()))
         self.script_index = {s: i for i, s in enumerate(scripts)}
         self.scripts = scripts
@@ -188,6 +214,10 @@ class Lemmatizer:
     def _name(script) -> str:
         return "\t".join(script)
 
+    def bare(self, form: str) -> str:
+        """The form without the combining marks the lemmas leave out (`dropped_marks`)."""
+        return form.translate(self._drop) if self.dropped else form
+
     def _given(self, upos: str, feats: str, grow: bool) -> int:
         key = f"{upos}|{feats}"
         if key not in self.given_index and grow:
@@ -204,8 +234,8 @@ class Lemmatizer:
         found = self._found
         if len(found) > FOUND:
             found.clear()
-        for key in {(f, u) for f, u, _ in words}.difference(found):
-            found[key] = self._candidates(*key)
+        for form, upos in {(f, u) for f, u, _ in words}.difference(found):
+            found[form, upos] = self._candidates(self.bare(form), upos)
         # a word no script applies to keeps its form: the candidate -1 stands for that
         cptr, cand = candidate_arrays([found[f, u] or [-1] for f, u, _ in words])
         return X, bounds, given, cptr, cand
@@ -265,9 +295,9 @@ class Lemmatizer:
             for form, upos in zip(s.forms, s.upos):
                 known = self.dictionary.get(f"{upos}\t{form}")
                 script = chosen[k]
-                lemmas.append(known if known is not None else form if script < 0 or (
-                    own is not None and own.fullmatch(form)) else
-                    apply_script(form, self.scripts[script]))
+                lemmas.append(known if known is not None else form if own is not None and
+                              own.fullmatch(form) else self.bare(form) if script < 0 else
+                              apply_script(self.bare(form), self.scripts[script]))
                 k += 1
             out.append(lemmas)
         return out
@@ -282,7 +312,7 @@ class Lemmatizer:
                                         in self.scripts_by_suffix.items()},
                   "given_index": self.given_index,
                   "systems": [sorted(found) for found in self.systems],
-                  "own": list(self.own)}
+                  "own": list(self.own), "dropped": self.dropped}
         return header, {"weights": self.classifier.weights}
 
     @classmethod
@@ -305,6 +335,8 @@ class Lemmatizer:
                 lemmatizer.given_index = dict(header["given_index"])
                 # files written before the rule: none of them is its own lemma by rule
                 lemmatizer.own = tuple(k for k in header.get("own", ()) if k in OWN)
+                lemmatizer.dropped = str(header.get("dropped", ""))  # none in older files
+                lemmatizer._drop = str.maketrans("", "", lemmatizer.dropped)
                 lemmatizer.classifier = Classifier(
                     [cls._name(s) for s in lemmatizer.scripts], weights=arrays["weights"],
                     parts=script_parts)
