@@ -215,8 +215,9 @@ class Lemmatizer:
         return "\t".join(script)
 
     def bare(self, form: str) -> str:
-        """The form without the combining marks the lemmas leave out (`dropped_marks`)."""
-        return form.translate(self._drop) if self.dropped else form
+        """The form without the combining marks the lemmas leave out (`dropped_marks`); a
+        form of such marks alone stays as it is."""
+        return (form.translate(self._drop) or form) if self.dropped else form
 
     def _given(self, upos: str, feats: str, grow: bool) -> int:
         key = f"{upos}|{feats}"

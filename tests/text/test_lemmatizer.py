@@ -99,6 +99,8 @@ def test_marks_the_lemmas_leave_out_are_taken_out_of_new_forms():
     new = read_conllu(io.StringIO(f"1\tbi{acute}rds\t_\tNOUN\t_\t_\t0\troot\t_\t_\n\n"
                                   f"1\ts{dot}e{acute}al\t_\tNOUN\t_\t_\t0\troot\t_\t_\n\n"))
     assert lemmatizer.lemmas(new) == [["bird"], [f"s{dot}eal"]]
+    alone = read_conllu(io.StringIO(f"1\t{acute}\t_\tPUNCT\t_\t_\t0\troot\t_\t_\n\n"))
+    assert lemmatizer.lemmatize(alone)[0].lemmas == [acute]  # never an empty lemma
     header, arrays = lemmatizer.parts()
     assert Lemmatizer.from_parts(header, arrays, "m.npz").lemmas(new) == [["bird"], [f"s{dot}eal"]]
     del header["dropped"]  # a file written before
