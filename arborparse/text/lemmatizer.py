@@ -28,7 +28,8 @@ Hebrew's vowel points and cantillation (``יֹשֵׁ֣ב``, lemma ``ישׁב``, 
 No script that cuts and adds at the ends can take marks out of the middle of a word, so
 the marks that the training lemmas hold at most `DROPPED` times as often as the forms
 (`dropped_marks`) are taken out of every form before its script is read off or applied
-(`Lemmatizer.bare`); the dictionary of seen words is kept as it was.
+(`Lemmatizer.bare`; a word no script applies to then keeps its form without them); the
+dictionary of seen words is kept as it was.
 """
 
 from __future__ import annotations
@@ -75,11 +76,16 @@ def own_lemmas(pairs: Iterable[tuple[str, str]]) -> tuple[str, ...]:
 def dropped_marks(pairs: Iterable[tuple[str, str]]) -> str:
     """The combining marks (Unicode category Mn) of a treebank's (form, lemma) `pairs` that
     its lemmas leave out: held by the forms `DROPPED_SEEN` times or more, and by the lemmas
-    at most `DROPPED` times as often (in order, one string)."""
+    at most `DROPPED` times as often (in order, one string). Both are counted decomposed
+    (NFD), so that forms and lemmas written in different normal forms drop nothing; a
+    form's precomposed letters keep their marks (`Lemmatizer.bare` takes out stand-alone
+    marks only)."""
     in_forms, in_lemmas = Counter(), Counter()
-    for form, lemma in pairs:
-        in_forms.update(c for c in form if unicodedata.category(c) == "Mn")
-        in_lemmas.update(c for c in lemma if unicodedata.category(c) == "Mn")
+    for form, lemma in pairs:  # decomposed: an accent in a precomposed letter counts too
+        in_forms.update(c for c in unicodedata.normalize("NFD", form)
+                        if unicodedata.category(c) == "Mn")
+        in_lemmas.update(c for c in unicodedata.normalize("NFD", lemma)
+                         if unicodedata.category(c) == "Mn")
     return "".join(sorted(c for c, n in in_forms.items()
                           if n >= DROPPED_SEEN and in_lemmas[c] <= DROPPED * n))
 
@@ -153,6 +159,7 @@ class Lemmatizer:
     """
 
     kind = "lemmatizer"
+    dropped, _drop = "", {}  # the marks `bare` takes out (none until `fit` finds some)
 
     def __init__(self, epochs: int = 10, bits: int = 20, seed: int = 0):
         self.epochs = epochs
@@ -237,7 +244,7 @@ class Lemmatizer:
             found.clear()
         for form, upos in {(f, u) for f, u, _ in words}.difference(found):
             found[form, upos] = self._candidates(self.bare(form), upos)
-        # a word no script applies to keeps its form: the candidate -1 stands for that
+        # a word no script applies to keeps its form (`bare`): the candidate -1 stands for that
         cptr, cand = candidate_arrays([found[f, u] or [-1] for f, u, _ in words])
         return X, bounds, given, cptr, cand
 
@@ -336,7 +343,10 @@ class Lemmatizer:
                 lemmatizer.given_index = dict(header["given_index"])
                 # files written before the rule: none of them is its own lemma by rule
                 lemmatizer.own = tuple(k for k in header.get("own", ()) if k in OWN)
-                lemmatizer.dropped = str(header.get("dropped", ""))  # none in older files
+                lemmatizer.dropped = header.get("dropped", "")  # none in older files
+                if not isinstance(lemmatizer.dropped, str) or any(
+                        unicodedata.category(c) != "Mn" for c in lemmatizer.dropped):
+                    raise ValueError(f"dropped {lemmatizer.dropped!r}: not combining marks")
                 lemmatizer._drop = str.maketrans("", "", lemmatizer.dropped)
                 lemmatizer.classifier = Classifier(
                     [cls._name(s) for s in lemmatizer.scripts], weights=arrays["weights"],

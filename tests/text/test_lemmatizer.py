@@ -1,12 +1,14 @@
 import io
+import unicodedata
 
 import pytest
 from treebanks import separable_text
 
 from arborparse.io import read_conllu
 from arborparse.io.conllu import LEMMA
-from arborparse.text.lemmatizer import (Lemmatizer, applies, apply_script, edit_script,
-                                        writing_system)
+from arborparse.io.model_files import ModelFileError
+from arborparse.text.lemmatizer import (Lemmatizer, applies, apply_script, dropped_marks,
+                                        edit_script, writing_system)
 
 
 @pytest.mark.parametrize("form, lemma, script", [
@@ -103,6 +105,11 @@ def test_marks_the_lemmas_leave_out_are_taken_out_of_new_forms():
     assert lemmatizer.lemmatize(alone)[0].lemmas == [acute]  # never an empty lemma
     header, arrays = lemmatizer.parts()
     assert Lemmatizer.from_parts(header, arrays, "m.npz").lemmas(new) == [["bird"], [f"s{dot}eal"]]
+    for bad in (None, "x", ["\u0301"]):  # a file with anything but combining marks there
+        with pytest.raises(ModelFileError, match="dropped"):
+            Lemmatizer.from_parts({**header, "dropped": bad}, arrays, "m.npz")
+    decomposed = [(unicodedata.normalize("NFD", w), w) for w in ["café", "été", "señor"] * 5]
+    assert dropped_marks(decomposed) == ""  # the same accents, written another way
     del header["dropped"]  # a file written before
     assert Lemmatizer.from_parts(header, arrays, "m.npz").lemmas(new)[0] == [f"bi{acute}rd"]
 
