@@ -28,8 +28,9 @@ Hebrew's vowel points and cantillation (``יֹשֵׁ֣ב``, lemma ``ישׁב``, 
 No script that cuts and adds at the ends can take marks out of the middle of a word, so
 the marks that the training lemmas hold at most `DROPPED` times as often as the forms
 (`dropped_marks`) are taken out of every form before its script is read off or applied
-(`Lemmatizer.bare`; a word no script applies to then keeps its form without them); the
-dictionary of seen words is kept as it was.
+(`Lemmatizer.bare`; a word no script applies to then keeps its form without them). A word
+seen in training is looked up as it was written; one seen only with other marks (another
+cantillation) takes the lemma of those forms (`bare_dictionary`).
 """
 
 from __future__ import annotations
@@ -160,6 +161,7 @@ class Lemmatizer:
 
     kind = "lemmatizer"
     dropped, _drop = "", {}  # the marks `bare` takes out (none until `fit` finds some)
+    bare_dictionary: dict = {}  # "UPOS\tform without them" -> lemma (`fit`)
 
     def __init__(self, epochs: int = 10, bits: int = 20, seed: int = 0):
         self.epochs = epochs
@@ -181,6 +183,10 @@ class Lemmatizer:
         self.own = own_lemmas((f, lem) for f, _, _, lem in pairs)
         self.dropped = dropped_marks((f, lem) for f, _, _, lem in pairs if lem != "_")
         self._drop = str.maketrans("", "", self.dropped)
+        bare = defaultdict(Counter)  # a form unseen but for its marks: the lemmas of the rest
+        for (form, upos), c in counts.items() if self.dropped else ():
+            bare[f"{upos}\t{self.bare(form)}"].update(c)
+        self.bare_dictionary = {k: c.most_common(1)[0][0] for k, c in bare.items()}
         script_of = {(f, lem): edit_script(self.bare(f), lem)
                      for f, lem in {(f, lem) for f, _, _, lem in pairs}}
         scripts = sorted(set(script_of.values()))
@@ -302,6 +308,8 @@ class Lemmatizer:
             lemmas = []
             for form, upos in zip(s.forms, s.upos):
                 known = self.dictionary.get(f"{upos}\t{form}")
+                if known is None and self.bare_dictionary:
+                    known = self.bare_dictionary.get(f"{upos}\t{self.bare(form)}")
                 script = chosen[k]
                 lemmas.append(known if known is not None else form if own is not None and
                               own.fullmatch(form) else self.bare(form) if script < 0 else
@@ -320,7 +328,8 @@ class Lemmatizer:
                                         in self.scripts_by_suffix.items()},
                   "given_index": self.given_index,
                   "systems": [sorted(found) for found in self.systems],
-                  "own": list(self.own), "dropped": self.dropped}
+                  "own": list(self.own), "dropped": self.dropped,
+                  "bare_dictionary": self.bare_dictionary}
         return header, {"weights": self.classifier.weights}
 
     @classmethod
@@ -347,6 +356,7 @@ class Lemmatizer:
                 if not isinstance(lemmatizer.dropped, str) or any(
                         unicodedata.category(c) != "Mn" for c in lemmatizer.dropped):
                     raise ValueError(f"dropped {lemmatizer.dropped!r}: not combining marks")
+                lemmatizer.bare_dictionary = dict(header.get("bare_dictionary", {}))
                 lemmatizer._drop = str.maketrans("", "", lemmatizer.dropped)
                 lemmatizer.classifier = Classifier(
                     [cls._name(s) for s in lemmatizer.scripts], weights=arrays["weights"],

@@ -96,11 +96,15 @@ def test_marks_the_lemmas_leave_out_are_taken_out_of_new_forms():
         marked = stem[0] + acute + stem[1:]
         rows.append(f"1\t{marked}s\t{stem}\tNOUN\t_\t_\t0\troot\t_\t_\n\n"
                     f"1\ts{dot}{marked}\ts{dot}{stem}\tNOUN\t_\t_\t0\troot\t_\t_\n\n")
+    rows.append(f"1\tf{acute}ox\tvixen\tNOUN\t_\t_\t0\troot\t_\t_\n\n")
     lemmatizer = Lemmatizer(epochs=5, bits=14).fit(read_conllu(io.StringIO("".join(rows))))
     assert lemmatizer.dropped == acute
     new = read_conllu(io.StringIO(f"1\tbi{acute}rds\t_\tNOUN\t_\t_\t0\troot\t_\t_\n\n"
                                   f"1\ts{dot}e{acute}al\t_\tNOUN\t_\t_\t0\troot\t_\t_\n\n"))
     assert lemmatizer.lemmas(new) == [["bird"], [f"s{dot}eal"]]
+    other = read_conllu(io.StringIO(f"1\tfo{acute}x\t_\tNOUN\t_\t_\t0\troot\t_\t_\n\n"))
+    assert lemmatizer.lemmas(other) == [["vixen"]]  # seen with its marks elsewhere
+    assert lemmatizer.bare_dictionary["NOUN\tfox"] == "vixen"
     alone = read_conllu(io.StringIO(f"1\t{acute}\t_\tPUNCT\t_\t_\t0\troot\t_\t_\n\n"))
     assert lemmatizer.lemmatize(alone)[0].lemmas == [acute]  # never an empty lemma
     header, arrays = lemmatizer.parts()
