@@ -272,8 +272,8 @@ def _outer(k, s, t):
 def _grand_inside(A, B, G, single_root, mode):
     """The inside charts CR, CL, IR, ILT, SB, with ILT[g, t, s] = IL[g, s, t]. Every loop
     over split points reads contiguous rows: a span's factors that no head's head changes
-    are gathered once into a row (`row`), and the transposed charts CLT and ILT hold the
-    items that would otherwise be read down a column. The spans are visited by their start
+    are gathered once into a row (`row`, `below`), and the transposed charts CLT and ILT
+    hold the items that would otherwise be read down a column. The spans are visited by their start
     from right to left, each start's spans by their end from left to right: every item is
     made before any span that holds it, and the items of a start, read for each of its
     spans, stay in the cache (150 random words, the max chart: 0.47 s before, 0.25 s)."""
@@ -286,7 +286,7 @@ def _grand_inside(A, B, G, single_root, mode):
     IR = np.full((N, N, N), zero)
     ILT = np.full((N, N, N), zero)
     SB = np.full((N, N, N), zero)
-    row = np.empty(N)
+    row, below = np.empty(N), np.empty(N)
     for g in range(N):
         for s in range(N):
             CR[g, s, s] = CL[g, s, s] = CLT[g, s, s] = _one(mode)
@@ -308,6 +308,8 @@ def _grand_inside(A, B, G, single_root, mode):
                 first = _mul(B[s, t, s], CL[s, s + 1, t], mode)
                 for r in range(s + 1, t):
                     row[r] = _mul(SB[s, r, t], B[s, t, r], mode)
+            for r in range(s + 1, t + 1):  # CR[g, s, t] = Σ_r IR[g, s, r] below[r]
+                below[r] = CR[s, r, t]
             for k in range(outside if s > 0 else 1):  # heads of s (the root has none: g = 0)
                 g = _outer(k, s, t) if s > 0 else 0
                 if s > 0 and A[g, s] == zero:
@@ -318,15 +320,9 @@ def _grand_inside(A, B, G, single_root, mode):
                         for r in range(s + 1, t):
                             v = _add(v, _mul(IR[g, s, r], row[r], mode), mode)
                     IR[g, s, t] = _mul(_mul(A[s, t], G[g, s, t], mode), v, mode)
-            for r in range(s + 1, t + 1):  # CR[g, s, t] = Σ_r IR[g, s, r] CR[s, r, t]
-                row[r] = CR[s, r, t]
-            for k in range(outside if s > 0 else 1):
-                g = _outer(k, s, t) if s > 0 else 0
-                if s > 0 and A[g, s] == zero:
-                    continue
                 v = zero
                 for r in range(s + 1, t + 1):
-                    v = _add(v, _mul(IR[g, s, r], row[r], mode), mode)
+                    v = _add(v, _mul(IR[g, s, r], below[r], mode), mode)
                 CR[g, s, t] = v
             if s > 0:
                 left = A[t, s] != zero
