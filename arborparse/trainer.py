@@ -244,7 +244,7 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         chosen.update({k: record[k] for k in ("front_epochs",) if k in record})
         multiword = front.tokenizer.multiword if front.tokenizer is not None else None
         if multiword is not None and multiword.dev_right_:  # how unseen tokens are split
-            chosen["multiword"] = "characters" if multiword.segmenter else "rules"
+            chosen["multiword"] = multiword.unseen_by
         now = {**info, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "scores": scores, "chosen_on_dev": chosen,
                "warnings": _below(floor, scores.get("UAS")) + (
@@ -645,7 +645,7 @@ def front_end(parts, train, dev, seed: int, progress: bool,
     if progress and right:
         tqdm.write(f"multiword tokens: dev tokens split right {right['rules']:.2f} % by rules, "
                    f"{right['segmenter']:.2f} % by characters: the "
-                   f"{'characters' if tokenizer.multiword.segmenter else 'rules'} kept",
+                   f"{tokenizer.multiword.unseen_by} kept",
                    file=sys.stderr)
     return Pipeline(tagger, lemmatizer, tokenizer=tokenizer)
 

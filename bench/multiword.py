@@ -23,12 +23,7 @@ from common import ROOT, append_result, machine, split_files, train_dev
 
 from arborparse.io import read_conllu
 from arborparse.text.multiword import Multiword
-from arborparse.text.tokenizer import _tokens
-
-
-def pairs(sentences) -> list[list[tuple[str, tuple[str, ...]]]]:
-    """Each sentence's (token, its words)."""
-    return [[(form, words) for form, _, words in _tokens(s)] for s in sentences]
+from arborparse.text.tokenizer import token_words
 
 
 def right(multiword: Multiword, test, seen) -> dict:
@@ -46,8 +41,8 @@ def right(multiword: Multiword, test, seen) -> dict:
 
 def measure(folder: Path) -> dict:
     train, dev, trained_on = train_dev(folder)
-    test = pairs(read_conllu(split_files(folder)["test"]))
-    train, dev = pairs(train), pairs(dev)
+    test = token_words(read_conllu(split_files(folder)["test"]))
+    train, dev = token_words(train), token_words(dev)
     seen = {form for t in train for form, _ in t}
     tokens = [(f, w) for t in test for f, w in t]
     began = time.process_time()
@@ -59,7 +54,7 @@ def measure(folder: Path) -> dict:
            "multiword_share": round(100.0 * sum(len(w) > 1 for _, w in tokens) / len(tokens), 2),
            "unseen_share": round(100.0 * sum(f not in seen for f, _ in tokens) / len(tokens), 2),
            "dev_right": chosen.dev_right_,
-           "kept": "characters" if chosen.segmenter else "rules",
+           "kept": chosen.unseen_by,
            "fit_cpu_s": round(seconds, 1),
            "rules": right(rules, test, seen), "chosen": right(chosen, test, seen)}
     return row

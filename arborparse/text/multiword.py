@@ -148,30 +148,29 @@ class Segmenter:
 
     @staticmethod
     def _arrays(forms: Sequence[str]):
+        """(X, bounds, given, cptr, cand) for the classifier: no given tag, every class a
+        candidate."""
         rows = [_gap_rows(form) for form in forms]
         X = np.array([r for token in rows for r in token],
                      dtype=np.uint64).reshape(-1, GAP_COLUMNS)
-        return X, offsets([len(token) for token in rows])
+        return (X, offsets([len(token) for token in rows]), np.full(len(X), -1),
+                *candidate_arrays([()] * len(X)))
 
     def fit(self, tokens: Sequence[tuple[str, tuple[str, ...]]]) -> Segmenter:
         """Learn from (token, its words) pairs whose words spell the token (`spelled`)."""
-        forms = [form for form, _ in tokens]
-        X, bounds = self._arrays(forms)
+        X, bounds, given, cptr, cand = self._arrays([form for form, _ in tokens])
         gold = []
         for form, words in tokens:
             cuts = set(np.cumsum([len(w) for w in words[:-1]]).tolist())
             gold += [int(i in cuts) for i in range(1, len(form))]
-        self.classifier.fit((X, bounds, np.array(gold, dtype=np.int64),
-                             np.full(len(gold), -1), np.zeros(len(gold) + 1, dtype=np.int64),
-                             np.zeros(0, dtype=np.int64)), self.epochs, self.seed)
+        self.classifier.fit((X, bounds, np.array(gold, dtype=np.int64), given, cptr, cand),
+                            self.epochs, self.seed)
         return self
 
     def split(self, forms: Sequence[str]) -> list[tuple[str, ...]]:
         """Each token's words: its pieces between the gaps the classifier cuts."""
-        X, bounds = self._arrays(forms)
-        cut = self.classifier.predict(X, bounds, np.full(len(X), -1),
-                                      np.zeros(len(X) + 1, dtype=np.int64),
-                                      np.zeros(0, dtype=np.int64))
+        X, bounds, given, cptr, cand = self._arrays(forms)
+        cut = self.classifier.predict(X, bounds, given, cptr, cand)
         out = []
         for form, a, b in zip(forms, bounds[:-1].tolist(), bounds[1:].tolist()):
             at = [0, *(i + 1 for i in np.flatnonzero(cut[a:b]).tolist()), len(form)]
@@ -289,19 +288,27 @@ class Multiword:
             rest = list(dict.fromkeys(f for f in forms if f not in self.dictionary and
                                       f not in self.unsplit))
             cut = dict(zip(rest, self.segmenter.split(rest)))
-            words = iter([tuple(self.dictionary[form]) if form in self.dictionary else
-                          cut.get(form, (form,)) for form in forms])
-            return [[next(words) for _ in s] for s in sentences]
-        chosen = [0] * len(forms)
-        candidates = [self._candidates(f) for f in forms] if self.classifier is not None else []
-        if any(len(c) > 1 for c in candidates):
-            X, bounds, cptr, cand = self._arrays(sentences, candidates)
-            chosen = self.classifier.predict(X, bounds, np.full(len(forms), -1), cptr,
-                                             cand).tolist()
-        words = iter([tuple(self.dictionary[form]) if form in self.dictionary else
-                      apply_rule(form, self.rules[k - 1]) if k and form not in self.unsplit
-                      else (form,) for form, k in zip(forms, chosen)])
+            found = [tuple(self.dictionary[form]) if form in self.dictionary else
+                     cut.get(form, (form,)) for form in forms]
+        else:
+            chosen = [0] * len(forms)
+            candidates = [self._candidates(f) for f in forms] \
+                if self.classifier is not None else []
+            if any(len(c) > 1 for c in candidates):
+                X, bounds, cptr, cand = self._arrays(sentences, candidates)
+                chosen = self.classifier.predict(X, bounds, np.full(len(forms), -1), cptr,
+                                                 cand).tolist()
+            found = [tuple(self.dictionary[form]) if form in self.dictionary else
+                     apply_rule(form, self.rules[k - 1]) if k and form not in self.unsplit
+                     else (form,) for form, k in zip(forms, chosen)]
+        words = iter(found)
         return [[next(words) for _ in s] for s in sentences]
+
+    @property
+    def unseen_by(self) -> str:
+        """How a token not in the dictionary is split: ``"characters"`` (the segmenter) or
+        ``"rules"``."""
+        return "characters" if self.segmenter is not None else "rules"
 
     def parts(self) -> tuple[dict, dict]:
         header = {"dictionary": self.dictionary,

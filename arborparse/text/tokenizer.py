@@ -324,6 +324,11 @@ def _tokens(sentence: Sentence) -> list[tuple[str, bool, tuple[str, ...]]]:
              tuple(forms[m - 1] for m in words)) for r, words in sentence.tokens()]
 
 
+def token_words(sentences: Iterable[Sentence]) -> list[list[tuple[str, tuple[str, ...]]]]:
+    """Each sentence's tokens as (form, its words), as `Multiword` learns from them."""
+    return [[(form, words) for form, _, words in _tokens(s)] for s in sentences]
+
+
 def grouped(sentences: Iterable[Sentence]) -> Iterator[list[Sentence]]:
     """The treebank's sentences by paragraph (``# newpar`` and ``# newdoc`` open one; a
     treebank without them is one paragraph)."""
@@ -531,13 +536,12 @@ class Tokenizer(Trained):
         if not data:
             raise ArborparseError("the training data holds no sentences")
         self.splitter = self.syntax = None
-        tokens = [_tokens(s) for s in train]
-        self.multiword = Multiword(seed=self.seed).fit(
-            [[(form, words) for form, _, words in t] for t in tokens],
-            [[(form, words) for form, _, words in _tokens(s)] for s in dev] if dev else None)
+        tokens = token_words(train)
+        self.multiword = Multiword(seed=self.seed).fit(tokens,
+                                                       token_words(dev) if dev else None)
         self.keep = kept_invisible(t for t, _ in data)
         self.whole = whole_kinds((t, labels >= TOKEN) for t, labels in data)
-        forms = [form for t in tokens for form, _, _ in t]
+        forms = [form for t in tokens for form, _ in t]
         self.spaces = sum(" " in form for form in forms) >= SPACES_AT * len(forms)
         self.apart = _apart(data)
         self.alphabet, self.unseen_rate = _alphabet([t for t, _ in data])
