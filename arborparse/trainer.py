@@ -688,10 +688,9 @@ def _jackknife(parts, front, train, folds, seed, progress, epochs):
     them (`arborparse.text.jackknife`), each trained for as many `epochs` as the `front`
     end's tagger and lemmatizer kept. Their taggers score the pairs left to right alone
     (`Tagger`'s `backward`), in half the time (English-EWT, a fold: 26.5 CPU s against
-    47.3), their tags a little less
-    right than the front end's; the parser's dev LAS with these against with taggers of both
-    directions: English-EWT 78.72 / 78.78, Turkish-IMST 56.06 / 55.77, Gothic-PROIEL 74.32 /
-    74.32."""
+    47.3), their tags a little less right than the front end's; the parser's dev LAS with
+    these against with taggers of both directions: English-EWT 78.72 / 78.78, Turkish-IMST
+    56.06 / 55.77, Gothic-PROIEL 74.32 / 74.32."""
     from arborparse.text.jackknife import jackknife
 
     taggers = [p for p in parts if p in ("tagger", "lemmatizer")]
