@@ -11,7 +11,9 @@ a UPOS tagger scores every UPOS. A pair's score is its own weights' and those of
 them, so that a bundle seen rarely learns from the common features it is made of. Another
 perceptron then decides XPOS reading the word's UPOS, its candidates the XPOS seen with
 that UPOS in training (the gold UPOS in training). Each keeps the epoch with the best
-development accuracy (the last without development data).
+development accuracy (the last without development data). Each reads the stem of a word
+too (`arborparse.text.features.stem_row`): its longest prefix that is the lemma of another
+training word, what follows it, and the UPOS of that lemma's words.
 
 The pairs are scored twice, by a perceptron that reads each sentence left to right and one
 that reads it right to left, each trained alone and with its own history (the pairs it gave
@@ -67,8 +69,9 @@ ONE_WAY = ("upos_feats", "xpos")  # without `backward`: the pairs left to right 
 SHOWN = {"upos_feats": "UPOS+FEATS, left to right:", "upos_feats_backward":
          "UPOS+FEATS, right to left:", "xpos": "XPOS given the gold UPOS:"}
 PAIRS = TAGGERS[:2]  # the two that score the (UPOS, FEATS) pairs, one in each direction
-VERSION = 7  # of the tagger inside a model file (6: the pairs scored in both directions;
-# 7: the shapes of words without case)
+VERSION = 8  # of the tagger inside a model file (6: the pairs scored in both directions;
+# 7: the shapes of words without case; 8: the stems of words, `stems`)
+OLDEST = 7
 SUFFIXES = (4, 3, 2, 1)
 GUESSES = 10  # a suffix guesses (UPOS, FEATS) pairs when seen with at least this many
 FEW = 50  # with at most this many pairs in training, every pair is a candidate of every word
@@ -110,6 +113,18 @@ def best_of_sums(ahead, sptr, behind, bptr, order, cptr, cand):
 def features_of(bundle: str) -> list[str]:
     """The features of a FEATS bundle (``Case=Dat|Number=Sing``); ``_`` has none."""
     return [] if bundle == "_" else bundle.split("|")
+
+
+def _stems(value) -> dict[str, dict[str, str]] | None:
+    """The `Tagger.stems` of a model file, checked (None in a version 7 file, whose
+    tagger reads no stems)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(
+            isinstance(forms, dict) and all(isinstance(u, str) for u in forms.values())
+            for forms in value.values()):
+        raise ValueError("its stems are not lemmas with their forms' UPOS")
+    return value
 
 
 def pair(upos: str, feats: str) -> str:
@@ -154,9 +169,12 @@ class Tagger(Trained):
     def _learn_dictionaries(self, train: list[Sentence]) -> None:
         tags, frequency = defaultdict(set), Counter()
         xpos_count, pairs_count = Counter(), Counter()
+        stems = defaultdict(lambda: defaultdict(set))
         for s in train:
-            for form, u, x, f in zip(s.forms, s.upos, s.xpos, s.feats):
+            for form, lemma, u, x, f in zip(s.forms, s.lemmas, s.upos, s.xpos, s.feats):
                 tags[form.lower()].add(u)
+                if lemma != "_":
+                    stems[lemma.lower()][form.lower()].add(u)
                 frequency[form.lower()] += 1
                 xpos_count[x] += 1
                 pairs_count[pair(u, f)] += 1
@@ -164,6 +182,8 @@ class Tagger(Trained):
         # one as tagging new text does
         self.ambiguity = {w: "|".join(sorted(t)) for w, t in tags.items()
                           if frequency[w] > 1}
+        self.stems = {lemma: {form: "|".join(sorted(u)) for form, u in forms.items()}
+                      for lemma, forms in stems.items()}
         for tagger in self._taggers()[:-1]:
             setattr(self, tagger, Classifier(sorted(pairs_count), self.bits, parts=pair_parts))
         self.xpos = Classifier(sorted(xpos_count), self.bits)
@@ -196,8 +216,9 @@ class Tagger(Trained):
         """Static features of all words, read left to right and right to left (each
         sentence reversed; None without `backward`), and the sentence bounds."""
         forms = [s.forms for s in sentences]
-        return (word_features(forms, self.ambiguity),
-                word_features([f[::-1] for f in forms], self.ambiguity) if self.backward
+        return (word_features(forms, self.ambiguity, self.stems),
+                word_features([f[::-1] for f in forms], self.ambiguity, self.stems)
+                if self.backward
                 else None,
                 offsets([len(s) for s in sentences]))
 
@@ -327,7 +348,7 @@ class Tagger(Trained):
 
     def parts(self) -> tuple[dict, dict]:
         """(header, arrays) for a model file: the dictionaries (JSON) and the weights."""
-        header = {"ambiguity": self.ambiguity,
+        header = {"ambiguity": self.ambiguity, "stems": self.stems,
                   "classes": {t: getattr(self, t).classes for t in self._taggers()},
                   "xpos_by_upos": {str(k): v for k, v in self.xpos_by_upos.items()},
                   "pairs_by_suffix": self.pairs_by_suffix}
@@ -340,6 +361,7 @@ class Tagger(Trained):
         try:
             tagger = cls(progress=False, backward=PAIRS[1] in header["classes"])
             tagger.ambiguity = dict(header["ambiguity"])
+            tagger.stems = _stems(header.get("stems"))  # none in a version 7 file
             for t in tagger._taggers():
                 setattr(tagger, t, Classifier(header["classes"][t], weights=arrays[t],
                                               parts=pair_parts if t in PAIRS else None))
