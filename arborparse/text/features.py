@@ -30,8 +30,8 @@ CONTEXT = ("w-1", "w+1", "w-2", "w+2", "s3-1", "s3+1", "w-1 w", "w w+1", "amb-1"
 TEMPLATES = WORD + CONTEXT
 # read off the word's stem (`stem_row`), after every other template (a model trained
 # without them reads the rest as before): what follows it, the UPOS of the training words
-# that have it for lemma, and the two together
-STEM = ("rest", "stem upos", "stem upos rest")
+# that have it for lemma, the two together, and the features all those words have
+STEM = ("rest", "stem upos", "stem upos rest", "stem feats")
 STEM_LENGTH = 2  # the shortest stem
 LOWER, SUFFIX3, AMBIGUITY = WORD.index("lower"), WORD.index("s3"), WORD.index("amb")
 _RUNS = re.compile(r"(.)\1+")
@@ -70,19 +70,26 @@ def _word_row(form: str) -> tuple[int, ...]:
 def stem_row(lower: str, stems: dict[str, dict[str, str]]) -> tuple[int, ...]:
     """The hashes of the `STEM` templates of a word (lowercased). Its stem is its longest
     prefix of at least `STEM_LENGTH` characters that is the lemma of a training word other
-    than itself (`stems`: lowercased lemma -> {lowercased form: its UPOS, ``|``-joined}), so
-    that a training word reads what a new word of its lemma would; ``?`` where it has none.
-    The rest and the stem's UPOS tell an agglutinative language's unseen forms apart (dev,
-    gold words; UFeats / UPOS): Turkish-IMST 85.87 -> 87.43 / 90.50 -> 91.95."""
-    rest, upos = "?", "?"
+    than itself, so that a training word reads what a new word of its lemma would; ``?``
+    where it has none, or where those words share no feature. `stems`: lowercased lemma ->
+    {lowercased form: its UPOS (``|``-joined), a tab, the features it always had
+    (``|``-joined)}. The rest and the stem's UPOS tell an agglutinative language's unseen
+    forms apart, the shared features a lemma's gender (dev, gold words; UFeats / UPOS):
+    Turkish-IMST 85.87 -> 87.40 / 90.50 -> 91.93."""
+    rest, upos, shared = "?", "?", "?"
     for k in range(len(lower), STEM_LENGTH - 1, -1):
-        others = [u for form, u in stems.get(lower[:k], {}).items() if form != lower]
+        others = [v.split("\t") for form, v in stems.get(lower[:k], {}).items()
+                  if form != lower]
         if others:
-            rest, upos = lower[k:], "|".join(sorted({t for u in others for t in u.split("|")}))
+            rest = lower[k:]
+            upos = "|".join(sorted({t for u, _ in others for t in u.split("|")}))
+            common = set.intersection(*({f for f in feats.split("|") if f}
+                                        for _, feats in others))
+            shared = "|".join(sorted(common)) or "?"
             break
     first = len(TEMPLATES)
     return (feature_hash(first, rest), feature_hash(first + 1, upos),
-            feature_hash(first + 2, f"{upos} {rest}"))
+            feature_hash(first + 2, f"{upos} {rest}"), feature_hash(first + 3, shared))
 
 
 @lru_cache(maxsize=1 << 12)  # the ambiguity classes are few, and come back in every call

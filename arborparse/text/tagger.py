@@ -13,7 +13,7 @@ perceptron then decides XPOS reading the word's UPOS, its candidates the XPOS se
 that UPOS in training (the gold UPOS in training). Each keeps the epoch with the best
 development accuracy (the last without development data). Each reads the stem of a word
 too (`arborparse.text.features.stem_row`): its longest prefix that is the lemma of another
-training word, what follows it, and the UPOS of that lemma's words.
+training word, what follows it, the UPOS of that lemma's words and the features they share.
 
 The pairs are scored twice, by a perceptron that reads each sentence left to right and one
 that reads it right to left, each trained alone and with its own history (the pairs it gave
@@ -121,10 +121,18 @@ def _stems(value) -> dict[str, dict[str, str]] | None:
     if value is None:
         return None
     if not isinstance(value, dict) or not all(
-            isinstance(forms, dict) and all(isinstance(u, str) for u in forms.values())
+            isinstance(forms, dict) and all(isinstance(v, str) and v.count("\t") == 1
+                                            for v in forms.values())
             for forms in value.values()):
-        raise ValueError("its stems are not lemmas with their forms' UPOS")
+        raise ValueError("its stems are not lemmas with their forms' UPOS and features")
     return value
+
+
+def stem_entry(tags: list[tuple[str, str]]) -> str:
+    """What `Tagger.stems` holds of a training form seen with these (UPOS, FEATS): its
+    UPOS, a tab, the features of all its bundles (``features.stem_row``)."""
+    common = set.intersection(*(set(features_of(f)) for _, f in tags))
+    return "|".join(sorted({u for u, _ in tags})) + "\t" + "|".join(sorted(common))
 
 
 def pair(upos: str, feats: str) -> str:
@@ -169,12 +177,12 @@ class Tagger(Trained):
     def _learn_dictionaries(self, train: list[Sentence]) -> None:
         tags, frequency = defaultdict(set), Counter()
         xpos_count, pairs_count = Counter(), Counter()
-        stems = defaultdict(lambda: defaultdict(set))
+        stems = defaultdict(lambda: defaultdict(list))  # lemma -> form -> its (UPOS, FEATS)
         for s in train:
             for form, lemma, u, x, f in zip(s.forms, s.lemmas, s.upos, s.xpos, s.feats):
                 tags[form.lower()].add(u)
                 if lemma != "_":
-                    stems[lemma.lower()][form.lower()].add(u)
+                    stems[lemma.lower()][form.lower()].append((u, f))
                 frequency[form.lower()] += 1
                 xpos_count[x] += 1
                 pairs_count[pair(u, f)] += 1
@@ -182,7 +190,7 @@ class Tagger(Trained):
         # one as tagging new text does
         self.ambiguity = {w: "|".join(sorted(t)) for w, t in tags.items()
                           if frequency[w] > 1}
-        self.stems = {lemma: {form: "|".join(sorted(u)) for form, u in forms.items()}
+        self.stems = {lemma: {form: stem_entry(tags) for form, tags in forms.items()}
                       for lemma, forms in stems.items()}
         for tagger in self._taggers()[:-1]:
             setattr(self, tagger, Classifier(sorted(pairs_count), self.bits, parts=pair_parts))

@@ -10,7 +10,7 @@ from arborparse.io.conllu import FEATS, UPOS, XPOS
 from arborparse.text.features import (STEM, TEMPLATES, feature_hash, mix, shape, stem_row,
                                       word_features)
 from arborparse.pipeline import Pipeline
-from arborparse.text.tagger import Tagger
+from arborparse.text.tagger import Tagger, stem_entry
 
 
 def with_features(copies=3):
@@ -323,38 +323,41 @@ def test_candidate_pairs_are_those_of_the_longest_suffix_with_enough_of_them(mon
 
 def test_a_word_reads_its_stem_as_a_new_word_of_its_lemma_would():
     """A word's stem is its longest prefix (of two characters or more) that is the lemma of
-    a training word other than itself: the rest, the UPOS of that lemma's other words, and
-    the two together; a word with none reads ``?``."""
-    stems = {"ev": {"ev": "NOUN", "evler": "NOUN"}, "evle": {"evlendi": "VERB"},
-             "gel": {"geldi": "VERB"}, "koş": {"koştu": "VERB", "koşu": "NOUN|VERB"},
-             "e": {"ebe": "NOUN"}}
+    a training word other than itself: the rest, the UPOS of that lemma's other words, the
+    two together, and the features those words all have; a word with none reads ``?``."""
+    stems = {"ev": {"ev": "NOUN\tCase=Nom|Number=Sing", "evler": "NOUN\tCase=Nom|Number=Plur"},
+             "evle": {"evlendi": "VERB\tTense=Past"}, "gel": {"geldi": "VERB\tTense=Past"},
+             "koş": {"koştu": "VERB\tTense=Past", "koşu": "NOUN|VERB\t"},
+             "e": {"ebe": "NOUN\t"}}
 
-    def row(rest, upos):
+    def row(rest, upos, shared="?"):
         first = len(TEMPLATES)
         return (feature_hash(first, rest), feature_hash(first + 1, upos),
-                feature_hash(first + 2, f"{upos} {rest}"))
+                feature_hash(first + 2, f"{upos} {rest}"), feature_hash(first + 3, shared))
 
-    assert stem_row("evde", stems) == row("de", "NOUN")
-    assert stem_row("evlerde", stems) == row("rde", "VERB")  # the longest stem
-    assert stem_row("ev", stems) == row("", "NOUN")  # a word that is its lemma
-    assert stem_row("evlendi", stems) == row("lendi", "NOUN")  # not its own lemma's: "evle"
-    # has no other word
-    assert stem_row("gelmedi", stems) == row("medi", "VERB")
+    assert stem_row("evde", stems) == row("de", "NOUN", "Case=Nom")  # shared by "ev", "evler"
+    assert stem_row("evlerde", stems) == row("rde", "VERB", "Tense=Past")  # the longest stem
+    assert stem_row("ev", stems) == row("", "NOUN", "Case=Nom|Number=Plur")  # its lemma
+    assert stem_row("evlendi", stems) == row("lendi", "NOUN", "Case=Nom")
+    # not its own lemma's: "evle" has no other word
+    assert stem_row("gelmedi", stems) == row("medi", "VERB", "Tense=Past")
     assert stem_row("geldi", stems) == row("?", "?")  # a training word alone with its lemma
-    assert stem_row("koşar", stems) == row("ar", "NOUN|VERB")  # the UPOS of all its words
+    assert stem_row("koşar", stems) == row("ar", "NOUN|VERB")  # the UPOS of all its words,
+    # no feature in all of them
     assert stem_row("ebeler", stems) == row("?", "?")  # a one-letter stem is none
     # the columns come after every other template, the others as without them
     sentences = [["Evde", "geldi"], ["koşar"]]
     X = word_features(sentences, {}, stems)
     assert X.shape == (3, len(TEMPLATES) + len(STEM))
     assert (X[:, :len(TEMPLATES)] == word_features(sentences, {})).all()
-    assert X[0, len(TEMPLATES):].tolist() == list(row("de", "NOUN"))
+    assert X[0, len(TEMPLATES):].tolist() == list(row("de", "NOUN", "Case=Nom"))
     assert word_features([], {}, stems).shape == (0, len(TEMPLATES) + len(STEM))
 
 
 def test_stems_are_read_off_the_lemmas_and_kept_in_the_model_file(tmp_path):
-    """The tagger's stems are the training lemmas with their forms' UPOS; a file keeps them
-    (a malformed one is refused), and one written before them (version 7) tags without."""
+    """The tagger's stems are the training lemmas with their forms' UPOS and the features
+    of all their bundles; a file keeps them (a malformed one is refused), and one written
+    before them (version 7) tags without."""
     import arborparse
     from arborparse.io import model_files
     from arborparse.io.model_files import ModelFileError
@@ -363,18 +366,21 @@ def test_stems_are_read_off_the_lemmas_and_kept_in_the_model_file(tmp_path):
     tagger = Tagger(epochs=2, bits=14, progress=False).fit(data)
     expected = {}
     for s in data:
-        for form, lemma, u in zip(s.forms, s.lemmas, s.upos):
-            expected.setdefault(lemma.lower(), {})[form.lower()] = u
-    assert tagger.stems == expected and tagger.stems["dog"] == {"dog": "NOUN"}
+        for form, lemma, u, f in zip(s.forms, s.lemmas, s.upos, s.feats):
+            expected.setdefault(lemma.lower(), {})[form.lower()] = f"{u}\t{f}".replace("_", "")
+    assert tagger.stems == expected and tagger.stems["dogs"] == {"dogs": "NOUN\tNumber=Plur"}
+    assert stem_entry([("NOUN", "Case=Nom|Number=Sing"), ("PROPN", "Case=Acc|Number=Sing"),
+                       ("NOUN", "Case=Nom|Number=Sing")]) == "NOUN|PROPN\tNumber=Sing"
     assert tagger._static(data)[0].shape[1] == len(TEMPLATES) + len(STEM)
     header, arrays = Pipeline(tagger).parts()
     model_files.save(tmp_path / "p.npz", "pipeline", 1, header, arrays)
     loaded = arborparse.load(tmp_path / "p.npz").tagger
     assert loaded.stems == tagger.stems and loaded.predict(data) == tagger.predict(data)
-    header["components"]["tagger"]["header"]["stems"] = {"dog": ["dog"]}
-    model_files.save(tmp_path / "p.npz", "pipeline", 1, header, arrays, force=True)
-    with pytest.raises(ModelFileError, match="tagger in the model file is invalid"):
-        arborparse.load(tmp_path / "p.npz")
+    for stems in ({"dog": ["dog"]}, {"dog": {"dog": "NOUN"}}, [], {"dog": {"dog": 3}}):
+        header["components"]["tagger"]["header"]["stems"] = stems
+        model_files.save(tmp_path / "p.npz", "pipeline", 1, header, arrays, force=True)
+        with pytest.raises(ModelFileError, match="tagger in the model file is invalid"):
+            arborparse.load(tmp_path / "p.npz")
     del header["components"]["tagger"]["header"]["stems"]
     header["components"]["tagger"]["version"] = 7
     model_files.save(tmp_path / "p.npz", "pipeline", 1, header, arrays, force=True)
