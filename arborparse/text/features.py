@@ -69,9 +69,10 @@ def _word_row(form: str) -> tuple[int, ...]:
 
 def stem_row(lower: str, stems: dict[str, dict[str, str]]) -> tuple[int, ...]:
     """The hashes of the `STEM` templates of a word (lowercased). Its stem is its longest
-    prefix of at least `STEM_LENGTH` characters that is the lemma of a training word other
+    prefix of at least `STEM_LENGTH` characters that is the stem of a training word other
     than itself, so that a training word reads what a new word of its lemma would; ``?``
-    where it has none, or where those words share no feature. `stems`: lowercased lemma ->
+    where it has none, or where those words share no feature. `stems`: lowercased stem (a
+    lemma, or the beginning a form shares with its lemma: `tagger.stems_of`) ->
     {lowercased form: its UPOS (``|``-joined), a tab, the features it always had
     (``|``-joined)}. The rest and the stem's UPOS tell an agglutinative language's unseen
     forms apart, the shared features a lemma's gender (dev, gold words; UFeats / UPOS):

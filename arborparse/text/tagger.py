@@ -13,7 +13,8 @@ perceptron then decides XPOS reading the word's UPOS, its candidates the XPOS se
 that UPOS in training (the gold UPOS in training). Each keeps the epoch with the best
 development accuracy (the last without development data). Each reads the stem of a word
 too (`arborparse.text.features.stem_row`): its longest prefix that is the lemma of another
-training word, what follows it, the UPOS of that lemma's words and the features they share.
+training word (or the beginning that word shares with its lemma, `stems_of`), what follows
+it, the UPOS of that stem's words and the features they share.
 
 The pairs are scored twice, by a perceptron that reads each sentence left to right and one
 that reads it right to left, each trained alone and with its own history (the pairs it gave
@@ -54,6 +55,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
+from os.path import commonprefix
 
 import numpy as np
 from numba import njit
@@ -75,6 +77,7 @@ OLDEST = 7
 SUFFIXES = (4, 3, 2, 1)
 GUESSES = 10  # a suffix guesses (UPOS, FEATS) pairs when seen with at least this many
 FEW = 50  # with at most this many pairs in training, every pair is a candidate of every word
+COMMON = 3  # the shortest beginning of a form and its lemma kept as a stem (`stems_of`)
 
 
 def reversed_order(bounds: np.ndarray) -> np.ndarray:
@@ -126,6 +129,15 @@ def _stems(value) -> dict[str, dict[str, str]] | None:
             for forms in value.values()):
         raise ValueError("its stems are not lemmas with their forms' UPOS and features")
     return value
+
+
+def stems_of(form: str, lemma: str) -> list[str]:
+    """The stems a training form (lowercased) gives its lemma (lowercased): the lemma, and
+    the beginning they share where it is shorter than the lemma and at least `COMMON`
+    characters long (``macht``, ``machen``: ``mach``), so that a lemma that is not a prefix
+    of its forms (an infinitive) gives a stem too."""
+    n = len(commonprefix([form, lemma]))
+    return [lemma, lemma[:n]] if COMMON <= n < len(lemma) else [lemma]
 
 
 def stem_entry(tags: list[tuple[str, str]]) -> str:
@@ -182,7 +194,8 @@ class Tagger(Trained):
             for form, lemma, u, x, f in zip(s.forms, s.lemmas, s.upos, s.xpos, s.feats):
                 tags[form.lower()].add(u)
                 if lemma != "_":
-                    stems[lemma.lower()][form.lower()].append((u, f))
+                    for stem in stems_of(form.lower(), lemma.lower()):
+                        stems[stem][form.lower()].append((u, f))
                 frequency[form.lower()] += 1
                 xpos_count[x] += 1
                 pairs_count[pair(u, f)] += 1

@@ -10,7 +10,7 @@ from arborparse.io.conllu import FEATS, UPOS, XPOS
 from arborparse.text.features import (STEM, TEMPLATES, feature_hash, mix, shape, stem_row,
                                       word_features)
 from arborparse.pipeline import Pipeline
-from arborparse.text.tagger import Tagger, stem_entry
+from arborparse.text.tagger import Tagger, stem_entry, stems_of
 
 
 def with_features(copies=3):
@@ -368,6 +368,7 @@ def test_stems_are_read_off_the_lemmas_and_kept_in_the_model_file(tmp_path):
     for s in data:
         for form, lemma, u, f in zip(s.forms, s.lemmas, s.upos, s.feats):
             expected.setdefault(lemma.lower(), {})[form.lower()] = f"{u}\t{f}".replace("_", "")
+    assert all(s.forms == s.lemmas for s in data)  # no form shares a shorter beginning
     assert tagger.stems == expected and tagger.stems["dogs"] == {"dogs": "NOUN\tNumber=Plur"}
     assert stem_entry([("NOUN", "Case=Nom|Number=Sing"), ("PROPN", "Case=Acc|Number=Sing"),
                        ("NOUN", "Case=Nom|Number=Sing")]) == "NOUN|PROPN\tNumber=Sing"
@@ -388,3 +389,23 @@ def test_stems_are_read_off_the_lemmas_and_kept_in_the_model_file(tmp_path):
     tagger.stems = None
     assert old.stems is None and old._static(data)[0].shape[1] == len(TEMPLATES)
     assert old.predict(data) == tagger.predict(data)
+
+
+def test_a_form_gives_its_lemma_and_the_beginning_they_share_as_stems():
+    assert stems_of("evlerde", "ev") == ["ev"]  # the lemma, a prefix of the form
+    assert stems_of("macht", "machen") == ["machen", "mach"]
+    assert stems_of("gemacht", "machen") == ["machen"]  # nothing shared at the beginning
+    assert stems_of("went", "go") == ["go"] and stems_of("ate", "eat") == ["eat"]
+    assert stems_of("mangez", "manger") == ["manger", "mange"]
+    assert stems_of("abx", "aby") == ["aby"]  # a beginning under three characters is none
+    text = "".join(f"1\t{f}\tmachen\tVERB\t_\t{feats}\t0\troot\t_\t_\n\n" for f, feats in (
+        ("macht", "Person=3"), ("machte", "Tense=Past"), ("machen", "_")))
+    tagger = Tagger(epochs=1, bits=12, progress=False).fit(read_conllu(io.StringIO(text)))
+    assert tagger.stems == {"machen": {"macht": "VERB\tPerson=3", "machte": "VERB\tTense=Past",
+                                       "machen": "VERB\t"},
+                            "mach": {"macht": "VERB\tPerson=3", "machte": "VERB\tTense=Past"}}
+    # a new form of the verb: the stem "mach", the rest "st", no feature in all its words
+    first = len(TEMPLATES)
+    assert stem_row("machst", tagger.stems) == (
+        feature_hash(first, "st"), feature_hash(first + 1, "VERB"),
+        feature_hash(first + 2, "VERB st"), feature_hash(first + 3, "?"))
