@@ -5,7 +5,7 @@ A word's features: a bias, its form and lowercased form, suffixes of 1-6 and pre
 on each side, the 3-character suffixes of its neighbours, the pairs (previous word, word)
 and (word, next word), and the ambiguity classes (the tags a lowercased form had in
 training, or ``?``) of the word and its neighbours. A tagger adds what it reads off the
-word's stem (`STEM`, `stem_row`).
+word's stem (`Stems`).
 
 The strings of a word type are hashed once (32-bit CRCs salted by template); the features
 that read the neighbours are the neighbours' hashes mixed with the template's number, a
@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 import zlib
+from collections.abc import Iterable
 from functools import lru_cache
 
 import numpy as np
@@ -28,11 +29,12 @@ WORD = ("bias", "form", "lower", "s1", "s2", "s3", "s4", "s5", "s6", "p1", "p2",
 # read off the neighbours' hashes
 CONTEXT = ("w-1", "w+1", "w-2", "w+2", "s3-1", "s3+1", "w-1 w", "w w+1", "amb-1", "amb+1")
 TEMPLATES = WORD + CONTEXT
-# read off the word's stem (`stem_row`), after every other template (a model trained
-# without them reads the rest as before): what follows it, the UPOS of the training words
-# that have it for lemma, the two together, and the features all those words have
+# read off the word's stem (`Stems`), after every other template (a model trained without
+# them reads the rest as before): what follows it, the UPOS of the training words with that
+# stem, the two together, and the features all those words have
 STEM = ("rest", "stem upos", "stem upos rest", "stem feats")
 STEM_LENGTH = 2  # the shortest stem
+ROWS = 1 << 17  # the word types whose stem columns a tagger keeps across calls
 LOWER, SUFFIX3, AMBIGUITY = WORD.index("lower"), WORD.index("s3"), WORD.index("amb")
 _RUNS = re.compile(r"(.)\1+")
 _M = np.uint64(0xFFFFFFFF)
@@ -67,30 +69,78 @@ def _word_row(form: str) -> tuple[int, ...]:
     return tuple(feature_hash(t, v) for t, v in enumerate(values))
 
 
-def stem_row(lower: str, stems: dict[str, dict[str, str]]) -> tuple[int, ...]:
-    """The hashes of the `STEM` templates of a word (lowercased). Its stem is its longest
-    prefix of at least `STEM_LENGTH` characters that is the stem of a training word other
-    than itself, so that a training word reads what a new word of its lemma would; ``?``
-    where it has none, or where those words share no feature. `stems`: lowercased stem (a
-    lemma, or the beginning a form shares with its lemma: `tagger.stems_of`) ->
-    {lowercased form: its UPOS (``|``-joined), a tab, the features it always had
-    (``|``-joined)}. The rest and the stem's UPOS tell an agglutinative language's unseen
-    forms apart, the shared features a lemma's gender (dev, gold words; UFeats / UPOS):
-    Turkish-IMST 85.87 -> 87.40 / 90.50 -> 91.93."""
-    rest, upos, shared = "?", "?", "?"
-    for k in range(len(lower), STEM_LENGTH - 1, -1):
-        others = [v.split("\t") for form, v in stems.get(lower[:k], {}).items()
-                  if form != lower]
-        if others:
-            rest = lower[k:]
-            upos = "|".join(sorted({t for u, _ in others for t in u.split("|")}))
-            common = set.intersection(*({f for f in feats.split("|") if f}
-                                        for _, feats in others))
-            shared = "|".join(sorted(common)) or "?"
-            break
-    first = len(TEMPLATES)
-    return (feature_hash(first, rest), feature_hash(first + 1, upos),
-            feature_hash(first + 2, f"{upos} {rest}"), feature_hash(first + 3, shared))
+def stem_key(text: str) -> str:
+    """A form or a lemma as stems are kept and looked up: lowercased, with the lowercase of
+    Turkish ``İ`` (``i`` and a combining dot above) a plain ``i``, as lemmas write it."""
+    return text.lower().replace("i\u0307", "i")
+
+
+def combined(tags: Iterable[tuple[str, str]]) -> tuple[str, str]:
+    """The UPOS of (UPOS, FEATS) tags (either may be several, ``|``-joined; FEATS ``_`` or
+    empty: none) and the features all of them have, each ``|``-joined and sorted."""
+    upos, shared = set(), None
+    for us, feats in tags:
+        upos.update(us.split("|"))
+        found = {f for f in feats.split("|") if f not in ("", "_")}
+        shared = found if shared is None else shared & found
+    return "|".join(sorted(upos)), "|".join(sorted(shared or ()))
+
+
+class Stems:
+    """What a tagger reads off a word's stem (the `STEM` templates): the stem is the word's
+    longest prefix of at least `STEM_LENGTH` characters that is the stem of a training word
+    other than itself, so that a training word reads what a new word of its lemma would;
+    ``?`` where it has none, or where those words share no feature. The rest and the stem's
+    UPOS tell an agglutinative language's unseen forms apart, the shared features a lemma's
+    gender (dev, gold words; UFeats / UPOS): Turkish-IMST 85.87 -> 87.43 / 90.50 -> 92.06.
+
+    `entries`: stem (`stem_key`: a lemma, or the beginning a form shares with its lemma,
+    `arborparse.text.tagger.stems_of`) -> {form (`stem_key`): its UPOS and the features it
+    always had (`combined`), a tab between}.
+    """
+
+    def __init__(self, entries: dict[str, dict[str, str]]):
+        self.entries = entries
+        self.longest = max(map(len, entries), default=0)
+        self._whole: dict[str, tuple[str, str]] = {}  # a stem's `combined` over all its forms
+        self._rows: dict[str, tuple[int, ...]] = {}  # `row`'s answers, up to `ROWS` of them
+
+    def _read(self, stem: str, word: str) -> tuple[str, str] | None:
+        """The `combined` tags of the stem's forms other than the word; None: none."""
+        forms = self.entries.get(stem)
+        if not forms or forms.keys() == {word}:
+            return None
+        if word in forms:
+            return combined(v.split("\t") for f, v in forms.items() if f != word)
+        if stem not in self._whole:
+            self._whole[stem] = combined(v.split("\t") for v in forms.values())
+        return self._whole[stem]
+
+    def row(self, word: str) -> tuple[int, ...]:
+        """The hashes of the `STEM` templates of a word (`stem_key`)."""
+        rest = upos = shared = "?"
+        for k in range(min(len(word), self.longest), STEM_LENGTH - 1, -1):
+            found = self._read(word[:k], word)
+            if found:
+                rest, (upos, shared) = word[k:], found
+                shared = shared or "?"
+                break
+        first = len(TEMPLATES)
+        return (feature_hash(first, rest), feature_hash(first + 1, upos),
+                feature_hash(first + 2, f"{upos} {rest}"), feature_hash(first + 3, shared))
+
+    def columns(self, sentences: list[list[str]]) -> np.ndarray:
+        """The `STEM` columns of every word of the sentences (lists of forms), in order:
+        (words, len(STEM)) uint32 hashes."""
+        types: dict[str, int] = {}
+        ids = np.fromiter((types.setdefault(stem_key(f), len(types)) for s in sentences
+                           for f in s), dtype=np.int64)
+        if len(self._rows) > ROWS:
+            self._rows.clear()
+        rows = self._rows
+        table = np.array([rows[t] if t in rows else rows.setdefault(t, self.row(t))
+                          for t in types], dtype=np.uint64)
+        return table.reshape(len(types), len(STEM))[ids].astype(np.uint32)
 
 
 @lru_cache(maxsize=1 << 12)  # the ambiguity classes are few, and come back in every call
@@ -137,24 +187,19 @@ def _mixed(starts, spec, values):
     return out
 
 
-def word_features(sentences: list[list[str]], classes: dict[str, str],
-                  stems: dict[str, dict[str, str]] | None = None) -> np.ndarray:
+def word_features(sentences: list[list[str]], classes: dict[str, str]) -> np.ndarray:
     """The static features of every word of the sentences (lists of forms), in order:
-    (words, len(TEMPLATES)) uint32 hashes, and the `STEM` columns after them where `stems`
-    (`stem_row`) is given. `classes`: lowercased form -> its ambiguity class (a string)."""
+    (words, len(TEMPLATES)) uint32 hashes. `classes`: lowercased form -> its ambiguity
+    class (a string)."""
     forms = [f for s in sentences for f in s]
     types: dict[str, int] = {}
     ids = np.fromiter((types.setdefault(f, len(types)) for f in forms), dtype=np.int64,
                       count=len(forms))
     table = np.array([(*_word_row(f), _ambiguity(classes.get(f.lower(), "?")))
                       for f in types], dtype=np.uint64).reshape(len(types), len(WORD))
-    out = np.empty((len(forms), len(TEMPLATES) + (len(STEM) if stems is not None else 0)),
-                   dtype=np.uint32)
+    out = np.empty((len(forms), len(TEMPLATES)), dtype=np.uint32)
     if not forms:
         return out
-    if stems is not None:
-        out[:, len(TEMPLATES):] = np.array([stem_row(f.lower(), stems) for f in types],
-                                           dtype=np.uint64).reshape(len(types), len(STEM))[ids]
     own = table[ids]
     lengths = np.array([len(s) for s in sentences], dtype=np.int64)
     ends = np.cumsum(lengths)
@@ -178,7 +223,7 @@ def word_features(sentences: list[list[str]], classes: dict[str, str],
 
     out[:, :len(WORD)] = own
     lower, before, after = own[:, LOWER], shifted(LOWER, -1), shifted(LOWER, 1)
-    out[:, len(WORD):len(TEMPLATES)] = mix(len(WORD), [
+    out[:, len(WORD):] = mix(len(WORD), [
         (before,), (after,), (shifted(LOWER, -2),), (shifted(LOWER, 2),),
         (shifted(SUFFIX3, -1),), (shifted(SUFFIX3, 1),), (before, lower), (lower, after),
         (shifted(AMBIGUITY, -1),), (shifted(AMBIGUITY, 1),)])

@@ -12,7 +12,7 @@ them, so that a bundle seen rarely learns from the common features it is made of
 perceptron then decides XPOS reading the word's UPOS, its candidates the XPOS seen with
 that UPOS in training (the gold UPOS in training). Each keeps the epoch with the best
 development accuracy (the last without development data). Each reads the stem of a word
-too (`arborparse.text.features.stem_row`): its longest prefix that is the lemma of another
+too (`arborparse.text.features.Stems`): its longest prefix that is the lemma of another
 training word (or the beginning that word shares with its lemma, `stems_of`), what follows
 it, the UPOS of that stem's words and the features they share.
 
@@ -63,7 +63,7 @@ from numba import njit
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import FEATS, UPOS, XPOS, Sentence
 from arborparse.text.classifier import Classifier, Trained, candidate_arrays, offsets
-from arborparse.text.features import word_features
+from arborparse.text.features import Stems, combined, stem_key, word_features
 
 TAGGERS = ("upos_feats", "upos_feats_backward", "xpos")
 ONE_WAY = ("upos_feats", "xpos")  # without `backward`: the pairs left to right alone
@@ -118,9 +118,9 @@ def features_of(bundle: str) -> list[str]:
     return [] if bundle == "_" else bundle.split("|")
 
 
-def _stems(value) -> dict[str, dict[str, str]] | None:
+def _stems(value) -> Stems | None:
     """The `Tagger.stems` of a model file, checked (None in a version 7 file, whose
-    tagger reads no stems)."""
+    tagger reads no stems, and for a treebank without lemmas)."""
     if value is None:
         return None
     if not isinstance(value, dict) or not all(
@@ -128,7 +128,7 @@ def _stems(value) -> dict[str, dict[str, str]] | None:
                                             for v in forms.values())
             for forms in value.values()):
         raise ValueError("its stems are not lemmas with their forms' UPOS and features")
-    return value
+    return Stems(value)
 
 
 def stems_of(form: str, lemma: str) -> list[str]:
@@ -138,13 +138,6 @@ def stems_of(form: str, lemma: str) -> list[str]:
     of its forms (an infinitive) gives a stem too."""
     n = len(commonprefix([form, lemma]))
     return [lemma, lemma[:n]] if COMMON <= n < len(lemma) else [lemma]
-
-
-def stem_entry(tags: list[tuple[str, str]]) -> str:
-    """What `Tagger.stems` holds of a training form seen with these (UPOS, FEATS): its
-    UPOS, a tab, the features of all its bundles (``features.stem_row``)."""
-    common = set.intersection(*(set(features_of(f)) for _, f in tags))
-    return "|".join(sorted({u for u, _ in tags})) + "\t" + "|".join(sorted(common))
 
 
 def pair(upos: str, feats: str) -> str:
@@ -189,13 +182,13 @@ class Tagger(Trained):
     def _learn_dictionaries(self, train: list[Sentence]) -> None:
         tags, frequency = defaultdict(set), Counter()
         xpos_count, pairs_count = Counter(), Counter()
-        stems = defaultdict(lambda: defaultdict(list))  # lemma -> form -> its (UPOS, FEATS)
+        stems = defaultdict(lambda: defaultdict(list))  # stem -> form -> its (UPOS, FEATS)
         for s in train:
             for form, lemma, u, x, f in zip(s.forms, s.lemmas, s.upos, s.xpos, s.feats):
                 tags[form.lower()].add(u)
                 if lemma != "_":
-                    for stem in stems_of(form.lower(), lemma.lower()):
-                        stems[stem][form.lower()].append((u, f))
+                    for stem in stems_of(stem_key(form), stem_key(lemma)):
+                        stems[stem][stem_key(form)].append((u, f))
                 frequency[form.lower()] += 1
                 xpos_count[x] += 1
                 pairs_count[pair(u, f)] += 1
@@ -203,8 +196,8 @@ class Tagger(Trained):
         # one as tagging new text does
         self.ambiguity = {w: "|".join(sorted(t)) for w, t in tags.items()
                           if frequency[w] > 1}
-        self.stems = {lemma: {form: stem_entry(tags) for form, tags in forms.items()}
-                      for lemma, forms in stems.items()}
+        self.stems = Stems({stem: {form: "\t".join(combined(tags)) for form, tags in forms.items()}
+                            for stem, forms in stems.items()}) if stems else None
         for tagger in self._taggers()[:-1]:
             setattr(self, tagger, Classifier(sorted(pairs_count), self.bits, parts=pair_parts))
         self.xpos = Classifier(sorted(xpos_count), self.bits)
@@ -237,11 +230,16 @@ class Tagger(Trained):
         """Static features of all words, read left to right and right to left (each
         sentence reversed; None without `backward`), and the sentence bounds."""
         forms = [s.forms for s in sentences]
-        return (word_features(forms, self.ambiguity, self.stems),
-                word_features([f[::-1] for f in forms], self.ambiguity, self.stems)
-                if self.backward
-                else None,
-                offsets([len(s) for s in sentences]))
+        bounds = offsets([len(s) for s in sentences])
+        X = word_features(forms, self.ambiguity)
+        X_backward = word_features([f[::-1] for f in forms], self.ambiguity) \
+            if self.backward else None
+        if self.stems:  # a word's stem columns, the same in both directions
+            stems = self.stems.columns(forms)
+            X = np.hstack([X, stems])
+            if self.backward:
+                X_backward = np.hstack([X_backward, stems[reversed_order(bounds)]])
+        return X, X_backward, bounds
 
     def _pairs(self, lower: str) -> list[int]:
         """The candidate (UPOS, FEATS) ids of a word (lowercased), from its suffixes; none:
@@ -369,7 +367,8 @@ class Tagger(Trained):
 
     def parts(self) -> tuple[dict, dict]:
         """(header, arrays) for a model file: the dictionaries (JSON) and the weights."""
-        header = {"ambiguity": self.ambiguity, "stems": self.stems,
+        header = {"ambiguity": self.ambiguity,
+                  "stems": self.stems.entries if self.stems else None,
                   "classes": {t: getattr(self, t).classes for t in self._taggers()},
                   "xpos_by_upos": {str(k): v for k, v in self.xpos_by_upos.items()},
                   "pairs_by_suffix": self.pairs_by_suffix}

@@ -1,4 +1,5 @@
 import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -6,11 +7,13 @@ from treebanks import separable, separable_text
 
 from arborparse.eval import evaluate
 from arborparse.io import read_conllu
-from arborparse.io.conllu import FEATS, UPOS, XPOS
-from arborparse.text.features import (STEM, TEMPLATES, feature_hash, mix, shape, stem_row,
-                                      word_features)
+from arborparse.io.conllu import FEATS, LEMMA, UPOS, XPOS
+from arborparse.text.features import (STEM, TEMPLATES, Stems, combined, feature_hash, mix,
+                                      shape, stem_key, word_features)
 from arborparse.pipeline import Pipeline
-from arborparse.text.tagger import Tagger, stem_entry, stems_of
+from arborparse.text.tagger import Tagger, stems_of
+
+MODELS = Path(__file__).parent.parent / "data" / "models"
 
 
 def with_features(copies=3):
@@ -220,9 +223,11 @@ def test_pairs_are_scored_left_to_right_and_right_to_left(tmp_path):
     given, cptr, cand = tagger._inputs("upos_feats", lowers, None)
     order = reversed_order(bounds)
     # the right-to-left tagger reads each sentence reversed: its first word is the last
-    assert (X_backward == word_features([s.forms[::-1] for s in data], tagger.ambiguity,
-                                         tagger.stems)).all()
+    n = len(TEMPLATES)
+    assert (X_backward[:, :n] == word_features([s.forms[::-1] for s in data],
+                                               tagger.ambiguity)).all()
     assert (X_backward[order][:, :3] == X[:, :3]).all()  # the words' own features
+    assert (X_backward[order][:, n:] == X[:, n:]).all()  # and stems
 
     def pairs():
         return [tagger.upos_feats.classes.index(f"{u}\t{f}")
@@ -322,36 +327,45 @@ def test_candidate_pairs_are_those_of_the_longest_suffix_with_enough_of_them(mon
 
 
 def test_a_word_reads_its_stem_as_a_new_word_of_its_lemma_would():
-    """A word's stem is its longest prefix (of two characters or more) that is the lemma of
-    a training word other than itself: the rest, the UPOS of that lemma's other words, the
+    """A word's stem is its longest prefix (of two characters or more) that is the stem of
+    a training word other than itself: the rest, the UPOS of that stem's other words, the
     two together, and the features those words all have; a word with none reads ``?``."""
-    stems = {"ev": {"ev": "NOUN\tCase=Nom|Number=Sing", "evler": "NOUN\tCase=Nom|Number=Plur"},
-             "evle": {"evlendi": "VERB\tTense=Past"}, "gel": {"geldi": "VERB\tTense=Past"},
-             "koş": {"koştu": "VERB\tTense=Past", "koşu": "NOUN|VERB\t"},
-             "e": {"ebe": "NOUN\t"}}
+    stems = Stems({"ev": {"ev": "NOUN\tCase=Nom|Number=Sing",
+                          "evler": "NOUN\tCase=Nom|Number=Plur"},
+                   "evle": {"evlendi": "VERB\tTense=Past"}, "gel": {"geldi": "VERB\tTense=Past"},
+                   "koş": {"koştu": "VERB\tTense=Past", "koşu": "NOUN|VERB\t"},
+                   "e": {"ebe": "NOUN\t"}, "iz": {"iz": "NOUN\t"}})
 
     def row(rest, upos, shared="?"):
         first = len(TEMPLATES)
         return (feature_hash(first, rest), feature_hash(first + 1, upos),
                 feature_hash(first + 2, f"{upos} {rest}"), feature_hash(first + 3, shared))
 
-    assert stem_row("evde", stems) == row("de", "NOUN", "Case=Nom")  # shared by "ev", "evler"
-    assert stem_row("evlerde", stems) == row("rde", "VERB", "Tense=Past")  # the longest stem
-    assert stem_row("ev", stems) == row("", "NOUN", "Case=Nom|Number=Plur")  # its lemma
-    assert stem_row("evlendi", stems) == row("lendi", "NOUN", "Case=Nom")
-    # not its own lemma's: "evle" has no other word
-    assert stem_row("gelmedi", stems) == row("medi", "VERB", "Tense=Past")
-    assert stem_row("geldi", stems) == row("?", "?")  # a training word alone with its lemma
-    assert stem_row("koşar", stems) == row("ar", "NOUN|VERB")  # the UPOS of all its words,
-    # no feature in all of them
-    assert stem_row("ebeler", stems) == row("?", "?")  # a one-letter stem is none
-    # the columns come after every other template, the others as without them
-    sentences = [["Evde", "geldi"], ["koşar"]]
-    X = word_features(sentences, {}, stems)
-    assert X.shape == (3, len(TEMPLATES) + len(STEM))
-    assert (X[:, :len(TEMPLATES)] == word_features(sentences, {})).all()
-    assert X[0, len(TEMPLATES):].tolist() == list(row("de", "NOUN", "Case=Nom"))
-    assert word_features([], {}, stems).shape == (0, len(TEMPLATES) + len(STEM))
+    assert stems.row("evde") == row("de", "NOUN", "Case=Nom")  # shared by "ev" and "evler"
+    assert stems.row("evlerde") == row("rde", "VERB", "Tense=Past")  # the longest stem
+    assert stems.row("ev") == row("", "NOUN", "Case=Nom|Number=Plur")  # its own lemma
+    assert stems.row("evlendi") == row("lendi", "NOUN", "Case=Nom")  # "evle" has no other
+    assert stems.row("gelmedi") == row("medi", "VERB", "Tense=Past")
+    assert stems.row("geldi") == row("?", "?")  # a training word alone with its stem
+    assert stems.row("koşar") == row("ar", "NOUN|VERB")  # the UPOS of all its words, no
+    # feature in all of them
+    assert stems.row("ebeler") == row("?", "?")  # a one-letter stem is none
+    assert stems.row("evde") == row("de", "NOUN", "Case=Nom")  # the same again (kept)
+    # a word far longer than any stem is read from the longest stem down
+    assert stems.longest == 4 and stems.row("ev" + "x" * 100_000)[0] == feature_hash(
+        len(TEMPLATES), "x" * 100_000)
+    # a column per template, word by word, from the forms as `stem_key` writes them: Turkish
+    # İ lowercased is a plain i, as lemmas write it
+    assert stem_key("İzini") == "izini" and stem_key("EVDE") == "evde"
+    X = stems.columns([["Evde", "geldi"], ["İzini"]])
+    assert X.shape == (3, len(STEM)) and X.dtype == np.uint32
+    assert X.tolist() == [list(row("de", "NOUN", "Case=Nom")), list(row("?", "?")),
+                          list(row("ini", "NOUN"))]
+    assert stems.columns([]).shape == (0, len(STEM))
+    assert combined([("NOUN", "Case=Nom|Number=Sing"), ("PROPN", "Case=Acc|Number=Sing"),
+                     ("NOUN|X", "_")]) == ("NOUN|PROPN|X", "")
+    assert combined([("NOUN", "Case=Nom|Number=Sing"), ("VERB", "Number=Sing")]) == \
+        ("NOUN|VERB", "Number=Sing")
 
 
 def test_stems_are_read_off_the_lemmas_and_kept_in_the_model_file(tmp_path):
@@ -369,26 +383,32 @@ def test_stems_are_read_off_the_lemmas_and_kept_in_the_model_file(tmp_path):
         for form, lemma, u, f in zip(s.forms, s.lemmas, s.upos, s.feats):
             expected.setdefault(lemma.lower(), {})[form.lower()] = f"{u}\t{f}".replace("_", "")
     assert all(s.forms == s.lemmas for s in data)  # no form shares a shorter beginning
-    assert tagger.stems == expected and tagger.stems["dogs"] == {"dogs": "NOUN\tNumber=Plur"}
-    assert stem_entry([("NOUN", "Case=Nom|Number=Sing"), ("PROPN", "Case=Acc|Number=Sing"),
-                       ("NOUN", "Case=Nom|Number=Sing")]) == "NOUN|PROPN\tNumber=Sing"
+    assert tagger.stems.entries == expected
+    assert tagger.stems.entries["dogs"] == {"dogs": "NOUN\tNumber=Plur"}
     assert tagger._static(data)[0].shape[1] == len(TEMPLATES) + len(STEM)
     header, arrays = Pipeline(tagger).parts()
     model_files.save(tmp_path / "p.npz", "pipeline", 1, header, arrays)
     loaded = arborparse.load(tmp_path / "p.npz").tagger
-    assert loaded.stems == tagger.stems and loaded.predict(data) == tagger.predict(data)
+    assert loaded.stems.entries == tagger.stems.entries
+    assert loaded.predict(data) == tagger.predict(data)
     for stems in ({"dog": ["dog"]}, {"dog": {"dog": "NOUN"}}, [], {"dog": {"dog": 3}}):
         header["components"]["tagger"]["header"]["stems"] = stems
         model_files.save(tmp_path / "p.npz", "pipeline", 1, header, arrays, force=True)
         with pytest.raises(ModelFileError, match="tagger in the model file is invalid"):
             arborparse.load(tmp_path / "p.npz")
-    del header["components"]["tagger"]["header"]["stems"]
-    header["components"]["tagger"]["version"] = 7
-    model_files.save(tmp_path / "p.npz", "pipeline", 1, header, arrays, force=True)
-    old = arborparse.load(tmp_path / "p.npz").tagger
-    tagger.stems = None
-    assert old.stems is None and old._static(data)[0].shape[1] == len(TEMPLATES)
-    assert old.predict(data) == tagger.predict(data)
+    # a treebank without lemmas gives no stems
+    bare_lemmas = [s.with_columns({LEMMA: ["_"] * len(s)}) for s in data]
+    assert Tagger(epochs=1, bits=12, progress=False).fit(bare_lemmas).stems is None
+    # a file written before stems (version 7, by commit 7e08f9e) tags as it did, and saved
+    # again, still without stems, it tags the same
+    bare = [s.with_columns({c: ["_"] * len(s) for c in (UPOS, XPOS, FEATS)})
+            for s in separable(1)]
+    old = arborparse.load(MODELS / "tagger-v7.npz").tagger
+    tagged = "".join(s.to_text() for s in old.tag(bare))
+    assert old.stems is None and tagged == (MODELS / "tagger-v7.tagged.conllu").read_text()
+    Pipeline(old).save(tmp_path / "again.npz")
+    again = arborparse.load(tmp_path / "again.npz").tagger
+    assert "".join(s.to_text() for s in again.tag(bare)) == tagged
 
 
 def test_a_form_gives_its_lemma_and_the_beginning_they_share_as_stems():
@@ -401,11 +421,11 @@ def test_a_form_gives_its_lemma_and_the_beginning_they_share_as_stems():
     text = "".join(f"1\t{f}\tmachen\tVERB\t_\t{feats}\t0\troot\t_\t_\n\n" for f, feats in (
         ("macht", "Person=3"), ("machte", "Tense=Past"), ("machen", "_")))
     tagger = Tagger(epochs=1, bits=12, progress=False).fit(read_conllu(io.StringIO(text)))
-    assert tagger.stems == {"machen": {"macht": "VERB\tPerson=3", "machte": "VERB\tTense=Past",
-                                       "machen": "VERB\t"},
-                            "mach": {"macht": "VERB\tPerson=3", "machte": "VERB\tTense=Past"}}
+    assert tagger.stems.entries == {
+        "machen": {"macht": "VERB\tPerson=3", "machte": "VERB\tTense=Past", "machen": "VERB\t"},
+        "mach": {"macht": "VERB\tPerson=3", "machte": "VERB\tTense=Past"}}
     # a new form of the verb: the stem "mach", the rest "st", no feature in all its words
     first = len(TEMPLATES)
-    assert stem_row("machst", tagger.stems) == (
+    assert tagger.stems.row("machst") == (
         feature_hash(first, "st"), feature_hash(first + 1, "VERB"),
         feature_hash(first + 2, "VERB st"), feature_hash(first + 3, "?"))
