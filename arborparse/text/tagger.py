@@ -132,10 +132,10 @@ def _stems(value) -> Stems | None:
 
 
 def stems_of(form: str, lemma: str) -> list[str]:
-    """The stems a training form (lowercased) gives its lemma (lowercased): the lemma, and
-    the beginning they share where it is shorter than the lemma and at least `COMMON`
-    characters long (``macht``, ``machen``: ``mach``), so that a lemma that is not a prefix
-    of its forms (an infinitive) gives a stem too."""
+    """The stems a training form gives its lemma (both as `stem_key` writes them): the
+    lemma, and the beginning they share where it is shorter than the lemma and at least
+    `COMMON` characters long (``macht``, ``machen``: ``mach``), so that a lemma that is not
+    a prefix of its forms (an infinitive) gives a stem too."""
     n = len(commonprefix([form, lemma]))
     return [lemma, lemma[:n]] if COMMON <= n < len(lemma) else [lemma]
 
@@ -187,8 +187,9 @@ class Tagger(Trained):
             for form, lemma, u, x, f in zip(s.forms, s.lemmas, s.upos, s.xpos, s.feats):
                 tags[form.lower()].add(u)
                 if lemma != "_":
-                    for stem in stems_of(stem_key(form), stem_key(lemma)):
-                        stems[stem][stem_key(form)].append((u, f))
+                    key = stem_key(form)
+                    for stem in stems_of(key, stem_key(lemma)):
+                        stems[stem][key].append((u, f))
                 frequency[form.lower()] += 1
                 xpos_count[x] += 1
                 pairs_count[pair(u, f)] += 1
