@@ -326,6 +326,14 @@ def test_candidate_pairs_are_those_of_the_longest_suffix_with_enough_of_them(mon
     assert len({u for s in tagged for u in s.upos}) > 1
 
 
+def stem_hashes(rest, upos, shared="?"):
+    """The `STEM` columns of a word whose stem leaves `rest`, its words' UPOS `upos` and
+    the features they all have `shared`."""
+    first = len(TEMPLATES)
+    return (feature_hash(first, rest), feature_hash(first + 1, upos),
+            feature_hash(first + 2, f"{upos} {rest}"), feature_hash(first + 3, shared))
+
+
 def test_a_word_reads_its_stem_as_a_new_word_of_its_lemma_would():
     """A word's stem is its longest prefix (of two characters or more) that is the stem of
     a training word other than itself: the rest, the UPOS of that stem's other words, the
@@ -336,21 +344,16 @@ def test_a_word_reads_its_stem_as_a_new_word_of_its_lemma_would():
                    "koş": {"koştu": "VERB\tTense=Past", "koşu": "NOUN|VERB\t"},
                    "e": {"ebe": "NOUN\t"}, "iz": {"iz": "NOUN\t"}})
 
-    def row(rest, upos, shared="?"):
-        first = len(TEMPLATES)
-        return (feature_hash(first, rest), feature_hash(first + 1, upos),
-                feature_hash(first + 2, f"{upos} {rest}"), feature_hash(first + 3, shared))
-
-    assert stems.row("evde") == row("de", "NOUN", "Case=Nom")  # shared by "ev" and "evler"
-    assert stems.row("evlerde") == row("rde", "VERB", "Tense=Past")  # the longest stem
-    assert stems.row("ev") == row("", "NOUN", "Case=Nom|Number=Plur")  # its own lemma
-    assert stems.row("evlendi") == row("lendi", "NOUN", "Case=Nom")  # "evle" has no other
-    assert stems.row("gelmedi") == row("medi", "VERB", "Tense=Past")
-    assert stems.row("geldi") == row("?", "?")  # a training word alone with its stem
-    assert stems.row("koşar") == row("ar", "NOUN|VERB")  # the UPOS of all its words, no
+    assert stems.row("evde") == stem_hashes("de", "NOUN", "Case=Nom")  # shared by "ev" and "evler"
+    assert stems.row("evlerde") == stem_hashes("rde", "VERB", "Tense=Past")  # the longest stem
+    assert stems.row("ev") == stem_hashes("", "NOUN", "Case=Nom|Number=Plur")  # its own lemma
+    assert stems.row("evlendi") == stem_hashes("lendi", "NOUN", "Case=Nom")  # "evle" has no other
+    assert stems.row("gelmedi") == stem_hashes("medi", "VERB", "Tense=Past")
+    assert stems.row("geldi") == stem_hashes("?", "?")  # a training word alone with its stem
+    assert stems.row("koşar") == stem_hashes("ar", "NOUN|VERB")  # the UPOS of all its words, no
     # feature in all of them
-    assert stems.row("ebeler") == row("?", "?")  # a one-letter stem is none
-    assert stems.row("evde") == row("de", "NOUN", "Case=Nom")  # the same again (kept)
+    assert stems.row("ebeler") == stem_hashes("?", "?")  # a one-letter stem is none
+    assert stems.row("evde") == stem_hashes("de", "NOUN", "Case=Nom")  # the same again (kept)
     # a word far longer than any stem is read from the longest stem down
     assert stems.longest == 4 and stems.row("ev" + "x" * 100_000)[0] == feature_hash(
         len(TEMPLATES), "x" * 100_000)
@@ -359,8 +362,8 @@ def test_a_word_reads_its_stem_as_a_new_word_of_its_lemma_would():
     assert stem_key("İzini") == "izini" and stem_key("EVDE") == "evde"
     X = stems.columns([["Evde", "geldi"], ["İzini"]])
     assert X.shape == (3, len(STEM)) and X.dtype == np.uint32
-    assert X.tolist() == [list(row("de", "NOUN", "Case=Nom")), list(row("?", "?")),
-                          list(row("ini", "NOUN"))]
+    assert X.tolist() == [list(stem_hashes("de", "NOUN", "Case=Nom")), list(stem_hashes("?", "?")),
+                          list(stem_hashes("ini", "NOUN"))]
     assert stems.columns([]).shape == (0, len(STEM))
     assert combined([("NOUN", "Case=Nom|Number=Sing"), ("PROPN", "Case=Acc|Number=Sing"),
                      ("NOUN|X", "_")]) == ("NOUN|PROPN|X", "")
@@ -425,7 +428,4 @@ def test_a_form_gives_its_lemma_and_the_beginning_they_share_as_stems():
         "machen": {"macht": "VERB\tPerson=3", "machte": "VERB\tTense=Past", "machen": "VERB\t"},
         "mach": {"macht": "VERB\tPerson=3", "machte": "VERB\tTense=Past"}}
     # a new form of the verb: the stem "mach", the rest "st", no feature in all its words
-    first = len(TEMPLATES)
-    assert tagger.stems.row("machst") == (
-        feature_hash(first, "st"), feature_hash(first + 1, "VERB"),
-        feature_hash(first + 2, "VERB st"), feature_hash(first + 3, "?"))
+    assert tagger.stems.row("machst") == stem_hashes("st", "VERB")
