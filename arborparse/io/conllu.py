@@ -301,7 +301,7 @@ def lines_of(text: str) -> list[str]:
     return [line for line in LINE_END.split(text) if line]
 
 
-def _at_lone_cr(lines: Iterable[bytes | str]) -> Iterator[bytes | str]:
+def at_lone_cr(lines: Iterable[bytes | str]) -> Iterator[bytes | str]:
     """The lines (bytes or text, each ending at a newline) also cut after a carriage return
     that no newline follows (`LINE_END`)."""
     for line in lines:
@@ -318,7 +318,7 @@ def open_lines(source) -> tuple[Iterator[bytes | str], str]:
     it decodes. A line ends as `LINE_END` says (`_recut` cuts the bytes of UTF-16 and
     UTF-32 again)."""
     lines, name = _opened(source)
-    return _at_lone_cr(lines), name
+    return at_lone_cr(lines), name
 
 
 def _opened(source) -> tuple[Iterator[bytes | str], str]:
@@ -362,7 +362,7 @@ def decoded(lines: Iterable[bytes | str], name: str,
     an open text file, as they are). A byte-order mark at the start is skipped. Bytes that
     are not `encoding` are refused with their line and byte offset (`EncodingError`)."""
     if "\n".encode(check_encoding(encoding)) != b"\n":  # UTF-16, UTF-32
-        lines = _at_lone_cr(_recut(lines, name, encoding))
+        lines = at_lone_cr(_recut(lines, name, encoding))
     utf8 = codecs.lookup(encoding).name == "utf-8"
     done = 0  # the bytes before this line
     for lineno, raw in enumerate(lines, 1):
@@ -489,6 +489,7 @@ def _parse_block(name: str, start: int, lines: list[str], fmt: str) -> Sentence:
     head_lines: list[int] = []
     empty_index = 0
     range_end = range_line = 0
+    range_ident = ""
     for offset, text in enumerate(lines):
         lineno = start + offset
         if text.startswith("#") and fmt == "conllu":
@@ -524,12 +525,15 @@ def _parse_block(name: str, start: int, lines: list[str], fmt: str) -> Sentence:
             empty_index = 0
         elif fmt == "conllu" and "-" in ident:
             a, _, b = ident.partition("-")
-            if not (a.isdigit() and b.isdigit()) or int(a) != n + 1 or int(b) <= int(a) \
-                    or n < range_end:
+            if n < range_end:
+                raise TreebankFormatError(
+                    name, lineno, f"multiword token range {ident} overlaps the range "
+                    f"{range_ident} of line {range_line}")
+            if not (a.isdigit() and b.isdigit()) or int(a) != n + 1 or int(b) <= int(a):
                 raise TreebankFormatError(
                     name, lineno, f"multiword token range {ident} out of order or malformed "
                     f"(expected a range starting at {n + 1})")
-            range_end, range_line = int(b), lineno
+            range_end, range_line, range_ident = int(b), lineno, ident
         elif fmt == "conllu" and "." in ident:
             a, _, b = ident.partition(".")
             if not (a.isdigit() and b.isdigit()) or int(a) != n or int(b) != empty_index + 1:
