@@ -477,6 +477,15 @@ def test_per_line_each_line_is_one_sentence():
     for sentence in out:
         tokens = [sentence.rows[r][1] for r, _ in sentence.tokens()]
         assert [text[a:b] for a, b in sentence.offsets] == tokens
+    # lines given by the caller end at a carriage return alone too (io.StringIO does not
+    # cut there), as the files' lines do
+    lines = ["Dogs bark. The cat sleeps.\rYes. Yes.\n", "No\r\rYes\n"]
+    streamed = list(tokenizer.iter_tokenize(lines, per_line=True))
+    assert [s.forms for s in streamed] == [s.forms for s in tokenizer.tokenize(
+        "".join(lines), per_line=True)] == [["Dogs", "bark", ".", "The", "cat", "sleeps", "."],
+                                            ["Yes", ".", "Yes", "."], ["No"], ["Yes"]]
+    paragraphs = list(tokenizer.iter_tokenize(["Dogs bark\r\rNo\n"]))  # a blank line
+    assert ["# newpar" in s.comments for s in paragraphs] == [True, True]
 
 
 WHOLE = ["https://example.com/a?b=c", "x.y@z.org", "/usr/local/bin", "3,000.50", "12:30",
