@@ -14,7 +14,7 @@ that UPOS in training (the gold UPOS in training). Each keeps the epoch with the
 development accuracy (the last without development data). Each reads the stem of a word
 too (`arborparse.text.features.Stems`): its longest prefix that is the lemma of another
 training word (or the beginning that word shares with its lemma, `stems_of`), what follows
-it, the UPOS of that stem's words and the features they share.
+it and its first characters, the UPOS of that stem's words and the features they share.
 
 The pairs are scored twice, by a perceptron that reads each sentence left to right and one
 that reads it right to left, each trained alone and with its own history (the pairs it gave
@@ -63,7 +63,8 @@ from numba import njit
 from arborparse.errors import ArborparseError
 from arborparse.io.conllu import FEATS, UPOS, XPOS, Sentence
 from arborparse.text.classifier import Classifier, Trained, candidate_arrays, offsets
-from arborparse.text.features import Stems, combined, stem_key, word_features
+from arborparse.text.features import (STEM, STEM_BEFORE_PREFIXES, Stems, combined, stem_key,
+                                      word_features)
 
 TAGGERS = ("upos_feats", "upos_feats_backward", "xpos")
 ONE_WAY = ("upos_feats", "xpos")  # without `backward`: the pairs left to right alone
@@ -71,8 +72,9 @@ ONE_WAY = ("upos_feats", "xpos")  # without `backward`: the pairs left to right 
 SHOWN = {"upos_feats": "UPOS+FEATS, left to right:", "upos_feats_backward":
          "UPOS+FEATS, right to left:", "xpos": "XPOS given the gold UPOS:"}
 PAIRS = TAGGERS[:2]  # the two that score the (UPOS, FEATS) pairs, one in each direction
-VERSION = 8  # of the tagger inside a model file (6: the pairs scored in both directions;
-# 7: the shapes of words without case; 8: the stems of words, `stems`)
+VERSION = 9  # of the tagger inside a model file (6: the pairs scored in both directions;
+# 7: the shapes of words without case; 8: the stems of words, `stems`; 9: the first
+# characters of what follows a stem, `stem_columns`)
 OLDEST = 7
 SUFFIXES = (4, 3, 2, 1)
 GUESSES = 10  # a suffix guesses (UPOS, FEATS) pairs when seen with at least this many
@@ -118,17 +120,22 @@ def features_of(bundle: str) -> list[str]:
     return [] if bundle == "_" else bundle.split("|")
 
 
-def _stems(value) -> Stems | None:
-    """The `Tagger.stems` of a model file, checked (None in a version 7 file, whose
-    tagger reads no stems, and for a treebank without lemmas)."""
+def _stems(value, width) -> Stems | None:
+    """The `Tagger.stems` of a model file and how many `STEM` columns they give, checked
+    (None in a version 7 file, whose tagger reads no stems, and for a treebank without
+    lemmas; `width` None in a version 8 file, whose stems give `STEM_BEFORE_PREFIXES`)."""
     if value is None:
         return None
+    if width is None:
+        width = STEM_BEFORE_PREFIXES
+    if type(width) is not int or width not in (STEM_BEFORE_PREFIXES, len(STEM)):
+        raise ValueError(f"its stems give {width!r} columns, not {len(STEM)}")
     if not isinstance(value, dict) or not all(
             isinstance(forms, dict) and all(isinstance(v, str) and v.count("\t") == 1
                                             for v in forms.values())
             for forms in value.values()):
         raise ValueError("its stems are not lemmas with their forms' UPOS and features")
-    return Stems(value)
+    return Stems(value, width)
 
 
 def stems_of(form: str, lemma: str) -> list[str]:
@@ -370,6 +377,7 @@ class Tagger(Trained):
         """(header, arrays) for a model file: the dictionaries (JSON) and the weights."""
         header = {"ambiguity": self.ambiguity,
                   "stems": self.stems.entries if self.stems else None,
+                  "stem_columns": self.stems.width if self.stems else None,
                   "classes": {t: getattr(self, t).classes for t in self._taggers()},
                   "xpos_by_upos": {str(k): v for k, v in self.xpos_by_upos.items()},
                   "pairs_by_suffix": self.pairs_by_suffix}
@@ -382,7 +390,7 @@ class Tagger(Trained):
         try:
             tagger = cls(progress=False, backward=PAIRS[1] in header["classes"])
             tagger.ambiguity = dict(header["ambiguity"])
-            tagger.stems = _stems(header.get("stems"))  # none in a version 7 file
+            tagger.stems = _stems(header.get("stems"), header.get("stem_columns"))
             for t in tagger._taggers():
                 setattr(tagger, t, Classifier(header["classes"][t], weights=arrays[t],
                                               parts=pair_parts if t in PAIRS else None))

@@ -326,12 +326,14 @@ def test_candidate_pairs_are_those_of_the_longest_suffix_with_enough_of_them(mon
     assert len({u for s in tagged for u in s.upos}) > 1
 
 
-def stem_hashes(rest, upos, shared="?"):
-    """The `STEM` columns of a word whose stem leaves `rest`, its words' UPOS `upos` and
-    the features they all have `shared`."""
+def stem_hashes(rest, upos, shared="?", prefixes=None):
+    """The `STEM` columns of a word whose stem leaves `rest`, its words' UPOS `upos`, the
+    features they all have `shared` and the rest's first two and three characters
+    `prefixes` (by default ``?`` for no stem, else ``-``: a rest of up to two characters)."""
     first = len(TEMPLATES)
-    return (feature_hash(first, rest), feature_hash(first + 1, upos),
-            feature_hash(first + 2, f"{upos} {rest}"), feature_hash(first + 3, shared))
+    prefixes = prefixes or ("?" if rest == "?" else "-",) * 2
+    return tuple(feature_hash(first + j, v) for j, v in enumerate(
+        (rest, upos, f"{upos} {rest}", shared, *prefixes)))
 
 
 def test_a_word_reads_its_stem_as_a_new_word_of_its_lemma_would():
@@ -345,25 +347,30 @@ def test_a_word_reads_its_stem_as_a_new_word_of_its_lemma_would():
                    "e": {"ebe": "NOUN\t"}, "iz": {"iz": "NOUN\t"}})
 
     assert stems.row("evde") == stem_hashes("de", "NOUN", "Case=Nom")  # shared by "ev" and "evler"
-    assert stems.row("evlerde") == stem_hashes("rde", "VERB", "Tense=Past")  # the longest stem
+    # the longest stem; the rest's first two characters, and no first three of three
+    assert stems.row("evlerde") == stem_hashes("rde", "VERB", "Tense=Past", ("rd", "-"))
     assert stems.row("ev") == stem_hashes("", "NOUN", "Case=Nom|Number=Plur")  # its own lemma
-    assert stems.row("evlendi") == stem_hashes("lendi", "NOUN", "Case=Nom")  # "evle" has no other
-    assert stems.row("gelmedi") == stem_hashes("medi", "VERB", "Tense=Past")
+    assert stems.row("evlendi") == stem_hashes("lendi", "NOUN", "Case=Nom",  # "evle" has no
+                                               ("le", "len"))  # other word
+    assert stems.row("gelmedi") == stem_hashes("medi", "VERB", "Tense=Past", ("me", "med"))
     assert stems.row("geldi") == stem_hashes("?", "?")  # a training word alone with its stem
     assert stems.row("koşar") == stem_hashes("ar", "NOUN|VERB")  # the UPOS of all its words, no
     # feature in all of them
     assert stems.row("ebeler") == stem_hashes("?", "?")  # a one-letter stem is none
     assert stems.row("evde") == stem_hashes("de", "NOUN", "Case=Nom")  # the same again (kept)
     # a word far longer than any stem is read from the longest stem down
-    assert stems.longest == 4 and stems.row("ev" + "x" * 100_000)[0] == feature_hash(
-        len(TEMPLATES), "x" * 100_000)
+    assert stems.longest == 4 and stems.row("ev" + "x" * 100_000) == stem_hashes(
+        "x" * 100_000, "NOUN", "Case=Nom", ("xx", "xxx"))
     # a column per template, word by word, from the forms as `stem_key` writes them: Turkish
     # İ lowercased is a plain i, as lemmas write it
     assert stem_key("İzini") == "izini" and stem_key("EVDE") == "evde"
     X = stems.columns([["Evde", "geldi"], ["İzini"]])
     assert X.shape == (3, len(STEM)) and X.dtype == np.uint32
     assert X.tolist() == [list(stem_hashes("de", "NOUN", "Case=Nom")), list(stem_hashes("?", "?")),
-                          list(stem_hashes("ini", "NOUN"))]
+                          list(stem_hashes("ini", "NOUN", "?", ("in", "-")))]
+    # the stems of a tagger file of version 8 give the first four columns alone
+    old = Stems(stems.entries, width=4)
+    assert old.columns([["Evde", "geldi"], ["İzini"]]).tolist() == X[:, :4].tolist()
     assert stems.columns([]).shape == (0, len(STEM))
     assert combined([("NOUN", "Case=Nom|Number=Sing"), ("PROPN", "Case=Acc|Number=Sing"),
                      ("NOUN|X", "_")]) == ("NOUN|PROPN|X", "")
@@ -412,6 +419,21 @@ def test_stems_are_read_off_the_lemmas_and_kept_in_the_model_file(tmp_path):
     Pipeline(old).save(tmp_path / "again.npz")
     again = arborparse.load(tmp_path / "again.npz").tagger
     assert "".join(s.to_text() for s in again.tag(bare)) == tagged
+    # one written before the rest's first characters (version 8, by commit be9a96b) reads
+    # its stems' four columns alone, as it did, saved again too
+    old = arborparse.load(MODELS / "tagger-v8.npz").tagger
+    tagged = "".join(s.to_text() for s in old.tag(bare))
+    assert old.stems.width == 4 and old._static(bare)[0].shape[1] == len(TEMPLATES) + 4
+    assert tagged == (MODELS / "tagger-v8.tagged.conllu").read_text()
+    Pipeline(old).save(tmp_path / "again.npz", force=True)
+    again = arborparse.load(tmp_path / "again.npz").tagger
+    assert again.stems.width == 4 and "".join(s.to_text() for s in again.tag(bare)) == tagged
+    header, arrays = Pipeline(tagger).parts()
+    for width in (5, "6", True):
+        header["components"]["tagger"]["header"]["stem_columns"] = width
+        model_files.save(tmp_path / "p.npz", "pipeline", 1, header, arrays, force=True)
+        with pytest.raises(ModelFileError, match=f"its stems give {width!r} columns, not 6"):
+            arborparse.load(tmp_path / "p.npz")
 
 
 def test_a_form_gives_its_lemma_and_the_beginning_they_share_as_stems():
