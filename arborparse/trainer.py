@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 from arborparse import registry
 from arborparse.baselines import left_neighbour
-from arborparse.errors import ArborparseError
+from arborparse.errors import ArborparseError, warn
 from arborparse.eval import evaluate, tag_scores
 from arborparse.io import model_files, read_conllu
 from arborparse.io.conllu import COLUMNS, FEATS, FORMATS, LEMMA, UPOS, XPOS, Sentence
@@ -265,10 +265,9 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     else:
         if not force and path is not None and lead and os.path.isfile(path) and \
                 model_files.is_model(path):  # the data and options checked: work begins
-            warnings.warn(f"{path} holds a model, which this training replaces once it has "
-                          "one to save (Ctrl-C before then keeps it); to keep it, give "
-                          "another path; to replace it unwarned, force (--force)",
-                          stacklevel=2)
+            warn(f"{path} holds a model, which this training replaces once it has "
+                 "one to save (Ctrl-C before then keeps it); to keep it, give "
+                 "another path; to replace it unwarned, force (--force)")
         with interrupt_says(f"training interrupted while training the "
                             f"{_listed(front_parts)}{nothing_yet}"):
             front = front_end(parts, train, dev, table.seed, progress)
@@ -355,7 +354,7 @@ def train(train, dev=None, *, family: str = "linear", components=None,
                     os.remove(beside)
     pipeline = described(front, fitted.parser_, kept.get("record", {}))
     for warning in pipeline.info["warnings"]:
-        warnings.warn(warning, stacklevel=2)
+        warn(warning)
     if path is not None and lead:
         pipeline.save(path, force=force)
     if progress and lead:

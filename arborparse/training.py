@@ -32,12 +32,11 @@ import signal
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from arborparse.errors import ArborparseError
+from arborparse.errors import ArborparseError, warn
 
 CHECKPOINT = "checkpoint"
 CHECKPOINT_VERSION = 1
@@ -229,7 +228,7 @@ def keeps_best(fit):
                              call=lambda kind, _: caught.setdefault(kind)):
                 trained = fit(self, train, dev, save_best)
             for kind in caught:
-                warnings.warn(f"{kind} encountered in training", RuntimeWarning, stacklevel=2)
+                warn(f"{kind} encountered in training", RuntimeWarning)
             return trained
         except BaseException as err:
             if interrupt_of(err) is not None:

@@ -14,12 +14,11 @@ from __future__ import annotations
 import os
 import sys
 import time
-import warnings
 from datetime import datetime, timezone
 
 from arborparse import __version__
 from arborparse.ensemble.parser import EnsembleParser
-from arborparse.errors import ArborparseError
+from arborparse.errors import ArborparseError, warn
 from arborparse.eval import evaluate
 from arborparse.io.model_files import check_output, is_model
 from arborparse.pipeline import MEMBER_SCORES, Pipeline, load
@@ -74,9 +73,8 @@ def combine(first, second, dev=None, weight: float | None = None, fmt: str = "au
     ensemble = EnsembleParser(front.parser, other.parser, 0.5 if weight is None else weight)
     _warn_if_apart(front, other)
     if not force and path is not None and os.path.isfile(path) and is_model(path):
-        warnings.warn(f"{path} holds a model, which the combined model replaces; to keep it, "
-                      "give another path; to replace it unwarned, force (--force)",
-                      stacklevel=2)
+        warn(f"{path} holds a model, which the combined model replaces; to keep it, "
+             "give another path; to replace it unwarned, force (--force)")
     scores, tried, data = {}, {}, {}
     if dev is not None:
         gold, data["dev"] = sentences_of(dev, fmt, "dev")
@@ -138,13 +136,13 @@ def _warn_if_apart(front: Pipeline, other: Pipeline) -> None:
     languages = [str(m.info.get("language") or UNKNOWN_LANGUAGE).split("_")[0]
                  for m in (front, other)]
     if UNKNOWN_LANGUAGE not in languages and languages[0] != languages[1]:
-        warnings.warn(f"the two models are of different languages ({languages[0]} and "
-                      f"{languages[1]}, as their model files record them): an ensemble mixes "
-                      "parsers of one language", stacklevel=3)
+        warn(f"the two models are of different languages ({languages[0]} and "
+             f"{languages[1]}, as their model files record them): an ensemble mixes "
+             "parsers of one language")
     labels = set(other.parser.labels)
     if len(labels & set(front.parser.labels)) < len(labels) / 2:
-        warnings.warn("fewer than half of the second parser's labels are the first's: were "
-                      "the two trained on the same treebank?", stacklevel=3)
+        warn("fewer than half of the second parser's labels are the first's: were "
+             "the two trained on the same treebank?")
 
 
 def _info(front: Pipeline, other: Pipeline, ensemble: EnsembleParser, scores: dict,

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
 
 from arborparse.ensemble.combine import combine, report_on_stderr
 from arborparse.ensemble.options import EnsembleOptions
-from arborparse.errors import ArborparseError
+from arborparse.errors import ArborparseError, warn
 from arborparse.io import model_files
 from arborparse.pipeline import Pipeline, load
 from arborparse.training import TrainingInterrupted, interrupt_says
@@ -66,9 +65,9 @@ def train(train, dev=None, *, components=None, progress: bool = True, path=None,
                               f"(its members are trained as {' and '.join(paths.values())})")
     if not resume and not force and path is not None and os.path.isfile(path) and \
             model_files.is_model(path):
-        warnings.warn(f"{path} holds a model, which this training replaces once both members "
-                      "are trained (Ctrl-C before then keeps it); to keep it, give another "
-                      "path; to replace it unwarned, force (--force)", stacklevel=3)
+        warn(f"{path} holds a model, which this training replaces once both members "
+             "are trained (Ctrl-C before then keeps it); to keep it, give another "
+             "path; to replace it unwarned, force (--force)")
     data = {"train": sentences_of(train, fmt, "train")[1],
             "dev": sentences_of(dev, fmt, "dev")[1]} if resume else None
     members = []
@@ -114,7 +113,7 @@ def train(train, dev=None, *, components=None, progress: bool = True, path=None,
     better = _better_member(model.info["scores"], members)
     said = [] if better is None else [_below(model.info["scores"], *better, paths)]
     for warning in said:
-        warnings.warn(warning, stacklevel=3)
+        warn(warning)
     own = {k: v for k, v in (members[0].info.get("scores") or {}).items()
            if k not in ("UAS", "LAS")}  # the front end's: tags, lemmas, sentence ends
     model = Pipeline(model.tagger, model.lemmatizer, model.parser, model.tokenizer, {

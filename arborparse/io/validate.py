@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from arborparse.errors import TreebankFormatError
+from arborparse.errors import TreebankFormatError, warn
 from arborparse.io.conllu import Sentence
 from arborparse.trees.structure import find_cycle
 
@@ -91,6 +90,5 @@ def require_tags(sentences: Iterable[Sentence]) -> Iterator[Sentence]:
         missing += count
         yield s
     if missing:
-        warnings.warn(f"{missing} word{'s' * (missing > 1)} of the input had no UPOS (_) and "
-                      "were parsed without it; expect lower accuracy", MissingTagsWarning,
-                      stacklevel=2)
+        warn(f"{missing} word{'s' * (missing > 1)} of the input had no UPOS (_) and "
+             "were parsed without it; expect lower accuracy", MissingTagsWarning)

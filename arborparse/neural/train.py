@@ -23,14 +23,13 @@ from __future__ import annotations
 import os
 import sys
 import time
-import warnings
 from dataclasses import replace
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
-from arborparse.errors import ArborparseError
+from arborparse.errors import ArborparseError, warn
 from arborparse.eval import evaluate
 from arborparse.io.conllu import Sentence
 from arborparse.io.validate import MULTI_ROOT, check_tree
@@ -96,9 +95,9 @@ def _device() -> torch.device:
         return torch.device("cpu")
     if torch.cuda.device_count() >= processes:
         return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
-    warnings.warn(f"training on the CPU: {processes} processes on this machine and "
-                  f"{torch.cuda.device_count()} GPU(s) for them; start at most one process "
-                  "per GPU to train on the GPUs", stacklevel=2)
+    warn(f"training on the CPU: {processes} processes on this machine and "
+         f"{torch.cuda.device_count()} GPU(s) for them; start at most one process "
+         "per GPU to train on the GPUs")
     return torch.device("cpu")
 
 

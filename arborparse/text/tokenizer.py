@@ -41,7 +41,6 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-import warnings
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -49,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arborparse.errors import ArborparseError
+from arborparse.errors import ArborparseError, warn
 from arborparse.io.chunks import chunks
 from arborparse.io.conllu import FORM, MISC, Sentence, at_lone_cr, lines_of
 from arborparse.io.model_files import ModelFileError, inner, nested
@@ -749,10 +748,10 @@ class Tokenizer(Trained):
                 share >= max(UNSEEN_SHARE, UNSEEN_TIMES * self.unseen_rate):
             named = ", ".join(f"{c!r} (U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}) "
                               f"×{n}" for c, n in unseen.most_common(3))
-            warnings.warn(f"{100 * share:.1f}% of the text's letters never occur in the "
-                          f"model's training text, such as {named}: it reads them as "
-                          "unknown; is the text in the model's language and script, "
-                          "written as its treebank writes it?", stacklevel=3)
+            warn(f"{100 * share:.1f}% of the text's letters never occur in the "
+                 f"model's training text, such as {named}: it reads them as "
+                 "unknown; is the text in the model's language and script, "
+                 "written as its treebank writes it?")
 
     # ------------------------------------------------------------------ model files
 

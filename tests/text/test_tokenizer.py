@@ -623,6 +623,13 @@ def test_a_text_in_characters_training_never_had_is_warned_of(ud):
                                          r"the model's training text, such as 'а' \(U\+0430 "
                                          r"CYRILLIC SMALL LETTER A\) ×3"):
         nlp.parse_text("Собака лает.")
+    # shown at the caller's line, however deep the generator that found it
+    for call in (lambda: nlp.parse_text("Собака лает."), lambda: nlp("Собака лает."),
+                 lambda: list(nlp.pipe(["Собака лает."])),
+                 lambda: list(nlp.iter_parse_text(["Собака лает.\n"]))):
+        with pytest.warns(UserWarning, match="never occur") as caught:
+            call()
+        assert [w.filename for w in caught] == [__file__]
     header, arrays = tokenizer.parts()
     del header["alphabet"], header["unseen_rate"]
     older = Tokenizer.from_parts(header, arrays, "older.npz")
