@@ -467,6 +467,11 @@ class Pipeline:
             if item and all(isinstance(s, str) for s in item):
                 got += (" (one sentence's words? give a list of word lists, "
                         "nlp([['The', 'dog', 'barks']]); several texts: nlp.pipe(texts))")
+            wrong = next(((k, w) for k, s in enumerate(item, 1) if isinstance(s, (list, tuple))
+                          for w in s if not isinstance(w, str)), None)
+            if wrong:
+                got += f", and sentence {wrong[0]} holds {wrong[1]!r} (" \
+                       f"{type(wrong[1]).__name__}) where a word (a str) should be"
         raise TypeError("a pipeline takes a str (raw text), a list of word lists "
                         f"(pre-tokenized sentences) or a list of Sentence; got {got}")
 

@@ -13,19 +13,19 @@
 
 Words are spaCy's tokens: a multiword token (English *can't*, Spanish *del*) becomes its
 words; whitespace other than one space after a word is a token of its own (spaCy's
-``is_space``), so that ``doc.text`` is the text given, unless a multiword token's words do
-not spell it (Spanish *del*: *de* *el*): then a warning says that the Doc's text holds
-the words instead. ``spacy.displacy.render(doc, style="dep")`` draws either Doc.
+``is_space``, ``pos_`` ``SPACE``, hanging from the token before it), so that ``doc.text``
+is the text given, unless a multiword token's words do not spell it (Spanish *del*: *de*
+*el*): then a warning says that the Doc's text holds the words instead.
+``spacy.displacy.render(doc, style="dep")`` draws either Doc.
 """
 
 from __future__ import annotations
 
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional
 
-from arborparse.errors import ArborparseError
+from arborparse.errors import ArborparseError, warn
 from arborparse.pipeline import Pipeline, load as load_model
 
 import numpy as np
@@ -56,11 +56,14 @@ def _value(value: str) -> str:
 def _annotate(doc: Doc, sentences, indices: list[list[int]]) -> None:
     """Set the tags, lemmas and trees of `sentences` (arborparse's) on the tokens of `doc`
     at `indices` (one list of token positions per sentence); a token outside them
-    (whitespace) hangs from its left neighbour (the first token, from its right one)."""
+    (whitespace) is spaCy's ``SPACE`` and hangs from its left neighbour (the first token,
+    from its right one)."""
     words = {i for where in indices for i in where}
     heads = [i if i in words else i - 1 if i > 0 else i + 1 if len(doc) > 1 else i
              for i in range(len(doc))]
     deps = ["dep" if head != i else "" for i, head in enumerate(heads)]
+    for i in set(range(len(doc))) - words:
+        doc[i].pos_ = "SPACE"
     for s, where in zip(sentences, indices):
         for word, i in zip(s.words, where):
             token = doc[i]
@@ -135,11 +138,11 @@ class _Tokenizer:
                     spaces.append(apart and k < len(forms) - 1)
         take(text[at:])
         if rewritten:
-            warnings.warn(f"the Doc's text differs from the text given: spaCy has no "
-                          f"multiword tokens, and {len(rewritten)} of the text's are words "
-                          f"that do not spell them ({', '.join(rewritten[:3])}"
-                          f"{', ...' if len(rewritten) > 3 else ''}); token.idx counts in "
-                          "the Doc's text", stacklevel=2)
+            warn(f"the Doc's text differs from the text given: spaCy has no "
+                 f"multiword tokens, and {len(rewritten)} of the text's are words "
+                 f"that do not spell them ({', '.join(rewritten[:3])}"
+                 f"{', ...' if len(rewritten) > 3 else ''}); token.idx counts in "
+                 "the Doc's text")
         doc = Doc(self.vocab, words=words, spaces=spaces)
         _annotate(doc, document.sentences, indices)
         return doc
@@ -208,6 +211,12 @@ class Parser:
             raise ArborparseError("arborparse_parser: give the model file, config={'model': "
                                   "PATH}")
         self.pipeline = _pipeline(model)
+        parser = self.pipeline.parser
+        if self.pipeline.tagger is None and parser is not None and not parser.capabilities.tags:
+            raise ArborparseError(f"arborparse_parser: {model} has no tagger, and its parser "
+                                  "reads tags, which spaCy's tokens lack: give a model with "
+                                  "one (arborparse train, whose default components are "
+                                  "tokenizer,tagger,lemmatizer,parser)")
         offered = marginals and self.pipeline.capabilities.marginals
         self.options = {"marginals": True} if offered else {}
 
@@ -216,12 +225,8 @@ class Parser:
         indices = [[t.i for t in span if not t.is_space] for span in spans]
         indices = [where for where in indices if where]
         words = [[doc[i].text for i in where] for where in indices]
-        if words:
-            document = self.pipeline(words, **self.options)
-            _annotate(doc, document.sentences, indices)
-        for token in doc:  # whitespace tokens hang from their left neighbour
-            if token.is_space and token.i > 0:
-                token.head, token.dep_ = doc[token.i - 1], "dep"
+        _annotate(doc, self.pipeline(words, **self.options).sentences if words else [],
+                  indices)
         return doc
 
 

@@ -189,6 +189,9 @@ def test_wrong_inputs_are_refused(english):
     with pytest.raises(TypeError, match=r"got a list of str \(one sentence's words\? give "
                                         r"a list of word lists"):
         english(["The", "dog"])
+    with pytest.raises(TypeError, match=r"got a list of list, and sentence 2 holds 5 \(int\) "
+                                        r"where a word \(a str\) should be$"):
+        english([["The", "dog"], ["It", 5]])
     for words in ([["a", ""]], [["a\rb", "c"]], [["a\nb"]], [["a\tb"]]):
         with pytest.raises(ArborparseError, match="words must be non-empty, without tabs or "
                                                   "line ends"):
@@ -243,7 +246,7 @@ def test_the_conllu_package_reads_and_writes_what_we_do(english):
         assert [w.head_prob for w in back.words] == [w.head_prob for w in ours.words]
 
 
-def test_spacy_both_ways(english, english_pipeline):
+def test_spacy_both_ways(english, english_pipeline, tmp_path):
     spacy = pytest.importorskip("spacy")
     import arborparse.spacy
 
@@ -271,9 +274,19 @@ def test_spacy_both_ways(english, english_pipeline):
     assert "<svg" in spacy.displacy.render(doc, style="dep")
     doc = blank("  The dog barks")  # leading whitespace: a token of its own, not a sentence
     assert doc[0].is_space and doc[0].head.i == 1 and doc[0].dep_ == "dep"
+    assert doc[0].pos_ == "SPACE" and [t.pos_ for t in doc[1:]] == [
+        w.upos for w in english([["The", "dog", "barks"]]).words]
     assert len(list(doc.sents)) == 1
+    doc = blank("   ")  # whitespace alone
+    assert [(t.pos_, t.head.i, t.dep_) for t in doc] == [("SPACE", 0, "")]
     with pytest.raises(ArborparseError, match="give the model file"):
         spacy.blank("en").add_pipe("arborparse_parser")
+    # a model whose parser reads tags it has no tagger for is refused where it is added
+    Pipeline(parser=arborparse.load(english_pipeline).parser).save(tmp_path / "parser.npz")
+    with pytest.raises(ArborparseError, match="parser.npz has no tagger, and its parser reads "
+                       "tags, which spaCy's tokens lack"):
+        spacy.blank("en").add_pipe("arborparse_parser",
+                                   config={"model": str(tmp_path / "parser.npz")})
 
 
 FRENCH = """# text = Il parle du chat.
@@ -303,6 +316,7 @@ def test_spacy_keeps_the_text_unless_words_do_not_spell_their_token(english_pipe
     assert all(text[t.idx:t.idx + len(t.text)] == t.text for t in doc)
     assert [t.text for t in doc if t.is_space] == ["  ", "\r\n", " ", "\n"]
     assert all(t.dep_ == "dep" and t.head.i == max(t.i - 1, 1) for t in doc if t.is_space)
+    assert all(t.pos_ == "SPACE" for t in doc if t.is_space)
     tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(read_conllu(
         io.StringIO(FRENCH * 5)))
     Pipeline(tokenizer=tokenizer).save(tmp_path / "fr.npz")
