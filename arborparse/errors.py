@@ -3,19 +3,18 @@ Warnings too (`warn`), which it prints as one line each."""
 
 from __future__ import annotations
 
-import os
 import sys
 import warnings
-
-_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:
     """`warnings.warn`, shown at the line that called into arborparse: the first frame
-    outside this package (a generator's warning is raised wherever it is consumed, so no
-    fixed ``stacklevel`` finds that line)."""
+    outside its modules (a generator's warning is raised wherever it is consumed, so no
+    fixed ``stacklevel`` finds that line; where a library called arborparse, spaCy's
+    ``nlp(text)``, that library's line)."""
     frame, level = sys._getframe(1), 2
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+    while frame is not None and \
+            frame.f_globals.get("__name__", "").partition(".")[0] == "arborparse":
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
 

@@ -18,6 +18,7 @@ pipeline's tagger and that parser reading each paragraph (`crossing`).
 from __future__ import annotations
 
 import numbers
+import reprlib
 from collections.abc import Iterable
 from importlib import import_module
 from itertools import islice
@@ -470,7 +471,7 @@ class Pipeline:
             wrong = next(((k, w) for k, s in enumerate(item, 1) if isinstance(s, (list, tuple))
                           for w in s if not isinstance(w, str)), None)
             if wrong:
-                got += f", and sentence {wrong[0]} holds {wrong[1]!r} (" \
+                got += f", and sentence {wrong[0]} holds {reprlib.repr(wrong[1])} (" \
                        f"{type(wrong[1]).__name__}) where a word (a str) should be"
         raise TypeError("a pipeline takes a str (raw text), a list of word lists "
                         f"(pre-tokenized sentences) or a list of Sentence; got {got}")

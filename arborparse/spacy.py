@@ -13,9 +13,10 @@
 
 Words are spaCy's tokens: a multiword token (English *can't*, Spanish *del*) becomes its
 words; whitespace other than one space after a word is a token of its own (spaCy's
-``is_space``, ``pos_`` ``SPACE``, hanging from the token before it), so that ``doc.text``
-is the text given, unless a multiword token's words do not spell it (Spanish *del*: *de*
-*el*): then a warning says that the Doc's text holds the words instead.
+``is_space``, ``pos_`` ``SPACE``, hanging from the token before it or, before the first
+word, from that word), so that ``doc.text`` is the text given, unless a multiword token's
+words do not spell it (Spanish *del*: *de* *el*): then a warning says that the Doc's text
+holds the words instead.
 ``spacy.displacy.render(doc, style="dep")`` draws either Doc.
 """
 
@@ -56,10 +57,11 @@ def _value(value: str) -> str:
 def _annotate(doc: Doc, sentences, indices: list[list[int]]) -> None:
     """Set the tags, lemmas and trees of `sentences` (arborparse's) on the tokens of `doc`
     at `indices` (one list of token positions per sentence); a token outside them
-    (whitespace) is spaCy's ``SPACE`` and hangs from its left neighbour (the first token,
-    from its right one)."""
+    (whitespace) is spaCy's ``SPACE`` and hangs from its left neighbour, or, before the
+    first word, from that word (without words, the first token is the root)."""
     words = {i for where in indices for i in where}
-    heads = [i if i in words else i - 1 if i > 0 else i + 1 if len(doc) > 1 else i
+    first = min(words, default=0)
+    heads = [i if i in words or i == first else first if i < first else i - 1
              for i in range(len(doc))]
     deps = ["dep" if head != i else "" for i, head in enumerate(heads)]
     for i in set(range(len(doc))) - words:

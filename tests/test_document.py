@@ -279,6 +279,17 @@ def test_spacy_both_ways(english, english_pipeline, tmp_path):
     assert len(list(doc.sents)) == 1
     doc = blank("   ")  # whitespace alone
     assert [(t.pos_, t.head.i, t.dep_) for t in doc] == [("SPACE", 0, "")]
+    # whitespace tokens a Doc was made with: before the first word they hang from it, and
+    # without words the first is the root
+    from spacy.tokens import Doc
+
+    parse = blank.get_pipe("arborparse_parser")
+    doc = parse(Doc(blank.vocab, words=["\n", "  ", "The", "dog", "\n"],
+                    spaces=[False, False, True, False, False]))
+    assert [t.head.i for t in doc][:2] == [2, 2] and doc[4].head.i == 3
+    assert [t.pos_ for t in doc if t.is_space] == ["SPACE"] * 3
+    doc = parse(Doc(blank.vocab, words=["\n", "  ", "\t"], spaces=[False] * 3))
+    assert [(t.head.i, t.dep_) for t in doc] == [(0, ""), (0, "dep"), (1, "dep")]
     with pytest.raises(ArborparseError, match="give the model file"):
         spacy.blank("en").add_pipe("arborparse_parser")
     # a model whose parser reads tags it has no tagger for is refused where it is added

@@ -301,11 +301,14 @@ def lines_of(text: str) -> list[str]:
     return [line for line in LINE_END.split(text) if line]
 
 
-def at_lone_cr(lines: Iterable[bytes | str]) -> Iterator[bytes | str]:
-    """The lines (bytes or text, each ending at a newline) also cut after a carriage return
-    that no newline follows (`LINE_END`)."""
+def at_line_ends(lines: Iterable[bytes | str]) -> Iterator[bytes | str]:
+    """The lines (bytes or text) cut where `LINE_END` says: after a carriage return that no
+    newline follows, and after a newline inside one (a caller's "line" that holds
+    several), so that a text reads the same however it is cut into lines."""
     for line in lines:
-        if (b"\r" if isinstance(line, bytes) else "\r") in line:
+        cr, nl = (b"\r", b"\n") if isinstance(line, bytes) else ("\r", "\n")
+        end = len(line) - (2 if line.endswith(cr + nl) else 1 if line.endswith((cr, nl)) else 0)
+        if line.find(cr, 0, end) != -1 or line.find(nl, 0, end) != -1:
             cut = _LINE_END_BYTES if isinstance(line, bytes) else LINE_END
             yield from (piece for piece in cut.split(line) if piece)
         else:
@@ -318,7 +321,7 @@ def open_lines(source) -> tuple[Iterator[bytes | str], str]:
     it decodes. A line ends as `LINE_END` says (`_recut` cuts the bytes of UTF-16 and
     UTF-32 again)."""
     lines, name = _opened(source)
-    return at_lone_cr(lines), name
+    return at_line_ends(lines), name
 
 
 def _opened(source) -> tuple[Iterator[bytes | str], str]:
@@ -362,7 +365,7 @@ def decoded(lines: Iterable[bytes | str], name: str,
     an open text file, as they are). A byte-order mark at the start is skipped. Bytes that
     are not `encoding` are refused with their line and byte offset (`EncodingError`)."""
     if "\n".encode(check_encoding(encoding)) != b"\n":  # UTF-16, UTF-32
-        lines = at_lone_cr(_recut(lines, name, encoding))
+        lines = at_line_ends(_recut(lines, name, encoding))
     utf8 = codecs.lookup(encoding).name == "utf-8"
     done = 0  # the bytes before this line
     for lineno, raw in enumerate(lines, 1):
@@ -525,11 +528,12 @@ def _parse_block(name: str, start: int, lines: list[str], fmt: str) -> Sentence:
             empty_index = 0
         elif fmt == "conllu" and "-" in ident:
             a, _, b = ident.partition("-")
-            if n < range_end:
+            if n < range_end and a.isdigit() and b.isdigit() and int(a) == n + 1:
                 raise TreebankFormatError(
                     name, lineno, f"multiword token range {ident} overlaps the range "
                     f"{range_ident} of line {range_line}")
-            if not (a.isdigit() and b.isdigit()) or int(a) != n + 1 or int(b) <= int(a):
+            if not (a.isdigit() and b.isdigit()) or int(a) != n + 1 or int(b) <= int(a) \
+                    or n < range_end:
                 raise TreebankFormatError(
                     name, lineno, f"multiword token range {ident} out of order or malformed "
                     f"(expected a range starting at {n + 1})")

@@ -129,7 +129,7 @@ class Stems:
         return self._whole[stem]
 
     def row(self, word: str) -> tuple[int, ...]:
-        """The hashes of the `STEM` templates of a word (`stem_key`)."""
+        """The hashes of the first `width` `STEM` templates of a word (`stem_key`)."""
         rest = upos = shared = "?"
         for k in range(min(len(word), self.longest), STEM_LENGTH - 1, -1):
             found = self._read(word[:k], word)
@@ -139,8 +139,8 @@ class Stems:
                 break
         first = len(TEMPLATES)
         values = (rest, upos, f"{upos} {rest}", shared,
-                  *(rest if rest == "?" else rest[:k] if len(rest) > k else "-"
-                    for k in REST_PREFIXES))
+                  *(rest if rest == "?" else rest[:n] if len(rest) > n else "-"
+                    for n in REST_PREFIXES))
         return tuple(feature_hash(first + j, v) for j, v in enumerate(values[:self.width]))
 
     def columns(self, sentences: list[list[str]]) -> np.ndarray:

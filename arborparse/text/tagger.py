@@ -125,11 +125,14 @@ def _stems(value, width) -> Stems | None:
     (None in a version 7 file, whose tagger reads no stems, and for a treebank without
     lemmas; `width` None in a version 8 file, whose stems give `STEM_BEFORE_PREFIXES`)."""
     if value is None:
+        if width is not None:
+            raise ValueError(f"it gives {width!r} stem columns but has no stems")
         return None
     if width is None:
         width = STEM_BEFORE_PREFIXES
     if type(width) is not int or width not in (STEM_BEFORE_PREFIXES, len(STEM)):
-        raise ValueError(f"its stems give {width!r} columns, not {len(STEM)}")
+        raise ValueError(f"its stems give {width!r} columns, not {STEM_BEFORE_PREFIXES} (a "
+                         f"version 8 file) or {len(STEM)}")
     if not isinstance(value, dict) or not all(
             isinstance(forms, dict) and all(isinstance(v, str) and v.count("\t") == 1
                                             for v in forms.values())

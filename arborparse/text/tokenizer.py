@@ -50,7 +50,7 @@ import numpy as np
 
 from arborparse.errors import ArborparseError, warn
 from arborparse.io.chunks import chunks
-from arborparse.io.conllu import FORM, MISC, Sentence, at_lone_cr, lines_of
+from arborparse.io.conllu import FORM, MISC, Sentence, at_line_ends, lines_of
 from arborparse.io.model_files import ModelFileError, inner, nested
 from arborparse.io.plain import characters
 from arborparse.text.classifier import Classifier, Trained, candidate_arrays, offsets
@@ -714,9 +714,10 @@ class Tokenizer(Trained):
         make `BATCH_CHARACTERS` characters, the one that passes it included (where the
         lines fail, the paragraphs read before are split and given first). Each
         sentence's `offsets` say where its tokens are in the text the lines make. A line
-        ends at a carriage return alone too, wherever the lines come from (`at_lone_cr`)."""
+        ends where a file's would, at a carriage return alone too, however the caller cut
+        the text into lines (`at_line_ends`)."""
         count = 0
-        for batch in chunks((_lines if per_line else _paragraphs)(at_lone_cr(lines)),
+        for batch in chunks((_lines if per_line else _paragraphs)(at_line_ends(lines)),
                             BATCH_CHARACTERS, lambda paragraph: len(paragraph[1])):
             if count == 0:
                 self._warn_unseen("".join(paragraph for _, paragraph, _ in batch))

@@ -181,9 +181,15 @@ ERRORS = [
     ("1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n1-2\tA\ta\tN\tNN\t_\t_\t_\t_\t_\n\n", 2,
      "multiword token range 1-2"),
     ("1-3\tABC\t_\t_\t_\t_\t_\t_\t_\t_\n1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n"
-     "2\tB\tb\tN\tNN\t_\t1\tx\t_\t_\n2-3\tBC\t_\t_\t_\t_\t_\t_\t_\t_\n"
-     "3\tC\tc\tN\tNN\t_\t1\tx\t_\t_\n\n", 4,
-     "multiword token range 2-3 overlaps the range 1-3 of line 1"),
+     "2\tB\tb\tN\tNN\t_\t1\tx\t_\t_\n3-4\tCD\t_\t_\t_\t_\t_\t_\t_\t_\n"
+     "3\tC\tc\tN\tNN\t_\t1\tx\t_\t_\n4\tD\td\tN\tNN\t_\t1\tx\t_\t_\n\n", 4,
+     "multiword token range 3-4 overlaps the range 1-3 of line 1"),
+    ("1-3\tABC\t_\t_\t_\t_\t_\t_\t_\t_\n1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n"
+     "4-5\tDE\t_\t_\t_\t_\t_\t_\t_\t_\n\n", 3,
+     "multiword token range 4-5 out of order or malformed (expected a range starting at 2)"),
+    ("1-3\tABC\t_\t_\t_\t_\t_\t_\t_\t_\n1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n"
+     "x-y\tDE\t_\t_\t_\t_\t_\t_\t_\t_\n\n", 3,
+     "multiword token range x-y out of order or malformed"),
     ("# only a comment\n\n", 1, "sentence has no words"),
     ("# sent_id = 1\n1\tA\ta\tN\tNN\t_\t0\troot\t_\t_\n2-20\tBC\t_\t_\t_\t_\t_\t_\t_\t_\n"
      "2\tB\tb\tN\tNN\t_\t1\tx\t_\t_\n3\tC\tc\tN\tNN\t_\t1\tx\t_\t_\n\n", 3,

@@ -419,21 +419,31 @@ def test_stems_are_read_off_the_lemmas_and_kept_in_the_model_file(tmp_path):
     Pipeline(old).save(tmp_path / "again.npz")
     again = arborparse.load(tmp_path / "again.npz").tagger
     assert "".join(s.to_text() for s in again.tag(bare)) == tagged
-    # one written before the rest's first characters (version 8, by commit be9a96b) reads
-    # its stems' four columns alone, as it did, saved again too
+    # one written before the rest's first characters (version 8, by commit be9a96b, trained
+    # on made-up words of twelve nouns and ten verbs with chains of suffixes) reads its
+    # stems' four columns alone and tags its held-out sentences as it did, saved again too
+    tagged = (MODELS / "tagger-v8.tagged.conllu").read_text()
+    bare = [s.with_columns({c: ["_"] * len(s) for c in (UPOS, XPOS, FEATS)})
+            for s in read_conllu(io.StringIO(tagged))]
     old = arborparse.load(MODELS / "tagger-v8.npz").tagger
-    tagged = "".join(s.to_text() for s in old.tag(bare))
     assert old.stems.width == 4 and old._static(bare)[0].shape[1] == len(TEMPLATES) + 4
-    assert tagged == (MODELS / "tagger-v8.tagged.conllu").read_text()
+    assert "".join(s.to_text() for s in old.tag(bare)) == tagged
     Pipeline(old).save(tmp_path / "again.npz", force=True)
     again = arborparse.load(tmp_path / "again.npz").tagger
     assert again.stems.width == 4 and "".join(s.to_text() for s in again.tag(bare)) == tagged
+    again.stems = Stems(again.stems.entries)  # read with all six columns it would tag
+    assert "".join(s.to_text() for s in again.tag(bare)) != tagged  # otherwise
     header, arrays = Pipeline(tagger).parts()
     for width in (5, "6", True):
         header["components"]["tagger"]["header"]["stem_columns"] = width
         model_files.save(tmp_path / "p.npz", "pipeline", 1, header, arrays, force=True)
-        with pytest.raises(ModelFileError, match=f"its stems give {width!r} columns, not 6"):
+        with pytest.raises(ModelFileError, match=f"its stems give {width!r} columns, not 4 "
+                           r"\(a version 8 file\) or 6"):
             arborparse.load(tmp_path / "p.npz")
+    header["components"]["tagger"]["header"].update(stems=None, stem_columns=6)
+    model_files.save(tmp_path / "p.npz", "pipeline", 1, header, arrays, force=True)
+    with pytest.raises(ModelFileError, match="it gives 6 stem columns but has no stems"):
+        arborparse.load(tmp_path / "p.npz")
 
 
 def test_a_form_gives_its_lemma_and_the_beginning_they_share_as_stems():

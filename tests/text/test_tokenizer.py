@@ -484,8 +484,10 @@ def test_per_line_each_line_is_one_sentence():
     assert [s.forms for s in streamed] == [s.forms for s in tokenizer.tokenize(
         "".join(lines), per_line=True)] == [["Dogs", "bark", ".", "The", "cat", "sleeps", "."],
                                             ["Yes", ".", "Yes", "."], ["No"], ["Yes"]]
-    paragraphs = list(tokenizer.iter_tokenize(["Dogs bark\r\rNo\n"]))  # a blank line
-    assert ["# newpar" in s.comments for s in paragraphs] == [True, True]
+    for lines in (["Dogs bark\r\rNo\n"], ["Dogs bark\n\nNo\r"], ["Dogs bark\n\nNo\n"],
+                  ["Dogs bark\r\n", "\r\nNo"]):  # a blank line, however the lines are cut
+        paragraphs = list(tokenizer.iter_tokenize(lines))
+        assert ["# newpar" in s.comments for s in paragraphs] == [True, True]
 
 
 WHOLE = ["https://example.com/a?b=c", "x.y@z.org", "/usr/local/bin", "3,000.50", "12:30",
