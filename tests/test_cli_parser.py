@@ -136,6 +136,13 @@ def test_conllx_in_conllx_out(trained):
     r = CliRunner().invoke(cli, ["parse", "--model", str(model), str(conllx)])
     assert r.exit_code == 0
     assert r.output == conllx.read_text()
+    # its tenth column is PDEPREL, not MISC: no place for the marginals
+    r = CliRunner().invoke(cli, ["parse", "--model", str(model), "--marginals", str(conllx),
+                                 "-o", str(root / "out.conllx")])
+    assert r.exit_code == 1 and not (root / "out.conllx").exists()
+    assert r.output.strip().splitlines() == [
+        f"Error: {conllx}:1: CoNLL-X has no MISC column for HeadProb and LabelProb (its tenth "
+        "column is PDEPREL): give CoNLL-U"]
 
 
 def test_errors_are_one_line(trained, tmp_path):

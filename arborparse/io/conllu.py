@@ -269,9 +269,15 @@ class Sentence:
 
     def with_misc(self, items: list[str]) -> Sentence:
         """A copy with items[m - 1] (``Key=Value|Key=Value``) set in the MISC column of word
-        m: keys already there get the new values, other entries stay."""
+        m: keys already there get the new values, other entries stay. CoNLL-X has no MISC
+        column (its tenth is PDEPREL): a `TreebankFormatError` there."""
         if len(items) != len(self):
             raise ValueError(f"need {len(self)} MISC items, got {len(items)}")
+        if self.format == "conllx":
+            keys = sorted({entry.split("=", 1)[0] for item in items for entry in item.split("|")})
+            raise TreebankFormatError(self.path, self.line, f"CoNLL-X has no MISC column for "
+                                      f"{' and '.join(keys)} (its tenth column is PDEPREL): "
+                                      "give CoNLL-U", where=self.where)
         rows = [list(r) for r in self.rows]
         for r, item in zip(self.word_rows, items):
             new = item.split("|")
@@ -367,28 +373,38 @@ def decoded(lines: Iterable[bytes | str], name: str,
     if "\n".encode(check_encoding(encoding)) != b"\n":  # UTF-16, UTF-32
         lines = at_line_ends(_recut(lines, name, encoding))
     utf8 = codecs.lookup(encoding).name == "utf-8"
-    done = 0  # the bytes before this line
+    done, first = 0, b""  # the bytes before this line, the first line's first bytes
     for lineno, raw in enumerate(lines, 1):
         if isinstance(raw, str):
             yield lineno, raw.removeprefix("\ufeff") if lineno == 1 else raw
             continue
-        if lineno == 1 and utf8 and raw.startswith(codecs.BOM_UTF8):
-            raw, done = raw[3:], 3
+        if lineno == 1:
+            first = raw[:256]
+            if utf8 and raw.startswith(codecs.BOM_UTF8):
+                raw, done = raw[3:], 3
         try:
             yield lineno, raw.decode(encoding)
         except UnicodeDecodeError as err:
             raise EncodingError(name, lineno, done + err.start, "UTF-8" if utf8 else encoding,
-                                _byte_order_mark(raw) if lineno == 1 else None) from None
+                                _looks_like(first)) from None
         done += len(raw)
 
 
-def _byte_order_mark(first: bytes) -> str | None:
-    """The encoding whose byte order mark `first` (a file's first bytes) begins with: UTF-16
-    or UTF-32 (either byte order), or None."""
+def _looks_like(first: bytes) -> str | None:
+    """The encoding a file whose first line's bytes are `first` (cut after a byte 0a) looks
+    like: UTF-16 or UTF-32 where it begins with their byte order mark, UTF-16-LE or
+    UTF-16-BE where every other byte of it is 0 (the ASCII characters of a file without
+    the mark), else None."""
     for name, mark in (("UTF-32", codecs.BOM_UTF32_LE), ("UTF-32", codecs.BOM_UTF32_BE),
                        ("UTF-16", codecs.BOM_UTF16_LE), ("UTF-16", codecs.BOM_UTF16_BE)):
         if first.startswith(mark):
             return name
+    raw = first.removesuffix(b"\n")
+    odd, even = raw[1::2], raw[0::2]
+    if len(raw) >= 8 and odd.count(0) >= 0.9 * len(odd) and not even.count(0):
+        return "UTF-16-LE"
+    if len(raw) >= 8 and even.count(0) >= 0.9 * len(even) and not odd.count(0):
+        return "UTF-16-BE"
     return None
 
 
