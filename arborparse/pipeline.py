@@ -268,10 +268,12 @@ class Pipeline:
     @property
     def info(self) -> dict:
         """What the model says of itself: `INFO`'s keys (None where unknown: a model file
-        of an earlier version, or a pipeline put together by hand)."""
+        of an earlier version, or a pipeline put together by hand); `versions`: the format
+        each component was read in (`component`), or, one made here, would be saved in."""
         family = registry.canonical(self.parser.kind) if self.parser is not None else None
         tag_reach = getattr(self.parser, "tag_reach", None)
-        versions = {name: import_module(_home(name, family)[0]).VERSION
+        versions = {name: getattr(getattr(self, name), "format_read",
+                                  import_module(_home(name, family)[0]).VERSION)
                     for name in self.components}
         labeler = getattr(self.parser, "labeler", None)
         temperatures = (self.parser.temperature, self.parser.label_temperature,
@@ -545,4 +547,6 @@ def component(name: str, entry, arrays: dict, path, where: str):
         raise ModelFileError(f"{path}: {where} is version {written!r}, this arborparse reads "
                              f"{model_files.versions(oldest, version)}; "
                              f"{model_files.what_to_do(written, version)}")
-    return _class(home).from_parts(part, arrays, path)
+    found = _class(home).from_parts(part, arrays, path)
+    found.format_read = written  # what `Pipeline.info` says of it
+    return found

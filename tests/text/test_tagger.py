@@ -385,6 +385,7 @@ def test_stems_are_read_off_the_lemmas_and_kept_in_the_model_file(tmp_path):
     import arborparse
     from arborparse.io import model_files
     from arborparse.io.model_files import ModelFileError
+    from arborparse.pipeline import info
 
     data = with_features()
     tagger = Tagger(epochs=2, bits=14, progress=False).fit(data)
@@ -425,7 +426,10 @@ def test_stems_are_read_off_the_lemmas_and_kept_in_the_model_file(tmp_path):
     tagged = (MODELS / "tagger-v8.tagged.conllu").read_text()
     bare = [s.with_columns({c: ["_"] * len(s) for c in (UPOS, XPOS, FEATS)})
             for s in read_conllu(io.StringIO(tagged))]
-    old = arborparse.load(MODELS / "tagger-v8.npz").tagger
+    loaded = arborparse.load(MODELS / "tagger-v8.npz")
+    # its info says the format the file holds, as `arborparse info` does
+    assert loaded.info["versions"] == info(MODELS / "tagger-v8.npz")["versions"] == {"tagger": 8}
+    old = loaded.tagger
     assert old.stems.width == 4 and old._static(bare)[0].shape[1] == len(TEMPLATES) + 4
     assert "".join(s.to_text() for s in old.tag(bare)) == tagged
     Pipeline(old).save(tmp_path / "again.npz", force=True)
