@@ -66,12 +66,14 @@ class NotTreebankError(TreebankFormatError):
 class EncodingError(TreebankFormatError):
     """A file's bytes are not valid in the encoding it is read with: the message names the
     line and the byte offset (from 0, in the file as read, decompressed), and the encoding
-    the file looks like where its first bytes say (`looks_like`: a UTF-16 or UTF-32 byte
-    order mark); a command that takes ``--encoding`` adds it."""
+    the file looks like where its bytes say (`looks_like`: a UTF-16 or UTF-32 byte order
+    mark at its start, or every other byte of the line 0: UTF-16-LE or UTF-16-BE without
+    one); a command that takes ``--encoding`` adds it."""
 
     def __init__(self, path, line, offset: int, encoding: str, looks_like: str | None = None):
         self.offset = offset
         self.encoding = encoding
         self.looks_like = looks_like
-        super().__init__(path, line, f"not valid {encoding} at byte {offset}" + (
-            f"; it begins as {looks_like} does" if looks_like else ""))
+        said = "" if not looks_like else f"; every other byte is 0, as in {looks_like}" \
+            if looks_like.endswith(("-LE", "-BE")) else f"; it begins as {looks_like} does"
+        super().__init__(path, line, f"not valid {encoding} at byte {offset}{said}")

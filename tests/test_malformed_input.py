@@ -363,6 +363,17 @@ def test_a_file_in_utf16_is_named_so(treebank, tmp_path):
                                 "-f UTF-16 -t UTF-8)")
     r = run("parse", "--model", MODEL, wide, "-o", tmp_path / "o", "--encoding", "UTF-16")
     assert r.exit_code == 0, r.output
+    # without its byte order mark, every other byte of its first line is 0
+    for order in ("LE", "BE"):
+        bare = tmp_path / f"bare-{order}.conllu"
+        bare.write_bytes(treebank.read_text().replace("\tdog\t", "\tdög\t").encode(
+            f"utf-16-{order}"))
+        status, _, err = arborparse_cli("parse", "--model", MODEL, bare, "-o", tmp_path / "o")
+        one_line_error(status, err, f"; every other byte is 0, as in UTF-16-{order} (give "
+                                    f"--encoding UTF-16-{order})")
+        r = run("parse", "--model", MODEL, bare, "-o", tmp_path / "o", "--encoding",
+                f"UTF-16-{order}")
+        assert r.exit_code == 0, r.output
 
 
 def test_a_bad_byte_or_line_late_in_a_file_is_refused_before_stdout_gets_a_sentence(
