@@ -559,6 +559,11 @@ def info_cmd(model, as_json):
     header says) is refused."""
     from arborparse.pipeline import MEMBER_SCORES, info, load
 
+    if not os.path.exists(model) and os.path.isfile(f"{model}.front"):
+        raise ArborparseError(f"{model}: no such model file; {model}.front holds the front end "
+                              "of an unfinished training: unless it is still running, "
+                              "arborparse train with the same options and --resume continues "
+                              "it")
     found = info(model)
     check_whole(model)
     load(model)  # what the header alone does not show: the arrays, the versions

@@ -705,6 +705,11 @@ def test_an_interrupt_in_the_first_epoch_keeps_the_front_end_and_its_tags_for_re
             "trained tagger: continue with resume (--resume)")):
         arborparse.train(separable(2), separable(1), **options)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz.front", "m.npz.tags"]
+    said = CliRunner().invoke(cli, ["info", str(path)])
+    assert said.exit_code == 1 and said.output == (
+        f"Error: {path}: no such model file; {path}.front holds the front end of an unfinished "
+        "training: unless it is still running, arborparse train with the same options and "
+        "--resume continues it\n")
     with pytest.raises(ArborparseError, match="m.npz.front holds an interrupted training"):
         arborparse.train(separable(2), separable(1), **options)
     monkeypatch.undo()
