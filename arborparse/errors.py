@@ -67,8 +67,8 @@ class EncodingError(TreebankFormatError):
     """A file's bytes are not valid in the encoding it is read with: the message names the
     line and the byte offset (from 0, in the file as read, decompressed), and the encoding
     the file looks like where its bytes say (`looks_like`: a UTF-16 or UTF-32 byte order
-    mark at its start, or every other byte of the line 0: UTF-16-LE or UTF-16-BE without
-    one); a command that takes ``--encoding`` adds it."""
+    mark at its start, or every other byte of its first line 0: UTF-16-LE or UTF-16-BE
+    without one); a command that takes ``--encoding`` adds it."""
 
     def __init__(self, path, line, offset: int, encoding: str, looks_like: str | None = None):
         self.offset = offset
