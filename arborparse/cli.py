@@ -735,11 +735,11 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
     """Parse INPUT (default stdin): raw text (paragraphs, or one sentence per line),
     tokenized text, CoNLL-U or CoNLL-X, to CoNLL-U (CoNLL-X for CoNLL-X input). Of CoNLL
     input only HEAD and DEPREL change (and the tags where the model tags, MISC with
-    --marginals, which CoNLL-X lacks); what described the old tree goes (DEPS, CoNLL-X's PHEAD and PDEPREL
-    become _, MISC loses its HeadProb and LabelProb). A file parsed with stderr on a
-    terminal shows a progress bar there (sentences, words/s). The options that name
-    families apply to those families' models only; the others, to every model. The options
-    the model does not take are refused."""
+    --marginals, which CoNLL-X lacks); what described the old tree goes (DEPS, CoNLL-X's
+    PHEAD and PDEPREL become _, MISC loses its HeadProb and LabelProb). A file parsed with
+    stderr on a terminal shows a progress bar there (sentences, words/s). The options that
+    name families apply to those families' models only; the others, to every model. The
+    options the model does not take are refused."""
     from arborparse.options import OptionError, check_options
     from arborparse.pipeline import KIND as PIPELINE_KIND
     from arborparse.pipeline import iter_parse_source, load, offer

@@ -6,6 +6,10 @@ from __future__ import annotations
 import sys
 import warnings
 
+# how to get a model with every component, as errors that lack one say
+TRAIN_EVERY_COMPONENT = ("arborparse train, whose default components are tokenizer,tagger,"
+                         "lemmatizer,parser")
+
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:
     """`warnings.warn`, shown at the line that called into arborparse: the first frame

@@ -25,7 +25,7 @@ from itertools import islice
 from typing import NamedTuple
 
 from arborparse import registry
-from arborparse.errors import ArborparseError, TreebankFormatError
+from arborparse.errors import TRAIN_EVERY_COMPONENT, ArborparseError, TreebankFormatError
 from arborparse.io import model_files
 from arborparse.io.chunks import chunks
 from arborparse.io.conllu import LEMMA, Sentence, iter_conllu, lines_of, writable
@@ -341,17 +341,21 @@ class Pipeline:
         return self.iter_parse(self.tokenizer.iter_tokenize(lines, document, per_line,
                                                             self.crossing()), **options)
 
+    @property
+    def reads_words(self) -> bool:
+        """Whether it parses words without tags: it tags them, or its parser needs none
+        (or tags them itself), or it has no parser."""
+        return self.tagger is not None or self.parser is None or \
+            self.parser.capabilities.tags
+
     def _no_tokenizer(self, words: str, tagged: str) -> ArborparseError:
         """The refusal of raw text by a model without a tokenizer, saying what it reads
-        instead: `words` (tokenized input) where it tags them or needs no tags, else
-        `tagged` (sentences whose words have tags)."""
-        reads_words = self.tagger is not None or self.parser is None or \
-            self.parser.capabilities.tags
-        given = words if reads_words else f"{tagged} (it has no tagger either)"
+        instead: `words` (tokenized input) where it `reads_words`, else `tagged`
+        (sentences whose words have tags)."""
+        given = words if self.reads_words else f"{tagged} (it has no tagger either)"
         return ArborparseError(f"this model has no tokenizer, so it cannot read raw text: "
-                               f"give {given}, or train a model with one (arborparse train, "
-                               "whose default components are tokenizer,tagger,lemmatizer,"
-                               "parser)")
+                               f"give {given}, or train a model with one "
+                               f"({TRAIN_EVERY_COMPONENT})")
 
     def crossing(self, parser=None):
         """The function the tokenizer weighs sentence ends with (`arborparse.text.syntax`:

@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional
 
-from arborparse.errors import ArborparseError, warn
+from arborparse.errors import TRAIN_EVERY_COMPONENT, ArborparseError, warn
 from arborparse.pipeline import Pipeline, load as load_model
 
 import numpy as np
@@ -213,12 +213,10 @@ class Parser:
             raise ArborparseError("arborparse_parser: give the model file, config={'model': "
                                   "PATH}")
         self.pipeline = _pipeline(model)
-        parser = self.pipeline.parser
-        if self.pipeline.tagger is None and parser is not None and not parser.capabilities.tags:
+        if not self.pipeline.reads_words:
             raise ArborparseError(f"arborparse_parser: {model} has no tagger, and its parser "
                                   "reads tags, which spaCy's tokens lack: give a model with "
-                                  "one (arborparse train, whose default components are "
-                                  "tokenizer,tagger,lemmatizer,parser)")
+                                  f"one ({TRAIN_EVERY_COMPONENT})")
         offered = marginals and self.pipeline.capabilities.marginals
         self.options = {"marginals": True} if offered else {}
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from arborparse.errors import TreebankFormatError, warn
+from arborparse.errors import TRAIN_EVERY_COMPONENT, TreebankFormatError, warn
 from arborparse.io.conllu import Sentence
 from arborparse.trees.structure import find_cycle
 
@@ -85,8 +85,7 @@ def require_tags(sentences: Iterable[Sentence]) -> Iterator[Sentence]:
             raise TreebankFormatError(
                 s.path, s.line, f"the words have no tags (column{'s' * (len(empty) > 1)} "
                 f"{', '.join(empty)} empty): this model has no tagger; tag the input first, or "
-                "train a model with one (arborparse train, whose default components are "
-                "tokenizer,tagger,lemmatizer,parser)", where=s.where)
+                f"train a model with one ({TRAIN_EVERY_COMPONENT})", where=s.where)
         missing += count
         yield s
     if missing:
