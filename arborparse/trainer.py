@@ -158,77 +158,79 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         for stale in (checkpoint, tags, front_file):
             if os.path.exists(stale):
                 os.remove(stale)
-    data = {"train": None, "dev": None}
-    train, data["train"] = sentences_of(train, fmt, "train")
-    dev, data["dev"] = sentences_of(dev, fmt, "dev") if dev is not None else (None, None)
-    sized = {}  # the defaults that follow the size are the parser's
-    if "parser" in parts:
-        sized = {name: value for name, value in type(table).by_size(len(train), options).items()
-                 if options.get(name) is None}
-    theirs, recorded = {}, None
-    # where the interrupted run is recorded: its model, or its front end alone where the
-    # parser's first epoch did not end
-    begun = resume and os.path.exists(checkpoint)
-    record_file = path if begun or not resume else front_file
-    if resume and os.path.exists(record_file):  # an interrupted run goes on with its own
-        from arborparse.pipeline import info as info_of  # values
+    with interrupt_says("training interrupted while reading and checking the data: "
+                        "nothing was written"):
+        data = {"train": None, "dev": None}
+        train, data["train"] = sentences_of(train, fmt, "train")
+        dev, data["dev"] = sentences_of(dev, fmt, "dev") if dev is not None else (None, None)
+        sized = {}  # the defaults that follow the size are the parser's
+        if "parser" in parts:
+            sized = {name: value for name, value in type(table).by_size(len(train), options).items()
+                     if options.get(name) is None}
+        theirs, recorded = {}, None
+        # where the interrupted run is recorded: its model, or its front end alone where the
+        # parser's first epoch did not end
+        begun = resume and os.path.exists(checkpoint)
+        record_file = path if begun or not resume else front_file
+        if resume and os.path.exists(record_file):  # an interrupted run goes on with its own
+            from arborparse.pipeline import info as info_of  # values
 
-        before = info_of(record_file)
-        # a file from before sizing (none recorded) had nothing chosen by the size
-        theirs = before.get("options") or {}
-        recorded = before.get("defaults_by_size") or {"train_sentences": len(train)}
-        sized = {name: theirs.get(name, value) for name, value in sized.items()}
-        # at the default, a value is the table's own (an order-1 run's second order too)
-        defaults = {spec.name: spec.default for spec in type(table).specs()}
-        sized = {name: value for name, value in sized.items() if value != defaults.get(name)}
-    table = type(table).of({**options, **sized})
-    if {"tokenizer", "parser"} <= set(parts) and "tagger" not in parts and \
-            "tagger" in table.components:  # the family's parser reads tags
-        raise ArborparseError(f"components {','.join(parts)}: the {family} parser reads tags, "
-                              "so a model that tokenizes raw text needs a tagger too (add "
-                              "tagger), or it could not parse the text it tokenizes")
-    if "parser" in parts:  # every gold tree first: before what the data is too small or
-        # of the wrong format for, and before the front end trains on it
-        for s in train:
-            check_tree(s, not table.multi_root, MULTI_ROOT)
-    taggers = {"tagger", "lemmatizer"} & set(parts) and "parser" in parts
-    if taggers and len(train) < 2:  # said before any training, not after the front end's
-        raise ArborparseError(f"train ({data['train']['file'] or 'the data given'}): a "
-                              "parser behind a tagger or "
-                              "lemmatizer trains on jackknifed tags, which need at least 2 "
-                              "training sentences")
-    if "tokenizer" in parts and all(s.format == "conllx" for s in train):
-        others = ",".join(p for p in parts if p != "tokenizer")
-        raise ArborparseError(f"train ({data['train']['file'] or 'the data given'}) is "
-                              "CoNLL-X, which records neither the text nor its spacing "
-                              "(SpaceAfter=No), so a tokenizer would learn nothing from it: "
-                              "train from CoNLL-U" + (", or leave the tokenizer out: "
-                                                      f"components (--components) {others}"
-                                                      if others else ""))
-    if taggers and folds is None:  # the jackknife's default follows the data's size too
-        folds = sized["folds"] = theirs.get("folds", FOLDS_LARGE if len(train) >= LARGE
-                                            else FOLDS)
-    if taggers and 2 <= len(train) < folds:  # a fold per sentence at most: what is used
-        folds = len(train)
-        if "folds" in sized:
-            sized["folds"] = folds
-    used = {**table.to_dict(), **({"folds": folds} if taggers else {})}
-    info = {"arborparse_version": _version(), "family": family, "components": parts,
-            "options": used,
-            # a resumed run's record is the interrupted run's (its user's choices not sized),
-            # less the values given now (epochs and patience may change)
-            "defaults_by_size": {"train_sentences": len(train), **sized} if recorded is None
-            else {k: v for k, v in recorded.items() if k == "train_sentences" or
-                  used.get(k) == v},
-            "data": data, "language": lang or _language(data), "scores": {},
-            "warnings": []}
-    floor = _floor(dev) if dev and "parser" in parts else None
-    kept, before = {}, 0.0
-    if resume:  # the interrupted run's data, components and options, its scores and time
-        kept["record"], before = _resumable(record_file, info, table, front=not begun)
-        # up to its last finished epoch, which may come after the best one its model holds
-        seconds = checkpoint_seconds(checkpoint) if begun else None
-        before = before if seconds is None else seconds
+            before = info_of(record_file)
+            # a file from before sizing (none recorded) had nothing chosen by the size
+            theirs = before.get("options") or {}
+            recorded = before.get("defaults_by_size") or {"train_sentences": len(train)}
+            sized = {name: theirs.get(name, value) for name, value in sized.items()}
+            # at the default, a value is the table's own (an order-1 run's second order too)
+            defaults = {spec.name: spec.default for spec in type(table).specs()}
+            sized = {name: value for name, value in sized.items() if value != defaults.get(name)}
+        table = type(table).of({**options, **sized})
+        if {"tokenizer", "parser"} <= set(parts) and "tagger" not in parts and \
+                "tagger" in table.components:  # the family's parser reads tags
+            raise ArborparseError(f"components {','.join(parts)}: the {family} parser reads tags, "
+                                  "so a model that tokenizes raw text needs a tagger too (add "
+                                  "tagger), or it could not parse the text it tokenizes")
+        if "parser" in parts:  # every gold tree first: before what the data is too small or
+            # of the wrong format for, and before the front end trains on it
+            for s in train:
+                check_tree(s, not table.multi_root, MULTI_ROOT)
+        taggers = {"tagger", "lemmatizer"} & set(parts) and "parser" in parts
+        if taggers and len(train) < 2:  # said before any training, not after the front end's
+            raise ArborparseError(f"train ({data['train']['file'] or 'the data given'}): a "
+                                  "parser behind a tagger or "
+                                  "lemmatizer trains on jackknifed tags, which need at least 2 "
+                                  "training sentences")
+        if "tokenizer" in parts and all(s.format == "conllx" for s in train):
+            others = ",".join(p for p in parts if p != "tokenizer")
+            raise ArborparseError(f"train ({data['train']['file'] or 'the data given'}) is "
+                                  "CoNLL-X, which records neither the text nor its spacing "
+                                  "(SpaceAfter=No), so a tokenizer would learn nothing from it: "
+                                  "train from CoNLL-U" + (", or leave the tokenizer out: "
+                                                          f"components (--components) {others}"
+                                                          if others else ""))
+        if taggers and folds is None:  # the jackknife's default follows the data's size too
+            folds = sized["folds"] = theirs.get("folds", FOLDS_LARGE if len(train) >= LARGE
+                                                else FOLDS)
+        if taggers and 2 <= len(train) < folds:  # a fold per sentence at most: what is used
+            folds = len(train)
+            if "folds" in sized:
+                sized["folds"] = folds
+        used = {**table.to_dict(), **({"folds": folds} if taggers else {})}
+        info = {"arborparse_version": _version(), "family": family, "components": parts,
+                "options": used,
+                # a resumed run's record is the interrupted run's (its user's choices not sized),
+                # less the values given now (epochs and patience may change)
+                "defaults_by_size": {"train_sentences": len(train), **sized} if recorded is None
+                else {k: v for k, v in recorded.items() if k == "train_sentences" or
+                      used.get(k) == v},
+                "data": data, "language": lang or _language(data), "scores": {},
+                "warnings": []}
+        floor = _floor(dev) if dev and "parser" in parts else None
+        kept, before = {}, 0.0
+        if resume:  # the interrupted run's data, components and options, its scores and time
+            kept["record"], before = _resumable(record_file, info, table, front=not begun)
+            # up to its last finished epoch, which may come after the best one its model holds
+            seconds = checkpoint_seconds(checkpoint) if begun else None
+            before = before if seconds is None else seconds
 
     def described(front: Pipeline, parser, record: dict) -> Pipeline:
         scores = {**front_scores, **_syntax_scores(front),
@@ -262,6 +264,9 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     if resume:  # the front end the interrupted run trained, as its model file holds it
         front, front_scores = _trained_front(record_file)
         epochs = kept["record"].get("front_epochs")  # a front end's (unused from a checkpoint)
+        if not begun and progress and lead:  # a checkpoint's resume says its own line
+            tqdm.write(f"resuming with the {_listed(front_parts)} of {front_file}; the "
+                       "parser starts from its first epoch", file=sys.stderr)
     else:
         if not force and path is not None and lead and os.path.isfile(path) and \
                 model_files.is_model(path):  # the data and options checked: work begins

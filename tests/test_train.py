@@ -681,7 +681,7 @@ def test_resume_takes_the_front_end_and_the_jackknifed_tags_of_the_interrupted_r
 
 
 def test_an_interrupt_in_the_first_epoch_keeps_the_front_end_and_its_tags_for_resume(
-        tmp_path, monkeypatch):
+        tmp_path, monkeypatch, capsys):
     """Ctrl-C in the parser's first epoch: the front end (``PATH.front``) and the jackknifed
     tags stay, and resume trains the parser alone from its start (neither the tagger nor
     the jackknife again), as a training never stopped does; nothing stays beside the model
@@ -718,7 +718,11 @@ def test_an_interrupt_in_the_first_epoch_keeps_the_front_end_and_its_tags_for_re
         raise AssertionError("trained again")
     monkeypatch.setattr(Tagger, "fit", not_again)
     monkeypatch.setattr("arborparse.text.jackknife.jackknife", not_again)
-    resumed = arborparse.train(separable(2), separable(1), resume=True, **options)
+    capsys.readouterr()
+    resumed = arborparse.train(separable(2), separable(1), resume=True,
+                               **{**options, "progress": True})
+    assert f"resuming with the tagger of {path}.front; the parser starts from its first " \
+        "epoch\n" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
     monkeypatch.undo()
     straight = arborparse.train(separable(2), separable(1), **{**options, "path": None})
@@ -739,6 +743,8 @@ def test_an_interrupt_before_the_first_epoch_says_nothing_was_written(tmp_path, 
 
 
 @pytest.mark.parametrize("stage, stopped, says", [
+    ("data", "arborparse.trainer.check_tree",
+     "while reading and checking the data: nothing was written$"),
     ("front end", "arborparse.text.tagger.Tagger.fit",
      "while training the tokenizer and tagger: nothing was written \\(the model file is "
      "written when the parser's first epoch ends\\)"),
@@ -754,10 +760,10 @@ def test_an_interrupt_before_the_first_epoch_says_nothing_was_written(tmp_path, 
      "holds the last finished epoch: continue with resume \\(--resume\\)")])
 def test_an_interrupt_outside_the_parsers_epochs_says_what_was_written(
         stage, stopped, says, tmp_path, monkeypatch):
-    """Ctrl-C while the front end trains, while the training tags are jackknifed, while the
-    parser's trainer starts (the neural family's imports take a second), or while the
-    tokenizer weighs the parser's sentence ends: one line saying what is kept, not a bare
-    abort; what was finished stays (the front end once trained, its tags once made, the
+    """Ctrl-C while the data is read and checked, while the front end trains, while the
+    training tags are jackknifed, while the parser's trainer starts (the neural family's
+    imports take a second), or while the tokenizer weighs the parser's sentence ends: one
+    line saying what is kept, not a bare abort; what was finished stays (the front end once trained, its tags once made, the
     parser's checkpoint after its epochs), and resume finishes the training."""
     def stop(*args, **kwargs):
         raise KeyboardInterrupt
@@ -768,7 +774,7 @@ def test_an_interrupt_outside_the_parsers_epochs_says_what_was_written(
                    trainer="perceptron", epochs=1, extend=0, hash_bits=12)
     with pytest.raises(TrainingInterrupted, match=f"^training interrupted {says}"):
         arborparse.train(separable(2), separable(1), **options)
-    kept = {"front end": [], "jackknife": [".front"], "trainer's start": [".front", ".tags"],
+    kept = {"data": [], "front end": [], "jackknife": [".front"], "trainer's start": [".front", ".tags"],
             "sentence ends": ["", ".checkpoint", ".front", ".tags"]}[stage]
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"m.npz{end}" for end in kept]
     if kept:

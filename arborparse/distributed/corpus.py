@@ -25,6 +25,7 @@ import re
 import shutil
 import sys
 import tempfile
+import warnings
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from arborparse.errors import ArborparseError, EncodingError, TreebankFormatError
+from arborparse.errors import ArborparseError, EncodingError, TreebankFormatError, warn
 from arborparse.io.atomic import atomic_open
 from arborparse.io import conllu, plain
 from arborparse.io.conllu import decoded, open_lines, sniff, uncompressed
@@ -40,6 +41,7 @@ from arborparse.io.conllu import decoded, open_lines, sniff, uncompressed
 FORMATS = conllu.FORMATS + plain.FORMATS
 PARTITION_BYTES = 256 << 10  # about 3,000 sentences of raw text: the last round is short
 SENT_ID = re.compile(r"^# sent_id = (\d+)$", re.M)
+FIGURES = re.compile(r"\d+(?:\.\d+)?")  # in a warning, what differs between partitions
 
 
 # ---------------------------------------------------------------------- on the workers
@@ -64,8 +66,17 @@ def _parser(digest: str, model: bytes):
 def parse_partition(digest: str, model: bytes, blob: bytes, name: str, first_line: int,
                     first_byte: int, fmt: str, options: dict):
     """The parsed sentences of one partition (its bytes `blob`, from line `first_line` and
-    byte `first_byte` of file `name`) as (CoNLL text, sentence count), or (None, the
-    error's one line)."""
+    byte `first_byte` of file `name`) as (CoNLL text, sentence count, warnings), or (None,
+    the error's one line, warnings): the messages of the warnings the parse gave, for the
+    client to say as the command says its own (a worker would print them in Python's
+    format, once per process)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        text, count = _parsed(digest, model, blob, name, first_line, first_byte, fmt, options)
+    return text, count, [str(w.message) for w in caught]
+
+
+def _parsed(digest, model, blob, name, first_line, first_byte, fmt, options):
     from arborparse.pipeline import iter_parse_source
 
     try:
@@ -86,6 +97,21 @@ def parse_partition(digest: str, model: bytes, blob: bytes, name: str, first_lin
         return None, str(TreebankFormatError(name, line, err.reason))
     except ArborparseError as err:
         return None, f"{name}: {err}"
+
+
+class Warnings:
+    """The workers' warnings, each said once for each input file: the first of those that
+    differ only in their figures (the share of unknown letters of each partition)."""
+
+    def __init__(self):
+        self.said = set()
+
+    def say(self, name: str, messages: list[str]) -> None:
+        for message in messages:
+            key = (name, FIGURES.sub("#", message))
+            if key not in self.said:
+                self.said.add(key)
+                warn(f"{name}: {message}")
 
 
 # ---------------------------------------------------------------------- on the client
@@ -292,13 +318,14 @@ def parse_corpus(inputs, model, output, client=None, fmt: str = "auto",
     total = sum(os.path.getsize(s) for s, _ in pairs)
     bar = tqdm(total=total, unit="B", unit_scale=True, desc="parsing", file=sys.stderr,
                disable=None if progress else True)
-    running, info = as_completed(), {}
+    running, info, told = as_completed(), {}, Warnings()
     window = 4 * max(1, len(client.scheduler_info().get("workers", {})))
 
     def finish(future):
         index, k, share = info.pop(future.key)
         job = jobs[index]
-        text, count = future.result()
+        text, count, said = future.result()
+        told.say(str(pairs[index][0]), said)
         bar.update(share)
         if text is None:
             job.error = min(job.error or (k, count), (k, count))
@@ -357,8 +384,9 @@ def _parse_files(files: list[str], digest: str, model: bytes, fmt: str,
     out = []
     for name in files:
         blob = b"".join(open_lines(name)[0])
-        text, count = parse_partition(digest, model, blob, name, 1, 0, resolve_format(
-            Path(name), fmt), options)
+        text, count, said = parse_partition(digest, model, blob, name, 1, 0,
+                                            resolve_format(Path(name), fmt), options)
+        Warnings().say(name, said)  # in the worker: a bag's partition returns sentences
         if text is None:
             raise ArborparseError(count)
         out += [block + "\n\n" for block in text.split("\n\n") if block]

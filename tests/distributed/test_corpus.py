@@ -140,6 +140,22 @@ def test_a_malformed_file_is_reported_and_the_others_go_on(model, texts, client,
     assert sorted(os.listdir(tmp_path / "out")) == ["good.conllu"]
 
 
+def test_the_workers_warnings_are_said_once_a_file_on_the_client(model, client, tmp_path):
+    """A warning a worker's parse gives (letters the model never read) comes back with the
+    partition and is said once for its file, as a warning of the caller's (a worker printed
+    it in Python's own format, once per process)."""
+    greek = tmp_path / "greek.txt"
+    greek.write_text("".join(f"Καλημέρα κόσμε {i}. Αυτό είναι ένα κείμενο.\n\n"
+                             for i in range(200)))
+    with pytest.warns(UserWarning) as caught:
+        assert parse_corpus(greek, model, tmp_path / "out", client, "text", PARTITION) == []
+    said = [str(w.message) for w in caught]
+    assert len(said) == 1 and said[0].startswith(f"{greek}: ") and "never occur" in said[0]
+    assert caught[0].filename == __file__
+    with pytest.warns(UserWarning, match="never occur"):  # as the serial parse says it
+        assert (tmp_path / "out").read_bytes() == serial(model, greek, "text")
+
+
 def test_the_command_line(model, texts, tmp_path, monkeypatch):
     run = lambda *args: CliRunner().invoke(cli, list(map(str, args)))  # noqa: E731
     out = tmp_path / "out"
