@@ -746,6 +746,10 @@ def parse_cmd(ctx, input, model_path, output, fmt, encoding, scheduler, workers,
 
     if scheduler is None:
         _refuse(ctx, ["workers", "partition_kb", "resume"], "a serial parse (no --scheduler)")
+        if os.path.isdir(input):
+            raise ArborparseError(f"{input} is a folder: parse reads one file (or - for "
+                                  "stdin); --scheduler local parses a folder's files into "
+                                  "the folder -o names")
     elif input == "-" or output == "-":
         raise click.UsageError("--scheduler: give INPUT and -o OUTPUT (files or folders), not "
                                "stdin or stdout")
