@@ -430,7 +430,8 @@ def test_an_empty_input_is_said_to_be_empty(tmp_path):
 
 def test_a_directory_as_input(tmp_path):
     status, _, err = arborparse_cli("parse", "--model", MODEL, tmp_path)
-    one_line_error(status, err, "cannot open: Is a directory")
+    one_line_error(status, err, f"{tmp_path} is a folder: parse reads one file (or - for "
+                   "stdin); --scheduler local parses a folder's files into the folder -o names")
     status, _, err = arborparse_cli("evaluate", tmp_path, tmp_path)
     one_line_error(status, err, "Is a directory")
 

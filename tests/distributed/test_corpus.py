@@ -172,11 +172,6 @@ def test_the_command_line(model, texts, tmp_path, monkeypatch):
     assert r.exit_code == 2 and "not stdin or stdout" in r.output
     r = run("parse", "--model", model, "--resume", texts / "a.txt")
     assert r.exit_code == 2 and "--resume does not apply to a serial parse" in r.output
-    r = run("parse", "--model", model, texts, "-o", tmp_path / "serial")
-    assert r.exit_code == 1 and r.output == (
-        f"Error: {texts} is a folder: parse reads one file (or - for stdin); --scheduler "
-        "local parses a folder's files into the folder -o names\n")
-    assert not (tmp_path / "serial").exists()
 
 
 def test_a_local_clusters_processes_leave_ctrl_c_to_the_command():
