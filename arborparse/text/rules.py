@@ -1,7 +1,9 @@
 """What the tokenizer (`arborparse.text.tokenizer`) settles before its classifier, the same
 in every language, each rule kept only where the training treebank agrees.
 
-Strings kept whole (`WHOLE`): URLs, e-mail addresses, file paths, numbers with separators
+Strings kept whole (`WHOLE`): URLs and e-mail addresses (of ASCII characters, so that one
+glued to a word of another script, as Korean's particles and Chinese's words are, ends
+there), file paths, numbers with separators
 (``https://example.com/a?b=c``, ``x.y@z.org``, ``/usr/local/bin``, ``3,000.50``, ``12:30``,
 Arabic script's ``۱۲۳٫۴۵`` and ``۱۲۳٬۴۵۶``) and numbers joined by slashes (dates and
 fractions: ``12/05/2020``, ``۱۳۹۹/۰۵/۱۲``, ``1/2``) are one token each, never cut inside
@@ -38,8 +40,11 @@ import numpy as np
 
 # kind: pattern (case-insensitive), tried in this order where several begin at one place
 WHOLE = {
-    "url": r"(?<!\w)(?:[a-z][a-z0-9+.-]*://|www\.|mailto:)[^\s<>\"]*[^\s<>\"'.,;:!?)\]}]",
-    "email": r"(?<![\w.%+-])[\w.%+-]*\w@\w[\w-]*(?:\.[\w-]+)+",
+    # ASCII alone: a letter of another script ends it (``(http://x.kr)에서``, ``见x.cn获取``)
+    # (printable ASCII but "<>, the last character none of '.,;:!?)]} either)
+    "url": r"(?<![a-z0-9_])(?:[a-z][a-z0-9+.-]*://|www\.|mailto:)[!#-;=?-~]*"
+           r"[#-&(*+\-/-9=@-\\^-|~]",
+    "email": r"(?<![a-z0-9_.%+-])[a-z0-9_.%+-]*[a-z0-9_]@[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+",
     # after ~, . or .., or a drive (C:), one name or more; else two or more: /usr/local
     "path": r"(?<![\w/\\.~])(?:(?:~|\.\.?|[a-z]:)(?:[/\\][\w.+-]*\w)+|(?:[/\\][\w.+-]*\w){2,})"
             r"[/\\]?",

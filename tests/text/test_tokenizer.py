@@ -508,6 +508,16 @@ def test_urls_addresses_paths_and_numbers_are_one_token():
         at = text.index(string)
         assert (string, [string], (at, at + len(string))) in tokens  # one word, its place
     assert [form for form, _, _ in tokens][-3:] == ["https://x.org/don't", ")", "."]
+    # a URL or an address glued to words of another script ends where that script begins
+    # (Korean's particles, Chinese's words): a letter that is not ASCII is no part of it
+    text = "시스템(http://www.khmais.net)에 x.y@z.org에게 访问http://example.com获取"
+    with pytest.warns(UserWarning, match="never occur in the model's training text"):
+        out = tokenizer.tokenize(text)
+    tokens = [(s.rows[r][1], tuple(span)) for s in out for (r, _), span in
+              zip(s.tokens(), s.offsets)]
+    for string in ("http://www.khmais.net", "x.y@z.org", "http://example.com"):
+        at = text.index(string)
+        assert (string, (at, at + len(string))) in tokens
     # where the treebank cuts such strings, the classifier decides
     cut = TREEBANK.replace("1\tYes\t_\t_\t_\t_\t0\troot\t_\tSpaceAfter=No",
                            "1\t12\t_\t_\t_\t_\t0\troot\t_\tSpaceAfter=No\n"
