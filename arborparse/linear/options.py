@@ -134,7 +134,7 @@ class LinearOptions(FamilyOptions):
                          may_change=True)
     extend: int = option(3, int, "With --dev: after --epochs passes, go on while the best "
                          f"dev LAS came in the last N (at most {EXTENDED} times --epochs in "
-                         "all; 0: stop at --epochs).", low=0, trainers=ONLINE,
+                         "all; 0: stop at --epochs).", low=0, trainers=(*ONLINE, "eg"),
                          may_change=True)
     seed: int = option(0, int, "Seed of the shuffling (and of the initial weights where "
                        "they are random).", low=0)
@@ -155,8 +155,8 @@ class LinearOptions(FamilyOptions):
     learning_rate: float | None = option(
         None, float, "Initial learning rate: loglinear-sgd and latent (default 0.1); eg "
         "(default 1/C, as Koo et al.).", low=0.0, trainers=("loglinear-sgd", "eg", "latent"))
-    average: bool = option(True, bool, "eg: keep the mean of each pass's weights (off: the "
-                           "weights at the end of the pass).", trainers=("eg",))
+    average: bool = option(True, bool, "eg: keep the mean of the weights of every step so "
+                           "far (off: the weights at the end of the pass).", trainers=("eg",))
     clusters: int = option(2, int, "Hidden clusters per arc.", low=1, trainers=LATENT)
     init_noise: float = option(0.01, float, "Standard deviation of the initial weights "
                                "(seeded by --seed).", low=0, trainers=LATENT)

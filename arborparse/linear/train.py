@@ -162,7 +162,7 @@ def _trainer(options: LinearOptions, *, dev: bool, progress: bool, checkpoint, r
     def make(C_value):
         if name == "eg":
             return eg.EGTrainer(C_value, learning_rate=o.learning_rate, average=o.average,
-                                **common)
+                                extend=o.extend, **common)
         latent = name in LATENT
         settings = dict(clusters=o.clusters if latent else 1,
                         init_noise=o.init_noise if latent else 0.0, squeeze=o.squeeze,

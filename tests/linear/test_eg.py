@@ -79,16 +79,33 @@ def test_primal_objective_and_duality_gap(decoder):
         expected, rel=1e-9)
 
 
-def test_the_kept_weights_are_the_mean_of_the_pass():
-    """One sentence, one pass: the iterates are the initial weights and the end of the pass,
-    and the kept weights their mean (by default; without averaging, the end of the pass)."""
+def test_the_kept_weights_are_the_mean_of_every_step_so_far():
+    """One sentence: the iterates are the initial weights and the end of each pass, and the
+    kept weights their mean, over every pass so far (by default; without averaging, the
+    end of the pass)."""
     data = separable(1)[:1]
 
-    def weights(**options):
-        fitted = EGTrainer(C=1.0, epochs=1, hash_bits=12, progress=False, **options).fit(data)
+    def weights(epochs=1, **options):
+        fitted = EGTrainer(C=1.0, epochs=epochs, hash_bits=12, progress=False,
+                           **options).fit(data)
         return fitted.parser_.model.weights.astype(np.float64)
 
     start = weights(average=False, learning_rate=1e-12)  # θ (and so w) does not move
-    end = weights(average=False)
-    assert np.abs(end - start).max() > 1e-3
-    assert weights() == pytest.approx((start + end) / 2, abs=1e-5)
+    one, two = weights(average=False), weights(2, average=False)
+    assert np.abs(one - start).max() > 1e-3 and np.abs(two - one).max() > 1e-3
+    assert weights() == pytest.approx((start + one) / 2, abs=1e-5)
+    assert weights(2) == pytest.approx((start + one + two) / 3, abs=1e-5)
+
+
+def test_passes_go_on_while_dev_rises():
+    """With dev, EG goes on past its epochs while the best dev LAS is one of the last
+    `extend` passes (at most three times the epochs), as the online trainers do."""
+    data = separable()
+    runs = {extend: EGTrainer(C=1.0, epochs=2, extend=extend, hash_bits=12,
+                              progress=False).fit(data, data) for extend in (0, 2)}
+    assert len(runs[0].history_) == 2
+    assert 2 < len(runs[2].history_) <= 6
+    assert len(EGTrainer(C=1.0, epochs=2, extend=2, hash_bits=12,
+                         progress=False).fit(data).history_) == 2  # no dev: the epochs
+    with pytest.raises(ArborparseError, match="extend >= 0"):
+        EGTrainer(extend=-1)
