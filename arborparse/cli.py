@@ -144,7 +144,10 @@ _DONE = object()
 
 
 def _warning(message, category, filename, lineno, file=None, line=None):
-    click.echo(f"Warning: {message}", err=True)
+    """A warning in one line on stderr, above any progress bar there."""
+    from tqdm import tqdm
+
+    tqdm.write(f"Warning: {message}", file=sys.stderr)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

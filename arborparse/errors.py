@@ -5,22 +5,47 @@ from __future__ import annotations
 
 import sys
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 # how to get a model with every component, as errors that lack one say
 TRAIN_EVERY_COMPONENT = ("arborparse train, whose default components are tokenizer,tagger,"
                          "lemmatizer,parser")
 
 
+# where `warn` gathers its warnings instead of giving them (`gathered_warnings`), per thread
+_GATHERED: ContextVar[list | None] = ContextVar("arborparse_warnings", default=None)
+
+
 def warn(message: str, category: type[Warning] = UserWarning) -> None:
     """`warnings.warn`, shown at the line that called into arborparse: the first frame
     outside its modules (a generator's warning is raised wherever it is consumed, so no
     fixed ``stacklevel`` finds that line; where a library called arborparse, spaCy's
-    ``nlp(text)``, that library's line)."""
+    ``nlp(text)``, that library's line). Inside `gathered_warnings`, gathered instead."""
+    gathered = _GATHERED.get()
+    if gathered is not None:
+        caller = sys._getframe(1)
+        gathered.append((category, message, f"{caller.f_code.co_filename}:{caller.f_lineno}"))
+        return
     frame, level = sys._getframe(1), 2
     while frame is not None and \
             frame.f_globals.get("__name__", "").partition(".")[0] == "arborparse":
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
+
+
+@contextmanager
+def gathered_warnings() -> Iterator[list[tuple[type[Warning], str, str]]]:
+    """The warnings that arborparse gives inside the block (this thread's, or this task's),
+    gathered as (category, message, where `warn` was called) instead of given: a Dask
+    worker's task hands them to the client, which gives them as its own."""
+    gathered: list = []
+    token = _GATHERED.set(gathered)
+    try:
+        yield gathered
+    finally:
+        _GATHERED.reset(token)
 
 
 def counted(n: int, noun: str) -> str:

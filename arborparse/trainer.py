@@ -43,7 +43,7 @@ from arborparse.io.conllu import COLUMNS, FEATS, FORMATS, LEMMA, UPOS, XPOS, Sen
 from arborparse.io.validate import MULTI_ROOT, check_tree
 from arborparse.pipeline import COMPONENTS, Pipeline
 from arborparse.training import (TrainingInterrupted, checkpoint_seconds, checkpoints_kept,
-                                 interrupt_of, interrupt_says, training_clock)
+                                 interrupt_of, interrupt_says, say, training_clock)
 
 FRONT_EPOCHS = 10  # of the tagger and the lemmatizer, each keeping its best on dev
 FRONT_OPTIONS = ("seed", "folds")  # what a front end and its jackknifed tags depend on
@@ -154,10 +154,8 @@ def train(train, dev=None, *, family: str = "linear", components=None,
         raise ArborparseError(f"{held} holds an interrupted training of this model: "
                               "continue it with resume (--resume), or start again with force "
                               "(--force)")
-    elif checkpoint is not None and lead:  # starting again: the interrupted run's state goes
-        for stale in (checkpoint, tags, front_file):
-            if os.path.exists(stale):
-                os.remove(stale)
+    # starting again, the interrupted run's state goes, once the data is read and checked
+    stale = [] if resume or checkpoint is None or not lead else [checkpoint, tags, front_file]
     with interrupt_says("training interrupted while reading and checking the data: "
                         "nothing was written"):
         data = {"train": None, "dev": None}
@@ -231,6 +229,9 @@ def train(train, dev=None, *, family: str = "linear", components=None,
             # up to its last finished epoch, which may come after the best one its model holds
             seconds = checkpoint_seconds(checkpoint) if begun else None
             before = before if seconds is None else seconds
+    for file in stale:
+        if os.path.exists(file):
+            os.remove(file)
 
     def described(front: Pipeline, parser, record: dict) -> Pipeline:
         scores = {**front_scores, **_syntax_scores(front),
@@ -264,9 +265,9 @@ def train(train, dev=None, *, family: str = "linear", components=None,
     if resume:  # the front end the interrupted run trained, as its model file holds it
         front, front_scores = _trained_front(record_file)
         epochs = kept["record"].get("front_epochs")  # a front end's (unused from a checkpoint)
-        if not begun and progress and lead:  # a checkpoint's resume says its own line
-            tqdm.write(f"resuming with the {_listed(front_parts)} of {front_file}; the "
-                       "parser starts from its first epoch", file=sys.stderr)
+        if not begun and lead:  # a checkpoint's resume says its own line
+            say(f"resuming with the {_listed(front_parts)} of {front_file}; the parser "
+                "starts from its first epoch")
     else:
         if not force and path is not None and lead and os.path.isfile(path) and \
                 model_files.is_model(path):  # the data and options checked: work begins

@@ -411,7 +411,7 @@ class Loop:
             after = time.perf_counter() - began
             if after >= 0.1:  # dev scored, temperatures fitted, files written
                 line += f"  (+{after:.1f}s: dev, files)"
-            _say(line)
+            say(line)
         return best
 
     def finish(self) -> None:
@@ -426,7 +426,7 @@ class Loop:
                 kept.append(self.checkpoint)
         last = self.history[-1]["epoch"] if self.history else 0
         if self.progress and self.extend and last > self.epochs:
-            _say(f"{self.name}went on past epoch {self.epochs} while the best dev "
+            say(f"{self.name}went on past epoch {self.epochs} while the best dev "
                  f"{self.metric} came in the last {self.extend} epochs: " +
                  (f"stopped at epoch {last}, {self.waited} epochs after the best"
                   if self.waited >= self.extend else
@@ -492,12 +492,12 @@ class Loop:
                                   f"least {-(-(self.first - 1) // reach)}, or keep the model "
                                   "file as it is")
         if self.lead:
-            _say(f"{self.name}resuming after epoch {self.first - 1} (the best so far: "
+            say(f"{self.name}resuming after epoch {self.first - 1} (the best so far: "
                  f"epoch {self.trainer.best_epoch_})")
         return trainer, arrays
 
 
-def _say(line: str) -> None:
+def say(line: str) -> None:
     """Write a line on stderr above the progress bars, in one write with its newline (an
     interrupt cannot fall between line and newline)."""
     from tqdm import tqdm

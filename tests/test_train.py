@@ -719,8 +719,7 @@ def test_an_interrupt_in_the_first_epoch_keeps_the_front_end_and_its_tags_for_re
     monkeypatch.setattr(Tagger, "fit", not_again)
     monkeypatch.setattr("arborparse.text.jackknife.jackknife", not_again)
     capsys.readouterr()
-    resumed = arborparse.train(separable(2), separable(1), resume=True,
-                               **{**options, "progress": True})
+    resumed = arborparse.train(separable(2), separable(1), resume=True, **options)
     assert f"resuming with the tagger of {path}.front; the parser starts from its first " \
         "epoch\n" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
@@ -763,8 +762,9 @@ def test_an_interrupt_outside_the_parsers_epochs_says_what_was_written(
     """Ctrl-C while the data is read and checked, while the front end trains, while the
     training tags are jackknifed, while the parser's trainer starts (the neural family's
     imports take a second), or while the tokenizer weighs the parser's sentence ends: one
-    line saying what is kept, not a bare abort; what was finished stays (the front end once trained, its tags once made, the
-    parser's checkpoint after its epochs), and resume finishes the training."""
+    line saying what is kept, not a bare abort; what was finished stays (the front end once
+    trained, its tags once made, the parser's checkpoint after its epochs), and resume
+    finishes the training."""
     def stop(*args, **kwargs):
         raise KeyboardInterrupt
 
@@ -774,7 +774,8 @@ def test_an_interrupt_outside_the_parsers_epochs_says_what_was_written(
                    trainer="perceptron", epochs=1, extend=0, hash_bits=12)
     with pytest.raises(TrainingInterrupted, match=f"^training interrupted {says}"):
         arborparse.train(separable(2), separable(1), **options)
-    kept = {"data": [], "front end": [], "jackknife": [".front"], "trainer's start": [".front", ".tags"],
+    kept = {"data": [], "front end": [], "jackknife": [".front"],
+            "trainer's start": [".front", ".tags"],
             "sentence ends": ["", ".checkpoint", ".front", ".tags"]}[stage]
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"m.npz{end}" for end in kept]
     if kept:

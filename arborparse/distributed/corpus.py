@@ -25,7 +25,6 @@ import re
 import shutil
 import sys
 import tempfile
-import warnings
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -33,7 +32,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from arborparse.errors import ArborparseError, EncodingError, TreebankFormatError, warn
+from arborparse.errors import (ArborparseError, EncodingError, TreebankFormatError,
+                               gathered_warnings, warn)
 from arborparse.io.atomic import atomic_open
 from arborparse.io import conllu, plain
 from arborparse.io.conllu import decoded, open_lines, sniff, uncompressed
@@ -41,7 +41,6 @@ from arborparse.io.conllu import decoded, open_lines, sniff, uncompressed
 FORMATS = conllu.FORMATS + plain.FORMATS
 PARTITION_BYTES = 256 << 10  # about 3,000 sentences of raw text: the last round is short
 SENT_ID = re.compile(r"^# sent_id = (\d+)$", re.M)
-FIGURES = re.compile(r"\d+(?:\.\d+)?")  # in a warning, what differs between partitions
 
 
 # ---------------------------------------------------------------------- on the workers
@@ -67,16 +66,17 @@ def parse_partition(digest: str, model: bytes, blob: bytes, name: str, first_lin
                     first_byte: int, fmt: str, options: dict):
     """The parsed sentences of one partition (its bytes `blob`, from line `first_line` and
     byte `first_byte` of file `name`) as (CoNLL text, sentence count, warnings), or (None,
-    the error's one line, warnings): the messages of the warnings the parse gave, for the
-    client to say as the command says its own (a worker would print them in Python's
-    format, once per process)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    the error's one line, warnings): the warnings arborparse gave while parsing it
+    (`arborparse.errors.gathered_warnings`), for the client to give as its own (a worker
+    would print them in Python's format, once per process)."""
+    with gathered_warnings() as gathered:
         text, count = _parsed(digest, model, blob, name, first_line, first_byte, fmt, options)
-    return text, count, [str(w.message) for w in caught]
+    return text, count, gathered
 
 
-def _parsed(digest, model, blob, name, first_line, first_byte, fmt, options):
+def _parsed(digest: str, model: bytes, blob: bytes, name: str, first_line: int,
+            first_byte: int, fmt: str, options: dict) -> tuple[str | None, int | str]:
+    """`parse_partition`'s text and count, or None and the error's line."""
     from arborparse.pipeline import iter_parse_source
 
     try:
@@ -100,18 +100,24 @@ def _parsed(digest, model, blob, name, first_line, first_byte, fmt, options):
 
 
 class Warnings:
-    """The workers' warnings, each said once for each input file: the first of those that
-    differ only in their figures (the share of unknown letters of each partition)."""
+    """The workers' warnings, given once for each input file and each place that gives them
+    (the first partition's; where the partitions' differ, as a count of words without tags
+    does, the message says it gives one partition's figures)."""
 
     def __init__(self):
-        self.said = set()
+        self.said: dict[tuple[str, type, str], list[str]] = {}
 
-    def say(self, name: str, messages: list[str]) -> None:
-        for message in messages:
-            key = (name, FIGURES.sub("#", message))
-            if key not in self.said:
-                self.said.add(key)
-                warn(f"{name}: {message}")
+    def add(self, name: str, gathered: list[tuple[type[Warning], str, str]]) -> None:
+        for category, message, where in gathered:
+            self.said.setdefault((name, category, where), []).append(message)
+
+    def give(self) -> None:
+        for (name, category, _), messages in self.said.items():
+            parts = len(messages)
+            one = "" if len(set(messages)) == 1 else \
+                f" (the figures of one of the {parts} parts of the file that gave this)"
+            warn(f"{name}: {messages[0]}{one}", category)
+        self.said.clear()
 
 
 # ---------------------------------------------------------------------- on the client
@@ -324,8 +330,8 @@ def parse_corpus(inputs, model, output, client=None, fmt: str = "auto",
     def finish(future):
         index, k, share = info.pop(future.key)
         job = jobs[index]
-        text, count, said = future.result()
-        told.say(str(pairs[index][0]), said)
+        text, count, gathered = future.result()
+        told.add(str(pairs[index][0]), gathered)
         bar.update(share)
         if text is None:
             job.error = min(job.error or (k, count), (k, count))
@@ -374,6 +380,7 @@ def parse_corpus(inputs, model, output, client=None, fmt: str = "auto",
         drain(0)
     finally:
         bar.close()
+    told.give()  # below the finished bar
     shutil.rmtree(folder)
     return [job.error[1] for job in jobs if job.error is not None]
 
@@ -384,9 +391,11 @@ def _parse_files(files: list[str], digest: str, model: bytes, fmt: str,
     out = []
     for name in files:
         blob = b"".join(open_lines(name)[0])
-        text, count, said = parse_partition(digest, model, blob, name, 1, 0,
-                                            resolve_format(Path(name), fmt), options)
-        Warnings().say(name, said)  # in the worker: a bag's partition returns sentences
+        text, count, gathered = parse_partition(digest, model, blob, name, 1, 0,
+                                                resolve_format(Path(name), fmt), options)
+        told = Warnings()  # given in the worker: a bag's partition returns sentences
+        told.add(name, gathered)
+        told.give()
         if text is None:
             raise ArborparseError(count)
         out += [block + "\n\n" for block in text.split("\n\n") if block]

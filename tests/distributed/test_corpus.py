@@ -151,9 +151,34 @@ def test_the_workers_warnings_are_said_once_a_file_on_the_client(model, client, 
         assert parse_corpus(greek, model, tmp_path / "out", client, "text", PARTITION) == []
     said = [str(w.message) for w in caught]
     assert len(said) == 1 and said[0].startswith(f"{greek}: ") and "never occur" in said[0]
-    assert caught[0].filename == __file__
+    assert said[0].endswith("(the figures of one of the 8 parts of the file that gave this)")
+    assert caught[0].filename == __file__ and caught[0].category is UserWarning
     with pytest.warns(UserWarning, match="never occur"):  # as the serial parse says it
         assert (tmp_path / "out").read_bytes() == serial(model, greek, "text")
+
+
+def test_warnings_are_gathered_for_each_thread_alone():
+    """A worker running several tasks at once in threads: each task gathers its own
+    warnings, and none is lost or given outside the task."""
+    from arborparse.errors import gathered_warnings, warn
+
+    both = threading.Barrier(2)
+    out = {}
+
+    def task(name):
+        with gathered_warnings() as gathered:
+            both.wait()
+            warn(f"from {name}")
+            both.wait()
+        out[name] = [message for _, message, _ in gathered]
+    threads = [threading.Thread(target=task, args=(name,)) for name in "ab"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert out == {"a": ["from a"], "b": ["from b"]}
+    with pytest.warns(UserWarning, match="^outside$"):
+        warn("outside")
 
 
 def test_the_command_line(model, texts, tmp_path, monkeypatch):
