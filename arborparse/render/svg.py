@@ -22,7 +22,7 @@ import unicodedata
 
 from arborparse.io.conllu import MISC, Sentence
 
-CHAR = 8.4  # px per character of the 14px font
+CHAR = 8.4  # px per character of the 14px font (a wide one, Hangul's or Han's, takes two)
 GAP = 18  # px between word boxes
 LEVEL = 34  # px per arc level
 WORD_Y = 28  # px from the arcs' feet to the words' baseline
@@ -30,6 +30,13 @@ PAD = 12
 LABEL_CHAR = 7.2  # px per character of the 11px labels, at the most ("nummod" in DejaVu Sans)
 LABEL_GAP = 4  # px at least between two labels side by side
 SURE, UNSURE = "#2c3e50", "#c0392b"
+
+
+def columns(text: str) -> int:
+    """How many character widths `text` takes: two for a wide character (East Asian Wide or
+    Fullwidth: Hangul, Han, kana), none for a combining mark, one for the others."""
+    return sum(0 if unicodedata.category(c) in ("Mn", "Me") else
+               2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
 
 
 def right_to_left(words: list[str]) -> bool:
@@ -130,7 +137,7 @@ def svg(sentence, threshold: float = 0.5, title: str | None = None) -> str:
     forms, upos, heads = sentence.forms, sentence.upos, sentence.heads
     labels, probs = sentence.deprels, head_probabilities(sentence)
     n = len(forms)
-    widths = [CHAR * max(len(f), len(u), 1) + GAP for f, u in zip(forms, upos)]
+    widths = [CHAR * max(columns(f), len(u), 1) + GAP for f, u in zip(forms, upos)]
     rtl = right_to_left(forms)
     order = list(range(n))[::-1] if rtl else list(range(n))
     x, left = [0.0] * (n + 1), PAD

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from arborparse.cli import cli
 from arborparse.io import read_conllu
 from arborparse.render import page, svg
-from arborparse.render.svg import label_boxes, levels, right_to_left
+from arborparse.render.svg import columns, label_boxes, levels, right_to_left
 
 NS = {"s": "http://www.w3.org/2000/svg"}
 NONPROJECTIVE = """# sent_id = np1
@@ -112,6 +112,18 @@ def test_short_words_with_long_labels_are_raised_apart():
     y = {g.get("data-label"): float(g.find("s:text", NS).get("y"))
          for g in root.findall("s:g", NS) if g.get("class", "").startswith("arc")}
     assert y["nsubj:outer"] < y["compound:prt"] - 12  # a label's height apart
+
+
+def test_a_wide_character_takes_two_widths():
+    """Hangul and Han are drawn about twice as wide as Latin letters (a word box that
+    counted them as one ran into its neighbours); a combining mark takes none."""
+    assert columns("dog") == 3 and columns("경기부양") == columns("漢字漢字") == 8
+    assert columns("Cafe\u0301") == 4 and columns("ＡＢ") == 4
+    korean = sentence("1\t경기국제의료관광협의회\t_\tNOUN\t_\t_\t2\tnsubj\t_\t_\n"
+                      "2\t통화당국의\t_\tNOUN\t_\t_\t0\troot\t_\t_\n\n")
+    root = ET.fromstring(svg(korean))
+    x = [float(g.find("s:text", NS).get("x")) for g in root.findall("s:g[@class='word']", NS)]
+    assert x[1] - x[0] >= 8.4 * (columns("경기국제의료관광협의회") + columns("통화당국의")) / 2
 
 
 def test_right_to_left_sentences_start_at_the_right():
