@@ -742,17 +742,29 @@ class Tokenizer(Trained):
             return
         seen = set(self.alphabet)  # letters and marks: a run of '=' in an e-mail, or a
         # digit, is no sign of another script
-        read = [c for c in text if unicodedata.category(c)[0] in "LM"]
-        unseen = Counter(c for c in read if c.lower() not in seen)
-        share = sum(unseen.values()) / max(len(read), 1)
-        if sum(unseen.values()) >= UNSEEN_LEAST and \
-                share >= max(UNSEEN_SHARE, UNSEEN_TIMES * self.unseen_rate):
+        limit = max(UNSEEN_SHARE, UNSEEN_TIMES * self.unseen_rate)
+
+        def unseen_in(text):
+            read = [c for c in text if unicodedata.category(c)[0] in "LM"]
+            unseen = Counter(c for c in read if c.lower() not in seen)
+            share = sum(unseen.values()) / max(len(read), 1)
+            return unseen, share, sum(unseen.values()) >= UNSEEN_LEAST and share >= limit
+
+        unseen, share, many = unseen_in(text)
+        if many:
             named = ", ".join(f"{c!r} (U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}) "
                               f"×{n}" for c, n in unseen.most_common(3))
+            # the same letters composed otherwise (macOS writes Hangul decomposed, NFD)
+            form = next((form for form in ("NFC", "NFD") if not unseen_in(
+                unicodedata.normalize(form, text))[2]), None)
             warn(f"{100 * share:.1f}% of the text's letters never occur in the "
                  f"model's training text, such as {named}: it reads them as "
-                 "unknown; is the text in the model's language and script, "
-                 "written as its treebank writes it?")
+                 "unknown; " + (
+                     "is the text in the model's language and script, written as its "
+                     "treebank writes it?" if form is None else
+                     f"the treebank writes the same letters in Unicode's {form} form: "
+                     f"normalize the text to it first (unicodedata.normalize('{form}', "
+                     f"text) in Python, uconv -x any-{form.lower()} on the command line)"))
 
     # ------------------------------------------------------------------ model files
 

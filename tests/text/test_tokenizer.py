@@ -650,3 +650,25 @@ def test_a_text_in_characters_training_never_had_is_warned_of(ud):
         Pipeline(tokenizer=older).parse_text("Собака лает.")
     assert _alphabet(["ab", "ab", "ab", "ab", "ab", "ab", "ab", "ab", "ab", "c-d"]) == \
         ("abcd", 1.0)  # the last tenth wholly new (punctuation not counted)
+
+
+def test_a_text_in_another_unicode_form_is_told_to_normalize():
+    """The treebank's letters decomposed (Unicode NFD: Hangul as its jamo, as macOS writes
+    it) are letters the model never read: the warning says which form to normalize to."""
+    import unicodedata
+
+    korean = "".join(f"# text = 나는 학교에 갔다{i}.\n1\t나는\t_\t_\t_\t_\t3\tnsubj\t_\t_\n"
+                     f"2\t학교에\t_\t_\t_\t_\t3\tobl\t_\t_\n"
+                     f"3\t갔다{i}\t_\t_\t_\t_\t0\troot\t_\tSpaceAfter=No\n"
+                     f"4\t.\t_\t_\t_\t_\t3\tpunct\t_\t_\n\n" for i in range(20))
+    tokenizer = Tokenizer(epochs=2, bits=14, progress=False).fit(read_conllu(
+        io.StringIO(korean)))
+    text = unicodedata.normalize("NFD", "나는 학교에 갔다.")
+    with pytest.warns(UserWarning, match=r"never occur .*U\+1102 HANGUL .*the treebank "
+                                         r"writes the same letters in Unicode's NFC form: "
+                                         r"normalize the text to it first \(unicodedata"
+                                         r"\.normalize\('NFC', text\) in Python, uconv -x "
+                                         r"any-nfc on the command line\)$"):
+        tokenizer.tokenize(text)
+    with pytest.warns(UserWarning, match=r"written as its treebank writes it\?$"):
+        tokenizer.tokenize("Собака лает.")
