@@ -6,8 +6,10 @@ glued to a word of another script, as Korean's particles and Chinese's words are
 there), file paths, numbers with separators
 (``https://example.com/a?b=c``, ``x.y@z.org``, ``/usr/local/bin``, ``3,000.50``, ``12:30``,
 Arabic script's ``۱۲۳٫۴۵`` and ``۱۲۳٬۴۵۶``) and numbers joined by slashes (dates and
-fractions: ``12/05/2020``, ``۱۳۹۹/۰۵/۱۲``, ``1/2``) are one token each, never cut inside
-nor glued to their neighbours, unless the treebank does otherwise: `whole_kinds` keeps a
+fractions: ``12/05/2020``, ``۱۳۹۹/۰۵/۱۲``, ``1/2``) and emoji (a flag, a pictograph with
+its skin tone, pictographs joined by zero-width joiners: ``🇰🇷``, ``👍🏽``, ``👨‍👩‍👧``) are
+one token each, never cut inside nor glued to their neighbours, unless the treebank does
+otherwise: `whole_kinds` keeps a
 kind where the treebank has no such string, or keeps at least half of them as tokens of
 their own (English-EWT keeps them; Turkish-IMST's one
 number with a separator carries its suffix, ``9.8'lik``, so numbers are left to the
@@ -38,6 +40,10 @@ from functools import lru_cache
 
 import numpy as np
 
+# an emoji's pictograph, with what may follow it: a variation selector, a skin tone, tags
+_PICTOGRAPH = (r"[\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff]"
+               r"[\ufe0f\U0001f3fb-\U0001f3ff\U000e0020-\U000e007f]*")
+
 # kind: pattern (case-insensitive), tried in this order where several begin at one place
 WHOLE = {
     # ASCII alone: a letter of another script ends it (``(http://x.kr)에서``, ``见x.cn获取``)
@@ -52,6 +58,10 @@ WHOLE = {
     "number": r"(?<![\w.,:\u066b\u066c])\d+(?:[.,:\u066b\u066c]\d+)+"
               r"(?![.,:\u066b\u066c]?\w)",
     "slashed": r"(?<![\w/.,:])\d+(?:/\d+)+(?!/?\w)",  # 12/05/2020 1/2
+    # a flag (two regional indicators), a keycap (1️⃣), or pictographs joined by zero-width
+    # joiners, each with its variation selector, skin tone or tag characters: 🇰🇷 👍🏽 👨‍👩‍👧
+    "emoji": rf"[\U0001f1e6-\U0001f1ff]{{2}}|[0-9#*]\ufe0f?\u20e3|{_PICTOGRAPH}"
+             rf"(?:\u200d{_PICTOGRAPH})*",
 }
 
 # Cf, but drawn: the prepended concatenation marks (Arabic number signs and their kin)

@@ -491,16 +491,17 @@ def test_per_line_each_line_is_one_sentence():
 
 
 WHOLE = ["https://example.com/a?b=c", "x.y@z.org", "/usr/local/bin", "3,000.50", "12:30",
-         "https://x.org/don't", "12/05/2020", "1/2", "۱۳۹۹/۰۵/۱۲", "۱۲۳٫۴۵", "۱۲۳٬۴۵۶"]
+         "https://x.org/don't", "12/05/2020", "1/2", "۱۳۹۹/۰۵/۱۲", "۱۲۳٫۴۵", "۱۲۳٬۴۵۶",
+         "🇰🇷", "👍🏽", "👨\u200d👩\u200d👧", "1\ufe0f\u20e3"]
 
 
 def test_urls_addresses_paths_and_numbers_are_one_token():
     tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(treebank(5))
     # none in the treebank
-    assert tokenizer.whole == ("url", "email", "path", "number", "slashed")
+    assert tokenizer.whole == ("url", "email", "path", "number", "slashed", "emoji")
     text = ("Dogs bark at https://example.com/a?b=c, x.y@z.org and /usr/local/bin. At 12:30 "
-            "on 12/05/2020 (۱۳۹۹/۰۵/۱۲) they cost 1/2 of ۱۲۳٫۴۵ or ۱۲۳٬۴۵۶, 3,000.50 (see "
-            "https://x.org/don't).")
+            "on 12/05/2020 (۱۳۹۹/۰۵/۱۲) they cost 1/2 of ۱۲۳٫۴۵ or ۱۲۳٬۴۵۶, 3,000.50 (team🇰🇷 "
+            "yes👍🏽 👨\u200d👩\u200d👧 1\ufe0f\u20e3 see https://x.org/don't).")
     out = tokenizer.tokenize(text)
     tokens = [(s.rows[r][1], [s.forms[m - 1] for m in words], tuple(span))
               for s in out for (r, words), span in zip(s.tokens(), s.offsets)]
@@ -526,7 +527,7 @@ def test_urls_addresses_paths_and_numbers_are_one_token():
     cut = cut.replace("2\t.\t_\t_\t_\t_\t1\tpunct", "4\t.\t_\t_\t_\t_\t1\tpunct")
     tokenizer = Tokenizer(epochs=5, bits=16, progress=False).fit(read_conllu(
         io.StringIO(cut)) * 5)
-    assert tokenizer.whole == ("url", "email", "path", "slashed")
+    assert tokenizer.whole == ("url", "email", "path", "slashed", "emoji")
     assert Tokenizer.from_parts(*tokenizer.parts(), "m.npz").whole == tokenizer.whole
     assert tokenizer.tokenize("12:30.")[0].forms == ["12", ":", "30", "."]
 
