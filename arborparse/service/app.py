@@ -112,6 +112,10 @@ def _settings(request: Request, body: bytes) -> dict:
         except (UnicodeDecodeError, ValueError) as err:
             why = "a number of too many digits" if "digits" in str(err) else err
             raise Refused(400, f"the body is not valid JSON ({why})") from None
+        if isinstance(data, dict) and "text" not in data and \
+                (unknown := [name for name in data if name not in FIELDS]):  # "txt"
+            raise Refused(400, f'the JSON body has no "text", and an unknown field '
+                               f"{unknown[0]!r} (the fields: {', '.join(FIELDS)})")
         if not isinstance(data, dict) or not isinstance(data.get("text"), str):
             raise Refused(400, 'the JSON body must be an object with a string "text"')
         if request.query_params:

@@ -127,7 +127,10 @@ BAD = [
      415, "content type"),
     ("invalid JSON", dict(content=b"{text:", headers={"content-type": "application/json"}),
      400, "not valid JSON"),
-    ("JSON without text", dict(json={"txt": "a"}), 400, 'string "text"'),
+    ("JSON without text", dict(json={"format": "auto"}), 400, 'string "text"'),
+    ("JSON with text misspelled", dict(json={"txt": "a"}), 400,
+     'the JSON body has no "text", and an unknown field \'txt\' (the fields: text, format, '
+     'output, marginals, k, beam, svg)'),
     ("unknown field", dict(json={"text": "a dog", "kbest": 3}), 400,
      "unknown field 'kbest' (the fields: text, format, output, marginals, k, beam, svg)"),
     ("unknown query parameter", dict(content="a dog", params={"K": "3"}), 400,
