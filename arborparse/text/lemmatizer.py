@@ -258,6 +258,9 @@ class Lemmatizer:
         """(UPOS, suffix cut) -> prefix cut -> scripts, for `_candidates`; its answers are
         kept per (form, UPOS) across calls (up to `FOUND` of them)."""
         self._found = {}
+        # what a lemma may begin with besides a letter or a digit: what the training
+        # lemmas begin with (no ``+이+라며`` where Korean's lemmas join morphemes with +)
+        self._starts = {lemma[:1] for lemma in self.dictionary.values()}
         self._by_cut = {}
         cuts = defaultdict(set)  # UPOS -> the lengths of the suffixes its scripts cut
         for key, ids in self.scripts_by_suffix.items():
@@ -270,7 +273,8 @@ class Lemmatizer:
     def _candidates(self, form: str, upos: str) -> list[int]:
         """The scripts seen with `upos` that apply to `form` (`applies`): those of each
         group found by the form's suffix and prefix (the strings its scripts cut) whose
-        cuts do not overlap and give a lemma that is not empty."""
+        cuts do not overlap and give a lemma that is not empty, nor begins with a mark no
+        training lemma begins with."""
         lower = form.lower()
         n = len(lower)
         found = []
@@ -292,9 +296,13 @@ class Lemmatizer:
                 elif j + k == n:  # all of the form cut: the script must add something
                     found.extend(i for i in ids if self.scripts[i][1] or self.scripts[i][3])
         # a script that adds letters applies to the writing systems it was seen with (no
-        # Tamil ending after a Latin word)
-        return [i for i in found if system in self.systems[i]
-                or not (self.scripts[i][1] or self.scripts[i][3])]
+        # Tamil ending after a Latin word), and gives a lemma that begins as lemmas do
+        return [i for i in found if (system in self.systems[i] or
+                                     not (self.scripts[i][1] or self.scripts[i][3]))
+                and self._begins_as_lemmas(apply_script(form, self.scripts[i]))]
+
+    def _begins_as_lemmas(self, lemma: str) -> bool:
+        return lemma[:1].isalnum() or lemma[:1] in self._starts
 
     def lemmas(self, sentences: list[Sentence]) -> list[list[str]]:
         """The lemma of every word (UPOS and FEATS as given in the sentences)."""

@@ -138,6 +138,19 @@ def test_no_script_gives_an_empty_lemma():
     assert lemmatizer.lemmas(new) == [["'nin"]]
 
 
+def test_no_lemma_begins_with_a_mark_no_training_lemma_begins_with():
+    """Korean-GSD joins a lemma's morphemes with + (``학생이라며`` -> ``학생+이+라며``): the
+    script read off it, applied to a form that is all suffix (``이라며``), would give
+    ``+이+라며``, which no training lemma looks like; such scripts are not candidates."""
+    rows = "".join(f"1\t{form}\t{lemma}\tVERB\t_\t_\t0\troot\t_\t_\n\n" for form, lemma in
+                   [("학생이라며", "학생+이+라며"), ("친구라며", "친구+라며")] * 3)
+    lemmatizer = Lemmatizer(epochs=3, bits=12).fit(read_conllu(io.StringIO(rows)))
+    script = edit_script("학생이라며", "학생+이+라며")
+    assert applies("이라며", script) and apply_script("이라며", script) == "+이+라며"
+    new = read_conllu(io.StringIO("1\t이라며\t_\tVERB\t_\t_\t0\troot\t_\t_\n\n"))
+    assert lemmatizer.lemmas(new) == [["이+라며"]]
+
+
 def test_columns_never_get_empty_values():
     (s,) = read_conllu(io.StringIO("1\tev\tev\tNOUN\t_\t_\t0\troot\t_\t_\n\n"))
     with pytest.raises(ValueError, match="non-empty"):
@@ -168,16 +181,19 @@ def test_scripts_share_their_parts(tmp_path):
 
 
 def fits(lemmatizer, form, i):
-    """The script adds nothing, or was seen with the form's writing system."""
+    """The script adds nothing, or was seen with the form's writing system; and its lemma
+    begins with a letter, a digit or what a training lemma begins with."""
     script = lemmatizer.scripts[i]
-    return writing_system(form) in lemmatizer.systems[i] or not (script[1] or script[3])
+    first = apply_script(form, script)[:1]
+    return (writing_system(form) in lemmatizer.systems[i] or not (script[1] or script[3])) \
+        and (first.isalnum() or first in {lemma[:1] for lemma in lemmatizer.dictionary.values()})
 
 
 def test_candidates_are_the_scripts_that_apply(ud_files):
     """`_candidates` finds by suffix and prefix exactly the scripts seen with the UPOS that
-    `applies` to the form (and `fits` its writing system), each once (forms from the treebanks, and each script's own cut
-    strings as forms: the cases where the whole form is cut; and forms of 50,000
-    characters, whose suffixes are not each looked up)."""
+    `applies` to the form (and `fits` it), each once (forms from the treebanks, and each
+    script's own cut strings as forms: the cases where the whole form is cut; and forms of
+    50,000 characters, whose suffixes are not each looked up)."""
     for path in ud_files:
         if not path.name.endswith("-train.conllu"):
             continue
@@ -199,6 +215,7 @@ def test_candidates_are_the_scripts_that_apply(ud_files):
     # cuts that overlap (abA: "ab" and "ba"), that take the whole form and add nothing,
     # and that take it and add something
     made = Lemmatizer()
+    made.dictionary = {}
     made.scripts = [("ab", "", "ba", "x", "lower"), ("ab", "", "a", "y", "lower"),
                     ("a", "", "ba", "", "lower"), ("", "", "aba", "z", "lower")]
     made.scripts_by_suffix = {("X", "ba"): [0, 2], ("X", "a"): [1], ("X", "aba"): [3]}
