@@ -249,7 +249,9 @@ def compare_cmd(gold, a, b, metric, samples, seed, as_json, fmt):
 @click.option("-o", "--output", type=click.Path(allow_dash=True), default="-",
               help="Where to write the parsed file (default: stdout).")
 @click.option("--kind", type=click.Choice(sorted(BASELINES)), default="left", show_default=True,
-              help="left: every word attaches to its left neighbour.")
+              help="left: every word attaches to its left neighbour (the first to the "
+                   "root); right: to its right neighbour (the last to the root), the floor "
+                   "of a head-final language.")
 @FORMAT
 @FORCE
 def baseline_cmd(input, output, kind, fmt, force):

@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from arborparse.cli import cli
+from arborparse.io import read_conllu
 
 
 def run(*args, input=None):
@@ -28,6 +29,12 @@ def test_baseline_then_evaluate_json(ewt_test, tmp_path):
                 "root_accuracy", "words", "sentences"):
         assert key in scores
     assert scores["words"] == 25094 and 0 < scores["UAS"] < 100
+    right = tmp_path / "right.conllu"
+    assert run("baseline", "--kind", "right", ewt_test, "-o", right).exit_code == 0
+    (first, *_), (parsed, *_) = read_conllu(ewt_test), read_conllu(right)
+    n = len(first)
+    assert parsed.heads[1:].tolist() == [*range(2, n + 1), 0]
+    assert parsed.deprels == ["dep"] * (n - 1) + ["root"] and parsed.forms == first.forms
 
 
 def test_evaluate_table_and_compare(ewt_test, tmp_path):
