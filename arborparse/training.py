@@ -427,11 +427,11 @@ class Loop:
         last = self.history[-1]["epoch"] if self.history else 0
         if self.progress and self.extend and last > self.epochs:
             say(f"{self.name}went on past epoch {self.epochs} while the best dev "
-                 f"{self.metric} came in the last {self.extend} epochs: " +
-                 (f"stopped at epoch {last}, {self.waited} epochs after the best"
-                  if self.waited >= self.extend else
-                  f"stopped at epoch {last}, {EXTENDED} times the epochs asked for, with the "
-                  "best still recent (give more epochs to go on)"))
+                f"{self.metric} came in the last {self.extend} epochs: " +
+                (f"stopped at epoch {last}, {self.waited} epochs after the best"
+                 if self.waited >= self.extend else
+                 f"stopped at epoch {last}, {EXTENDED} times the epochs asked for, with the "
+                 "best still recent (give more epochs to go on)"))
 
     # ------------------------------------------------------------------ checkpoints
 
@@ -493,7 +493,7 @@ class Loop:
                                   "file as it is")
         if self.lead:
             say(f"{self.name}resuming after epoch {self.first - 1} (the best so far: "
-                 f"epoch {self.trainer.best_epoch_})")
+                f"epoch {self.trainer.best_epoch_})")
         return trainer, arrays
 
 

@@ -10,9 +10,10 @@ title)`` ``SMITH`` into ``Smith``. Scripts are read off the training pairs (the 
 common substring of the lowercased form and lemma is kept); a pair no script of that kind
 describes keeps its lemma whole. The classifier (`arborparse.text.classifier`) chooses
 among the scripts seen with the word's UPOS that apply to the form (and give a lemma that
-begins as the training lemmas do), reading the word, its context and its UPOS and FEATS. A script's score is its own weights' and those of its parts (`script_parts`: the
-prefix rewrite, the suffix rewrite, the case), which it shares with every script that has
-them (dev lemmas on gold words and tags: Finnish-TDT 78.20 -> 78.79, Gothic-PROIEL 94.67
+begins as the training lemmas do), reading the word, its context and its UPOS and FEATS.
+A script's score is its own weights' and those of its parts (`script_parts`: the prefix
+rewrite, the suffix rewrite, the case), which it shares with every script that has them
+(dev lemmas on gold words and tags: Finnish-TDT 78.20 -> 78.79, Gothic-PROIEL 94.67
 -> 95.07, Russian-GSD 92.27 -> 92.52, German-GSD, Turkish-IMST and Hungarian-Szeged
 +0.04 to +0.05). A script that adds letters applies only to forms of the writing systems
 (that of the form's last letter: Latin, Tamil, CJK, ...) it was seen with in training, so a
